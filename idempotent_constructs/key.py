@@ -1,0 +1,93 @@
+"""How an idempotency key is derived from a state's input."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jmespath
+from aws_cdk import Token
+from jmespath.exceptions import JMESPathError
+
+from .lambda_src import canonical, schema
+
+
+class IdempotencyKey:
+    """How the idempotency key is derived from the input of the protected chain.
+
+    Whatever the strategy, the selection is serialized canonically (sorted keys, no whitespace,
+    ``1.0`` equal to ``1``) and hashed with SHA-256 inside the wrapper's namespace, together with
+    the strategy and expression, so two strategies never collide. A selection that is missing, null
+    or empty fails the execution with ``Idempotency.KeyMissing`` before anything is written.
+    """
+
+    def __init__(self, kind: str, expression: Any = None) -> None:
+        self.kind = kind
+        self.expression = expression
+
+    @classmethod
+    def whole_input(cls) -> "IdempotencyKey":
+        """The whole input is the key (the default)."""
+        return cls(schema.KIND_WHOLE_INPUT)
+
+    @classmethod
+    def from_jmespath(cls, expression: str) -> "IdempotencyKey":
+        """The key is what a JMESPath expression selects, for example ``"[order.id, customer.id]"``.
+
+        The expression is compiled when the construct is created; an invalid one fails ``cdk synth``.
+        """
+        return cls(schema.KIND_JMESPATH, expression)
+
+    @classmethod
+    def from_paths(cls, *json_paths: str) -> "IdempotencyKey":
+        """The key is a list of scalar fields named by JSONPaths, for example ``"$.order.id"``.
+
+        Paths name one field each (``$.a.b``, ``$['a b']``, ``$.items[0]``); wildcards, filters and
+        slices are rejected when the construct is created.
+        """
+        return cls(schema.KIND_PATHS, list(json_paths))
+
+    def problems(self) -> list[str]:
+        """What is wrong with this key, as messages that name the value and the fix."""
+        if self.kind == schema.KIND_JMESPATH:
+            return self._jmespath_problems()
+        if self.kind == schema.KIND_PATHS:
+            return self._path_problems()
+        return []
+
+    def _jmespath_problems(self) -> list[str]:
+        expression = self.expression
+        if Token.is_unresolved(expression):
+            return []
+        if not isinstance(expression, str) or not expression.strip():
+            return [
+                f"key: IdempotencyKey.from_jmespath() needs a non-empty expression, got {expression!r}; "
+                "pass one such as \"order.id\" or \"[order.id, customer.id]\""
+            ]
+        try:
+            jmespath.compile(expression)
+        except JMESPathError as error:
+            reason = str(error).splitlines()[0]
+            return [
+                f"key: {expression!r} is not a valid JMESPath expression ({reason}); fix the "
+                "expression, for example \"order.id\" or \"[order.id, customer.id]\""
+            ]
+        return []
+
+    def _path_problems(self) -> list[str]:
+        if not self.expression:
+            return [
+                "key: IdempotencyKey.from_paths() needs at least one JSONPath; pass one such as "
+                "\"$.order.id\""
+            ]
+        problems = []
+        for path in self.expression:
+            if Token.is_unresolved(path):
+                continue
+            try:
+                canonical.parse_path(path)
+            except ValueError as error:
+                problems.append(f"key: {error}")
+        return problems
+
+    def __repr__(self) -> str:
+        return f"IdempotencyKey({self.kind!r}, {self.expression!r})"

@@ -1,0 +1,101 @@
+"""The DynamoDB table that holds idempotency records; one table can serve many workflows."""
+
+from __future__ import annotations
+
+from aws_cdk import Annotations, RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from constructs import Construct
+
+from .errors import Problems
+from .lambda_src import schema
+
+# What a workflow does to its records: acquire, inspect, complete and release.
+WORKFLOW_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:DescribeTable")
+
+
+class IdempotencyTable(Construct):
+    """A DynamoDB table for idempotency records, secure by default.
+
+    Created with: partition key ``id`` (string), on-demand billing, TTL on ``expiration``,
+    point-in-time recovery, server-side encryption with a KMS key (the AWS managed key unless
+    ``encryption_key`` is given), no fixed physical name (two stacks can deploy side by side) and
+    ``RemovalPolicy.RETAIN`` so records survive the stack.
+
+    Or adopt an existing table with ``table=``; it must have a string partition key named ``id``,
+    and TTL on ``expiration`` is your responsibility.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        table: dynamodb.ITable | None = None,
+        removal_policy: RemovalPolicy | None = None,
+        encryption_key: kms.IKey | None = None,
+        point_in_time_recovery: bool | None = None,
+    ) -> None:
+        """
+        :param table: an existing table to use instead of creating one. Default: a new table.
+        :param removal_policy: what happens to a created table when it leaves the stack.
+            Default: ``RemovalPolicy.RETAIN``. ``DESTROY`` deletes every record and is warned about.
+        :param encryption_key: a customer managed KMS key for a created table.
+            Default: the AWS managed key for DynamoDB.
+        :param point_in_time_recovery: continuous backups of a created table. Default: ``True``.
+        """
+        super().__init__(scope, construct_id)
+        problems = Problems(self)
+        if table is not None and (
+            removal_policy is not None or encryption_key is not None or point_in_time_recovery is not None
+        ):
+            problems.add(
+                "table: an existing table was given together with options for creating one "
+                "(removal_policy, encryption_key, point_in_time_recovery); pass one or the other"
+            )
+        problems.raise_if_any()
+
+        if table is not None:
+            self.table: dynamodb.ITable = table
+            return
+        if removal_policy == RemovalPolicy.DESTROY:
+            Annotations.of(self).add_warning_v2(
+                "idempotent-constructs:table-destroy",
+                "removal_policy=DESTROY deletes every idempotency record with the stack; duplicates "
+                "arriving after a redeploy would run again. Use it for test stacks only.",
+            )
+        self.table = dynamodb.Table(
+            self,
+            "Table",
+            partition_key=dynamodb.Attribute(name=schema.ID, type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            time_to_live_attribute=schema.EXPIRATION,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=point_in_time_recovery is not False
+            ),
+            encryption=(
+                dynamodb.TableEncryption.CUSTOMER_MANAGED
+                if encryption_key is not None
+                else dynamodb.TableEncryption.AWS_MANAGED
+            ),
+            encryption_key=encryption_key,
+            removal_policy=removal_policy or RemovalPolicy.RETAIN,
+        )
+
+    @property
+    def table_name(self) -> str:
+        return self.table.table_name
+
+    @property
+    def table_arn(self) -> str:
+        return self.table.table_arn
+
+    def grant_workflow_access(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Exactly what a workflow needs on its records: get, put, update and delete items."""
+        return self.table.grant(grantee, *WORKFLOW_ACTIONS)
+
+    def grant_read_records(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Read records for inspection tools: get, query, scan and describe the table."""
+        return self.table.grant(grantee, *READ_ACTIONS)

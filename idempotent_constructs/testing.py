@@ -1,0 +1,464 @@
+"""Run synthesized stacks on an embedded local AWS emulator (moto): no AWS account, no Docker.
+
+    from idempotent_constructs.testing import LocalEmulator
+
+    with LocalEmulator() as emulator:
+        deployment = emulator.deploy_stack(stack)           # or emulator.deploy("cdk.out", "MyStack")
+        execution = deployment.run("Orders", {"order": {"id": 1}})
+        assert execution.status == "SUCCEEDED"
+
+Needs the ``testing`` extra (moto, boto3). Every gap of moto 5.2.x that matters here is worked around in
+this module, and only here; each workaround says why and never changes what is being tested.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import importlib.util
+import io
+import json
+import os
+import re
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import types
+import uuid
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import boto3
+from moto import mock_aws
+
+ACCOUNT = "123456789012"
+REGION = "us-east-1"
+_TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
+
+
+# ---------------------------------------------------------------------------------------------------
+# moto gaps
+# ---------------------------------------------------------------------------------------------------
+class _InProcessLambda:
+    """Gap: moto runs Lambda functions in Docker, which is not available here.
+
+    Instead the handler named by the function is imported from the function's deployed code (the
+    synthesized asset, as uploaded by CloudFormation) and called in this process. Each code bundle
+    is imported as its own package, so two functions with a module of the same name do not clash.
+    Functions that have environment variables are invoked one at a time, since ``os.environ`` is
+    shared by the whole process.
+    """
+
+    def __init__(self) -> None:
+        self._root = Path(tempfile.mkdtemp(prefix="idempotent-constructs-lambda-"))
+        self._modules: dict[tuple[str, str], types.ModuleType] = {}
+        self._lock = threading.Lock()
+        self._environment_lock = threading.Lock()
+        self.invocations: list[str] = []
+
+    def _module(self, function: Any) -> types.ModuleType:
+        code = function.code_bytes
+        digest = hashlib.sha256(code).hexdigest()[:16]
+        module_name, _, _ = function.handler.rpartition(".")
+        with self._lock:
+            cached = self._modules.get((digest, module_name))
+            if cached is not None:
+                return cached
+            target = self._root / digest
+            if not target.exists():
+                with zipfile.ZipFile(io.BytesIO(code)) as archive:
+                    archive.extractall(target)
+            package = f"_emulated_lambda_{digest}"
+            if package not in sys.modules:
+                spec = importlib.util.spec_from_loader(package, loader=None, is_package=True)
+                parent = importlib.util.module_from_spec(spec)
+                parent.__path__ = [str(target)]
+                sys.modules[package] = parent
+            with self._environment(function), _on_sys_path(target):
+                module = importlib.import_module(f"{package}.{module_name.replace('/', '.')}")
+            self._modules[(digest, module_name)] = module
+            return module
+
+    @contextlib.contextmanager
+    def _environment(self, function: Any) -> Iterator[None]:
+        variables = dict(function.environment_vars or {})
+        if not variables:
+            yield
+            return
+        with self._environment_lock:
+            saved = {name: os.environ.get(name) for name in variables}
+            os.environ.update({name: str(value) for name, value in variables.items()})
+            try:
+                yield
+            finally:
+                for name, value in saved.items():
+                    if value is None:
+                        os.environ.pop(name, None)
+                    else:
+                        os.environ[name] = value
+
+    def invoke(self, function: Any, event: Any) -> tuple[str, bool, str]:
+        self.invocations.append(function.function_name)
+        handler = getattr(self._module(function), function.handler.rpartition(".")[2])
+        context = types.SimpleNamespace(
+            function_name=function.function_name,
+            invoked_function_arn=function.function_arn,
+            memory_limit_in_mb=function.memory_size,
+            aws_request_id=str(uuid.uuid4()),
+            get_remaining_time_in_millis=lambda: int(function.timeout) * 1000,
+        )
+        with self._environment(function):
+            try:
+                result = handler(event, context)
+            except Exception as error:  # reported to the caller like Lambda does
+                payload = {
+                    "errorMessage": str(error),
+                    "errorType": type(error).__name__,
+                    "stackTrace": traceback.format_tb(error.__traceback__),
+                }
+                return json.dumps(payload), True, ""
+        return json.dumps(result), False, ""
+
+
+@contextlib.contextmanager
+def _on_sys_path(directory: Path) -> Iterator[None]:
+    sys.path.insert(0, str(directory))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(directory))
+
+
+def _aws_timestamp(value: str) -> str:
+    """``2026-11-22T02:27:45.957484+00:00`` (moto) -> ``2026-11-22T02:27:45.957Z`` (AWS)."""
+    moment = dt.datetime.fromisoformat(value).astimezone(dt.timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+_RFC3339 = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?Z$")
+
+
+def _parse_rfc3339(value: str) -> dt.datetime | None:
+    match = _RFC3339.match(value) if isinstance(value, str) else None
+    if not match:
+        return None
+    fraction = float(match.group(2) or 0)
+    return dt.datetime.strptime(match.group(1), "%Y-%m-%dT%H:%M:%S") + dt.timedelta(seconds=fraction)
+
+
+class _Patches:
+    """Installs and removes the workarounds; see each one's comment."""
+
+    def __init__(self, lambdas: _InProcessLambda) -> None:
+        self._lambdas = lambdas
+        self._undo: list[Callable[[], None]] = []
+
+    def _set(self, owner: Any, name: str, value: Any) -> None:
+        original = getattr(owner, name)
+        setattr(owner, name, value)
+        self._undo.append(lambda: setattr(owner, name, original))
+
+    def install(self) -> None:
+        from moto.awslambda import models as lambda_models
+        from moto.dynamodb import models as dynamodb_models
+        from moto.stepfunctions.parser.asl.component.state import state as state_module
+        from moto.stepfunctions.parser.asl.component.state.choice.comparison.operator.implementations import (
+            is_operator,
+        )
+
+        lambdas = self._lambdas
+        self._set(
+            lambda_models.LambdaFunction,
+            "_invoke_lambda",
+            lambda function, event=None: lambdas.invoke(function, event if event is not None else {}),
+        )
+
+        # Gap: moto's DynamoDB checks a condition and then writes without a lock, so two concurrent
+        # conditional writes can both succeed. Real DynamoDB makes each conditional write atomic.
+        lock = threading.RLock()
+        backend = dynamodb_models.DynamoDBBackend
+        for name in ("put_item", "update_item", "delete_item", "transact_write_items"):
+            original = getattr(backend, name)
+
+            def serialized(*args: Any, _original: Callable[..., Any] = original, **kwargs: Any) -> Any:
+                with lock:
+                    return _original(*args, **kwargs)
+
+            self._set(backend, name, serialized)
+
+        # Gap: moto writes $$.State.EnteredTime as 2026-11-22T02:27:45.957484+00:00; AWS writes
+        # 2026-11-22T02:27:45.957Z. Give states the AWS form.
+        state_data = state_module.StateData
+
+        def aws_state_data(**fields: Any) -> Any:
+            fields["EnteredTime"] = _aws_timestamp(fields["EnteredTime"])
+            return state_data(**fields)
+
+        self._set(state_module, "StateData", aws_state_data)
+
+        # Gap: moto's Choice timestamp rules accept only whole seconds; AWS accepts RFC 3339 with
+        # fractional seconds (as in $$.State.EnteredTime).
+        self._set(is_operator.IsTimestamp, "string_to_timestamp", staticmethod(_parse_rfc3339))
+
+    def remove(self) -> None:
+        while self._undo:
+            self._undo.pop()()
+
+
+# ---------------------------------------------------------------------------------------------------
+# deployments and executions
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class Execution:
+    """A finished execution: status, parsed output, error and cause, and its history events."""
+
+    arn: str
+    status: str
+    input: Any
+    output: Any = None
+    error: str | None = None
+    cause: str | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    def entered_states(self) -> list[str]:
+        """Names of the states entered, in order."""
+        return [
+            event["stateEnteredEventDetails"]["name"]
+            for event in self.history
+            if "stateEnteredEventDetails" in event
+        ]
+
+    def lambda_invocations(self) -> int:
+        """Lambda invocations that were scheduled (attempts included)."""
+        return sum(1 for event in self.history if event["type"] == "LambdaFunctionScheduled") + sum(
+            1
+            for event in self.history
+            if event["type"] == "TaskScheduled"
+            and event["taskScheduledEventDetails"]["resourceType"] == "lambda"
+        )
+
+
+class Deployment:
+    """A stack deployed into the emulator."""
+
+    def __init__(self, emulator: "LocalEmulator", stack_name: str, template: dict[str, Any]) -> None:
+        self.emulator = emulator
+        self.stack_name = stack_name
+        self.template = template
+        cloudformation = emulator.client("cloudformation")
+        self.resources = {
+            resource["LogicalResourceId"]: resource["PhysicalResourceId"]
+            for resource in cloudformation.list_stack_resources(StackName=stack_name)[
+                "StackResourceSummaries"
+            ]
+        }
+
+    def _logical_ids(self, resource_type: str) -> list[str]:
+        return [
+            logical_id
+            for logical_id, resource in self.template["Resources"].items()
+            if resource["Type"] == resource_type
+        ]
+
+    def physical_id(self, resource_type: str, name: str = "") -> str:
+        """The physical id of the one resource of ``resource_type`` whose construct path contains
+        ``name`` (the whole construct path is matched, so "Orders" finds "Stack/Orders/StateMachine")."""
+        matches = [
+            logical_id
+            for logical_id in self._logical_ids(resource_type)
+            if name in self.template["Resources"][logical_id].get("Metadata", {}).get("aws:cdk:path", logical_id)
+        ]
+        if len(matches) != 1:
+            raise LookupError(f"expected one {resource_type} matching {name!r}, found {matches}")
+        return self.resources[matches[0]]
+
+    def state_machine_arn(self, name: str = "") -> str:
+        return self.physical_id("AWS::StepFunctions::StateMachine", name)
+
+    def table_name(self, name: str = "") -> str:
+        return self.physical_id("AWS::DynamoDB::Table", name)
+
+    def start(self, state_machine: str, payload: Any, name: str | None = None) -> str:
+        """Start an execution; returns its ARN. ``state_machine`` is an ARN or a construct path part."""
+        arn = state_machine if state_machine.startswith("arn:") else self.state_machine_arn(state_machine)
+        # Gap: moto reuses a default execution name, so a second unnamed start collides: always name.
+        response = self.emulator.client("stepfunctions").start_execution(
+            stateMachineArn=arn, input=json.dumps(payload), name=name or uuid.uuid4().hex
+        )
+        return response["executionArn"]
+
+    def wait(self, execution_arn: str, timeout: float = 120.0) -> Execution:
+        """Wait until the execution has finished and return it with its history."""
+        client = self.emulator.client("stepfunctions")
+        deadline = time.monotonic() + timeout
+        while True:
+            described = client.describe_execution(executionArn=execution_arn)
+            if described["status"] in _TERMINAL:
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{execution_arn} still {described['status']} after {timeout} s")
+            time.sleep(0.05)
+        output = described.get("output")
+        return Execution(
+            arn=execution_arn,
+            status=described["status"],
+            input=json.loads(described["input"]),
+            output=json.loads(output) if output is not None else None,
+            error=described.get("error"),
+            cause=described.get("cause"),
+            history=self.history(execution_arn),
+        )
+
+    def run(self, state_machine: str, payload: Any, name: str | None = None, timeout: float = 120.0) -> Execution:
+        """Start an execution and wait for it."""
+        return self.wait(self.start(state_machine, payload, name), timeout)
+
+    def history(self, execution_arn: str) -> list[dict[str, Any]]:
+        client = self.emulator.client("stepfunctions")
+        events: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {"executionArn": execution_arn, "maxResults": 1000}
+        while True:
+            page = client.get_execution_history(**kwargs)
+            events.extend(page["events"])
+            if not page.get("nextToken"):
+                return events
+            kwargs["nextToken"] = page["nextToken"]
+
+    def items(self, table: str = "") -> list[dict[str, Any]]:
+        """Every item of a table of this stack, in DynamoDB JSON."""
+        client = self.emulator.client("dynamodb")
+        paginator = client.get_paginator("scan")
+        name = self.table_name(table)
+        return [item for page in paginator.paginate(TableName=name, ConsistentRead=True) for item in page["Items"]]
+
+
+class LocalEmulator:
+    """The embedded emulator: moto with its Step Functions interpreter, plus the workarounds above."""
+
+    def __init__(self, region: str = REGION) -> None:
+        self.region = region
+        self.lambdas = _InProcessLambda()
+        self._patches = _Patches(self.lambdas)
+        self._mock = mock_aws(config={"stepfunctions": {"execute_state_machine": True}})
+        self._saved_environment: dict[str, str | None] = {}
+
+    def __enter__(self) -> "LocalEmulator":
+        for name, value in {
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_SESSION_TOKEN": "testing",
+            "AWS_DEFAULT_REGION": self.region,
+            "AWS_REGION": self.region,
+        }.items():
+            self._saved_environment[name] = os.environ.get(name)
+            os.environ[name] = value
+        self._mock.start()
+        self._patches.install()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self._patches.remove()
+        self._mock.stop()
+        for name, value in self._saved_environment.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+    def client(self, service: str) -> Any:
+        return boto3.client(service, region_name=self.region)
+
+    def deploy_stack(self, stack: Any) -> Deployment:
+        """Synthesize the app that holds ``stack`` (an ``aws_cdk.Stack``) and deploy the stack."""
+        assembly = stack.node.root.synth()
+        return self.deploy(assembly.directory, stack.artifact_id)
+
+    def deploy(self, assembly_dir: str | Path, stack_name: str) -> Deployment:
+        """Deploy a stack from a cloud assembly directory (``cdk.out``): upload its file assets,
+        create it with CloudFormation and wait until it is complete."""
+        assembly_dir = Path(assembly_dir)
+        template = json.loads((assembly_dir / f"{stack_name}.template.json").read_text())
+        self._upload_assets(assembly_dir / f"{stack_name}.assets.json", assembly_dir)
+        cloudformation = self.client("cloudformation")
+        cloudformation.create_stack(
+            StackName=stack_name,
+            TemplateBody=json.dumps(_without_bootstrap_checks(template)),
+            Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"],
+        )
+        status = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]["StackStatus"]
+        if status != "CREATE_COMPLETE":
+            raise RuntimeError(f"stack {stack_name} ended in {status}")
+        deployment = Deployment(self, stack_name, template)
+        self._register_state_machines(deployment)
+        return deployment
+
+    def _upload_assets(self, manifest_path: Path, assembly_dir: Path) -> None:
+        if not manifest_path.exists():
+            return
+        manifest = json.loads(manifest_path.read_text())
+        s3 = self.client("s3")
+        for asset in manifest.get("files", {}).values():
+            source = assembly_dir / asset["source"]["path"]
+            if source.name.endswith(".json") and not source.is_dir():
+                continue  # the template itself
+            body = _zip_directory(source) if source.is_dir() else source.read_bytes()
+            for destination in asset["destinations"].values():
+                bucket = _substitute(destination["bucketName"], self.region)
+                with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
+                    s3.create_bucket(Bucket=bucket)
+                s3.put_object(Bucket=bucket, Key=_substitute(destination["objectKey"], self.region), Body=body)
+
+    def _register_state_machines(self, deployment: Deployment) -> None:
+        """Gap: CloudFormation creates state machines in moto's plain Step Functions backend, which
+        cannot execute them; create each again, same name and ARN, in the interpreter's backend."""
+        from moto.stepfunctions.models import stepfunctions_backends
+        from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+
+        plain = stepfunctions_backends[ACCOUNT][self.region]
+        interpreter = stepfunctions_parser_backends[ACCOUNT][self.region]
+        for logical_id in deployment._logical_ids("AWS::StepFunctions::StateMachine"):
+            arn = deployment.resources[logical_id]
+            created = plain.describe_state_machine(arn)
+            properties = deployment.template["Resources"][logical_id]["Properties"]
+            with contextlib.suppress(Exception):
+                interpreter.delete_state_machine(arn)
+            interpreter.create_state_machine(
+                name=created.name,
+                definition=created.definition,
+                roleArn=created.roleArn,
+                sm_type=properties.get("StateMachineType", "STANDARD"),
+            )
+
+
+def _without_bootstrap_checks(template: dict[str, Any]) -> dict[str, Any]:
+    """The CDK adds a bootstrap-version rule and an analytics resource meant for a real account."""
+    template = json.loads(json.dumps(template))
+    template.pop("Rules", None)
+    template.get("Parameters", {}).pop("BootstrapVersion", None)
+    if not template.get("Parameters"):
+        template.pop("Parameters", None)
+    template["Resources"].pop("CDKMetadata", None)
+    template.get("Conditions", {}).pop("CDKMetadataAvailable", None)
+    if not template.get("Conditions"):
+        template.pop("Conditions", None)
+    return template
+
+
+def _substitute(value: str, region: str) -> str:
+    return value.replace("${AWS::AccountId}", ACCOUNT).replace("${AWS::Region}", region).replace(
+        "${AWS::Partition}", "aws"
+    )
+
+
+def _zip_directory(directory: Path) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(directory.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(directory).as_posix())
+    return buffer.getvalue()

@@ -1,0 +1,132 @@
+"""Canonical JSON, key selection and hashing: the one implementation every key goes through.
+
+Stdlib only (plus ``jmespath``, which the Lambda Python runtime ships as a dependency of boto3), so the
+same code runs in the key function, in the constructs' synth-time validation and in tools.
+
+Canonical form (DESIGN B3): object keys sorted by code point, no insignificant whitespace, UTF-8, and
+numbers compared by value: an integral float (``1.0``, ``1e3``) is written as the integer it equals.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from decimal import Decimal
+from typing import Any
+
+try:  # imported as part of the library
+    from . import schema
+except ImportError:  # imported by the Lambda runtime from the asset root
+    import schema  # type: ignore[no-redef]
+
+# A float written by ``json.dumps`` always contains a digit followed by "." or "e"/"E". Without such a
+# sequence the text holds no float and is canonical already (the common, fast case).
+_FLOAT_HINT = re.compile(r"\d[.eE]")
+_PATH_SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\['((?:[^'\\]|\\.)+)'\]|\[(\d+)\]")
+
+
+class KeyMissing(Exception):
+    """The key selection is missing, null or empty."""
+
+
+# Lambda reports an exception's class name as the Step Functions error name.
+KeyMissing.__name__ = KeyMissing.__qualname__ = schema.KEY_MISSING
+
+
+def _number(token: str) -> int | float:
+    value = Decimal(token)
+    if value == value.to_integral_value():
+        return int(value)
+    return float(token)
+
+
+def canonical_json(value: Any) -> str:
+    """Serialize ``value`` so that equal JSON values give equal text."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    if not _FLOAT_HINT.search(text):
+        return text
+    # Re-read with a float hook (the C parser calls it once per float token, never for strings).
+    normalized = json.loads(text, parse_float=_number)
+    return json.dumps(normalized, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def digest(value: Any) -> str:
+    """The SHA-256 hex digest of the canonical form of ``value``."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def parse_path(path: str) -> list[str | int]:
+    """Split a JSONPath naming one field (``$.a.b``, ``$['a b']``, ``$.items[0]``) into segments.
+
+    Raises ``ValueError`` for anything else (wildcards, filters, slices, recursive descent): a key
+    field must be a single, scalar value.
+    """
+    if not isinstance(path, str) or not path.startswith("$"):
+        raise ValueError(f"a key path must start with '$', got {path!r}")
+    segments: list[str | int] = []
+    position = 1
+    while position < len(path):
+        match = _PATH_SEGMENT.match(path, position)
+        if not match:
+            raise ValueError(
+                f"unsupported JSONPath {path!r} at position {position}: use '$.field', "
+                "\"$['field name']\" or '$.list[0]' segments only"
+            )
+        name, quoted, index = match.groups()
+        if name is not None:
+            segments.append(name)
+        elif quoted is not None:
+            segments.append(re.sub(r"\\(.)", r"\1", quoted))
+        else:
+            segments.append(int(index))
+        position = match.end()
+    if not segments:
+        raise ValueError(f"a key path must name a field, got {path!r}")
+    return segments
+
+
+def _lookup(document: Any, segments: list[str | int]) -> Any:
+    for segment in segments:
+        if isinstance(segment, int):
+            if not isinstance(document, list) or segment >= len(document):
+                return None
+        elif not isinstance(document, dict) or segment not in document:
+            return None
+        document = document[segment]
+    return document
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+def select(document: Any, kind: str, expression: Any = None) -> Any:
+    """The part of ``document`` a key is computed from; raises ``KeyMissing`` if it is absent."""
+    if kind == schema.KIND_WHOLE_INPUT:
+        selection = document
+        if _is_empty(selection):
+            raise KeyMissing("the input is empty: the whole input is the idempotency key")
+    elif kind == schema.KIND_JMESPATH:
+        import jmespath  # imported lazily: most keys do not need it
+
+        selection = jmespath.search(expression, document)
+        if _is_empty(selection) or (isinstance(selection, list) and all(map(_is_empty, selection))):
+            raise KeyMissing(f"the JMESPath key expression {expression!r} selects nothing in the input")
+    elif kind == schema.KIND_PATHS:
+        selection = []
+        for path in expression:
+            value = _lookup(document, parse_path(path))
+            if _is_empty(value):
+                raise KeyMissing(f"the key path {path} is missing, null or empty in the input")
+            if isinstance(value, (dict, list)):
+                raise KeyMissing(f"the key path {path} selects an object or a list, not a scalar")
+            selection.append(value)
+    else:
+        raise ValueError(f"unknown key kind {kind!r}")
+    return selection
+
+
+def idempotency_id(namespace: str, document: Any, kind: str, expression: Any = None) -> str:
+    """The record id of ``document`` under a key spec: ``{namespace}#{sha256 of the selection}``."""
+    return f"{namespace}#{digest([kind, expression, select(document, kind, expression)])}"

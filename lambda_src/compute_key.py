@@ -1,0 +1,52 @@
+"""Key function: turns a state's input into its idempotency record id, owner token and clock readings.
+
+Shared by every idempotent workflow of a stack. It has no AWS access at all: it only computes. It also
+reads the clock, because Step Functions (JSONPath) has no numeric clock to compute TTLs and leases with.
+
+Event (built by the generated ``...ComputeKey`` state)::
+
+    {"input": <the state's input>, "execution": "<execution ARN>", "namespace": "...",
+     "kind": "whole_input" | "jmespath" | "paths", "expression": <str | list[str] | null>,
+     "lease_seconds": 900, "expires_after_seconds": 86400}
+
+Result: ``{"value": <the input, unchanged>, "idempotency": {...}}`` (see ``schema``).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import datetime, timezone
+from typing import Any
+
+try:  # imported as part of the library
+    from . import canonical, schema
+except ImportError:  # imported by the Lambda runtime from the asset root
+    import canonical  # type: ignore[no-redef]
+    import schema  # type: ignore[no-redef]
+
+
+def _iso(epoch_seconds: int) -> str:
+    return datetime.fromtimestamp(epoch_seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+    document = event["input"]
+    now = int(time.time())
+    # Round the lease end up to whole seconds so the ISO deadline and the epoch value agree exactly.
+    lease_end = now + int(event["lease_seconds"])
+    return {
+        schema.VALUE: document,
+        schema.META: {
+            "id": canonical.idempotency_id(
+                event["namespace"], document, event["kind"], event.get("expression")
+            ),
+            "validation": canonical.digest(document),
+            "owner": f"{event['execution']}#{uuid.uuid4().hex}",
+            # DynamoDB numbers travel as strings through the DynamoDB service integration.
+            "now": str(now),
+            "expiration": str(now + int(event["expires_after_seconds"])),
+            "lease_expiration": str(lease_end * 1000),
+            "deadline": _iso(lease_end),
+        },
+    }

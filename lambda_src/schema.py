@@ -1,0 +1,50 @@
+"""The idempotency record schema and every name shared by the constructs and the Lambda handlers.
+
+This module is imported by the CDK constructs (as ``idempotent_constructs.lambda_src.schema``) and by
+the handlers at run time (as ``schema``), so both sides always agree. It must stay stdlib-only.
+
+One item per idempotency key. Attribute names match Powertools for AWS Lambda where they overlap, so a
+Powertools-decorated function can share the table.
+"""
+
+from __future__ import annotations
+
+# --- attributes -----------------------------------------------------------------------------------
+ID = "id"  # S: "{namespace}#{sha256 of the canonical key selection}", the partition key
+STATUS = "status"  # S: one of the statuses below
+EXPIRATION = "expiration"  # N: epoch seconds, the table's TTL attribute; past it, the record is absent
+IN_PROGRESS_EXPIRATION = "in_progress_expiration"  # N: epoch milliseconds, end of the holder's lease
+# S: the same instant as ``in_progress_expiration`` as an ISO-8601 UTC timestamp. Step Functions has no
+# numeric clock, only ``$$.State.EnteredTime``; a Choice state can compare timestamps but not numbers it
+# cannot compute, so the lease check inside the state machine reads this attribute.
+IN_PROGRESS_DEADLINE = "in_progress_deadline"
+OWNER = "owner"  # S: "{execution ARN}#{holder id}", the fencing token of every write after acquire
+VALIDATION = "validation"  # S: sha256 of the canonical payload, to detect a key reused for another payload
+DATA = "data"  # S: the result as JSON
+ERROR = "error"  # S: error name of a cached failure
+CAUSE = "cause"  # S: error cause of a cached failure
+
+# --- statuses -------------------------------------------------------------------------------------
+INPROGRESS = "INPROGRESS"
+COMPLETED = "COMPLETED"
+FAILED = "FAILED"
+
+# --- error names raised by the generated states ---------------------------------------------------
+KEY_MISSING = "Idempotency.KeyMissing"
+PAYLOAD_MISMATCH = "Idempotency.PayloadMismatch"
+IN_FLIGHT = "Idempotency.InFlight"
+LEASE_LOST = "Idempotency.LeaseLost"
+# Internal: raised by the poll loop while the holder is still running, retried with backoff, never
+# surfaces (exhausting the retries turns into ``IN_FLIGHT``).
+STILL_IN_FLIGHT = "Idempotency.StillInFlight"
+
+# --- key strategies (the "kind" of a key spec sent to the key function) ---------------------------
+KIND_WHOLE_INPUT = "whole_input"
+KIND_JMESPATH = "jmespath"
+KIND_PATHS = "paths"
+
+# --- the state payload the generated states carry around the user's chain -------------------------
+# {"value": <the chain's input, later its output wrapped in a list>, "idempotency": {...}, "record": {...}}
+VALUE = "value"
+META = "idempotency"
+RECORD = "record"
