@@ -246,10 +246,13 @@ class Execution:
 class Deployment:
     """A stack deployed into the emulator."""
 
-    def __init__(self, emulator: "LocalEmulator", stack_name: str, template: dict[str, Any]) -> None:
+    def __init__(
+        self, emulator: "LocalEmulator", stack_name: str, template: dict[str, Any], paths: dict[str, str]
+    ) -> None:
         self.emulator = emulator
         self.stack_name = stack_name
         self.template = template
+        self.paths = paths  # logical id -> construct path
         cloudformation = emulator.client("cloudformation")
         self.resources = {
             resource["LogicalResourceId"]: resource["PhysicalResourceId"]
@@ -267,15 +270,18 @@ class Deployment:
 
     def physical_id(self, resource_type: str, name: str = "") -> str:
         """The physical id of the one resource of ``resource_type`` whose construct path contains
-        ``name`` (the whole construct path is matched, so "Orders" finds "Stack/Orders/StateMachine")."""
+        ``name`` as whole segments ("Orders" finds "Stack/Orders/StateMachine/Resource")."""
         matches = [
             logical_id
             for logical_id in self._logical_ids(resource_type)
-            if name in self.template["Resources"][logical_id].get("Metadata", {}).get("aws:cdk:path", logical_id)
+            if f"/{name}/" in f"/{self._path(logical_id)}/" or not name
         ]
         if len(matches) != 1:
             raise LookupError(f"expected one {resource_type} matching {name!r}, found {matches}")
         return self.resources[matches[0]]
+
+    def _path(self, logical_id: str) -> str:
+        return self.paths.get(logical_id, logical_id)
 
     def state_machine_arn(self, name: str = "") -> str:
         return self.physical_id("AWS::StepFunctions::StateMachine", name)
@@ -393,7 +399,7 @@ class LocalEmulator:
         status = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]["StackStatus"]
         if status != "CREATE_COMPLETE":
             raise RuntimeError(f"stack {stack_name} ended in {status}")
-        deployment = Deployment(self, stack_name, template)
+        deployment = Deployment(self, stack_name, template, _construct_paths(assembly_dir, stack_name))
         self._register_state_machines(deployment)
         return deployment
 
@@ -447,6 +453,20 @@ def _without_bootstrap_checks(template: dict[str, Any]) -> dict[str, Any]:
     if not template.get("Conditions"):
         template.pop("Conditions", None)
     return template
+
+
+def _construct_paths(assembly_dir: Path, stack_name: str) -> dict[str, str]:
+    """Logical id -> construct path, from the cloud assembly manifest."""
+    artifact = json.loads((assembly_dir / "manifest.json").read_text())["artifacts"][stack_name]
+    metadata = dict(artifact.get("metadata", {}))
+    if "additionalMetadataFile" in artifact:
+        metadata.update(json.loads((assembly_dir / artifact["additionalMetadataFile"]).read_text()))
+    return {
+        entry["data"]: path.strip("/")
+        for path, entries in metadata.items()
+        for entry in entries
+        if entry["type"] == "aws:cdk:logicalId"
+    }
 
 
 def _substitute(value: str, region: str) -> str:

@@ -1,0 +1,36 @@
+"""One emulator and one deployment of the behaviour stack for the whole emulator suite."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from aws_cdk import App
+
+from idempotent_constructs.testing import Deployment, LocalEmulator
+from tests.stacks import BehaviourStack
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/emulator/" in str(item.fspath).replace("\\", "/"):
+            item.add_marker(pytest.mark.emulator)
+
+
+@pytest.fixture(scope="session")
+def emulator(node_bin) -> Iterator[LocalEmulator]:
+    with LocalEmulator() as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def behaviour(emulator: LocalEmulator, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
+    app = App(outdir=str(tmp_path_factory.mktemp("behaviour-assembly")))
+    return emulator.deploy_stack(BehaviourStack(app, "Behaviour"))
+
+
+@pytest.fixture
+def unique() -> str:
+    """A value no other test uses, to keep each test's keys apart."""
+    return uuid.uuid4().hex[:12]

@@ -1,0 +1,110 @@
+"""Emulator end-to-end: the behaviour contract (DESIGN B1 to B6, B10) of IdempotentStateMachine."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+from idempotent_constructs.lambda_src import schema
+from idempotent_constructs.testing import Deployment, Execution
+
+
+def ran_body(execution: Execution, body_state: str) -> bool:
+    return body_state in execution.entered_states()
+
+
+def record(behaviour: Deployment, id_prefix: str) -> list[dict]:
+    return [item for item in behaviour.items() if item["id"]["S"].startswith(id_prefix)]
+
+
+def test_the_body_gets_exactly_the_input_and_every_run_returns_its_output_byte_for_byte(behaviour, unique):
+    payload = {"z": [1, 1.5, {"k": None}], "a": "é", "id": unique, "n": 1.0, "t": True}
+    first = behaviour.run("Echo", payload)
+    replay = behaviour.run("Echo", payload)
+    assert first.status == replay.status == "SUCCEEDED"
+    assert ran_body(first, "Identity") and not ran_body(replay, "Identity")
+    # The identity body returns its input: what it received is what the caller sent.
+    assert json.dumps(first.output) == json.dumps(payload)
+    assert json.dumps(replay.output) == json.dumps(first.output)
+
+
+def test_a_duplicate_after_success_replays_the_stored_result_without_running_the_body(behaviour, unique):
+    payload = {"id": unique}
+    first = behaviour.run("Slow", payload)
+    replay = behaviour.run("Slow", payload)
+    assert ran_body(first, "SlowWork") and not ran_body(replay, "SlowWork")
+    assert replay.output == first.output == {"echo": payload, "done": True}
+    assert replay.entered_states()[-1] == "Idempotency.Replay"
+
+
+def test_twenty_concurrent_executions_with_one_key_run_the_body_once_and_all_get_its_output(behaviour, unique):
+    payload = {"id": unique}
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        arns = list(pool.map(lambda i: behaviour.start("Slow", payload, name=f"{unique}-{i}"), range(20)))
+        executions = list(pool.map(behaviour.wait, arns))
+    assert [e.status for e in executions] == ["SUCCEEDED"] * 20
+    assert sum(ran_body(e, "SlowWork") for e in executions) == 1
+    assert all(e.output == {"echo": payload, "done": True} for e in executions)
+
+
+def test_key_order_whitespace_and_integral_floats_do_not_change_the_key(behaviour, unique):
+    first = behaviour.run("Echo", {"a": 1, "b": [2, {"c": 3}], "id": unique})
+    # The same JSON value sent with other key order, whitespace, and 2.0 / 3.0 / 1.0 for 2 / 3 / 1.
+    reordered = behaviour.run("Echo", json.loads(f'{{ "id" : "{unique}", "b": [2.0, {{"c": 3.0}}],  "a": 1.0 }}'))
+    assert ran_body(first, "Identity") and not ran_body(reordered, "Identity")
+
+
+def test_different_namespaces_never_share_a_record(behaviour, unique):
+    payload = {"id": unique}
+    assert ran_body(behaviour.run("Echo", payload), "Identity")
+    assert ran_body(behaviour.run("EchoTwin", payload), "TwinIdentity")
+
+
+def test_different_key_expressions_in_one_namespace_never_collide(behaviour, unique):
+    payload = {"a": unique, "b": unique}
+    assert ran_body(behaviour.run("ByFieldA", payload), "Fielda")
+    assert ran_body(behaviour.run("ByFieldB", payload), "Fieldb")
+
+
+def test_a_duplicate_during_a_run_waits_and_then_returns_the_holders_result(behaviour, unique):
+    payload = {"id": unique}
+    holder = behaviour.start("Slow", payload, name=f"{unique}-holder")
+    waiter = behaviour.wait(behaviour.start("Slow", payload, name=f"{unique}-waiter"))
+    held = behaviour.wait(holder)
+    assert held.status == waiter.status == "SUCCEEDED"
+    assert ran_body(held, "SlowWork") and not ran_body(waiter, "SlowWork")
+    assert "Idempotency.Await" in waiter.entered_states()
+    assert waiter.output == held.output
+
+
+def test_with_the_fail_policy_a_duplicate_during_a_run_fails_at_once_with_in_flight(behaviour, unique):
+    payload = {"id": unique}
+    holder = behaviour.start("SlowFailFast", payload, name=f"{unique}-holder")
+    duplicate = behaviour.run("SlowFailFast", payload)
+    assert duplicate.status == "FAILED"
+    assert duplicate.error == schema.IN_FLIGHT
+    assert not ran_body(duplicate, "FailFastWork")
+    assert behaviour.wait(holder).status == "SUCCEEDED"
+
+
+def test_a_failure_releases_the_key_and_the_next_duplicate_runs_the_body_again(behaviour, unique):
+    failed = behaviour.run("Flaky", {"order": {"id": unique}, "fail": True})
+    assert failed.status == "FAILED"
+    assert (failed.error, failed.cause) == ("Boom", "the body failed on purpose")
+    assert record(behaviour, "Behaviour/Flaky#") == [] or all(
+        item["status"]["S"] != schema.INPROGRESS for item in record(behaviour, "Behaviour/Flaky#")
+    )
+    retried = behaviour.run("Flaky", {"order": {"id": unique}, "fail": False})
+    assert retried.status == "SUCCEEDED"
+    assert ran_body(retried, "FlakyFine")
+    assert retried.output == {"echo": {"order": {"id": unique}, "fail": False}}
+
+
+def test_a_missing_null_or_empty_key_fails_with_key_missing_before_anything_is_written(behaviour, unique):
+    before = len(behaviour.items())
+    for payload in ({"other": unique}, {"order": {"id": None}}, {"order": {"id": ""}}, {"order": {}}):
+        execution = behaviour.run("Flaky", payload)
+        assert execution.status == "FAILED"
+        assert execution.error == schema.KEY_MISSING
+        assert "Idempotency.Acquire" not in execution.entered_states()
+    assert len(behaviour.items()) == before

@@ -1,0 +1,135 @@
+"""Stacks the tests synthesize and deploy: small workflows that make each behaviour observable."""
+
+from __future__ import annotations
+
+from aws_cdk import App, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_stepfunctions as sfn
+
+from idempotent_constructs import (
+    IdempotencyGuard,
+    IdempotencyKey,
+    IdempotencyTable,
+    IdempotentStateMachine,
+    InFlightPolicy,
+)
+
+FAST = {"poll_interval": Duration.seconds(1), "max_wait": Duration.seconds(30)}
+
+
+def slow_body(scope: Stack, prefix: str, seconds: int = 2) -> sfn.IChainable:
+    """Waits ``seconds`` then echoes its input under "echo": slow enough to overlap duplicates."""
+    return sfn.Wait(scope, f"{prefix}Slow", time=sfn.WaitTime.duration(Duration.seconds(seconds))).next(
+        sfn.Pass(scope, f"{prefix}Work", parameters={"echo.$": "$", "done": True})
+    )
+
+
+def failing_body(scope: Stack, prefix: str) -> sfn.IChainable:
+    """Fails with error "Boom" when the input says {"fail": true}, else echoes the input."""
+    return (
+        sfn.Choice(scope, f"{prefix}ShouldFail")
+        .when(
+            sfn.Condition.and_(
+                sfn.Condition.is_present("$.fail"), sfn.Condition.boolean_equals("$.fail", True)
+            ),
+            sfn.Fail(scope, f"{prefix}Boom", error="Boom", cause="the body failed on purpose"),
+        )
+        .otherwise(sfn.Pass(scope, f"{prefix}Fine", parameters={"echo.$": "$"}))
+    )
+
+
+class BehaviourStack(Stack):
+    """One state machine per behaviour under test (DESIGN B1 to B13)."""
+
+    def __init__(self, scope: App, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        table = IdempotencyTable(self, "Idempotency", removal_policy=RemovalPolicy.DESTROY)
+
+        # B1, B3, B4: the identity body, whole-input key.
+        IdempotentStateMachine(self, "Echo", table=table, definition=sfn.Pass(self, "Identity"), **FAST)
+        # B3: same body and key, another namespace (its own construct path).
+        IdempotentStateMachine(self, "EchoTwin", table=table, definition=sfn.Pass(self, "TwinIdentity"), **FAST)
+        # B3: one explicit namespace, two key expressions.
+        for field in ("a", "b"):
+            IdempotentStateMachine(
+                self,
+                f"ByField{field.upper()}",
+                table=table,
+                definition=sfn.Pass(self, f"Field{field}"),
+                key=IdempotencyKey.from_paths(f"$.{field}"),
+                namespace="shared-namespace",
+                **FAST,
+            )
+        # B2, B5: a slow body keyed on $.id, waiting duplicates; and the fail-fast variant.
+        IdempotentStateMachine(
+            self, "Slow", table=table, definition=slow_body(self, "Slow"), key=IdempotencyKey.from_paths("$.id"), **FAST
+        )
+        IdempotentStateMachine(
+            self,
+            "SlowFailFast",
+            table=table,
+            definition=slow_body(self, "FailFast"),
+            key=IdempotencyKey.from_paths("$.id"),
+            on_in_flight=InFlightPolicy.FAIL,
+            **FAST,
+        )
+        # B6: a body that fails on request; B10: JMESPath key.
+        IdempotentStateMachine(
+            self,
+            "Flaky",
+            table=table,
+            definition=failing_body(self, "Flaky"),
+            key=IdempotencyKey.from_jmespath("order.id"),
+            **FAST,
+        )
+        self._composed(table)
+
+    def _composed(self, table: IdempotencyTable) -> None:
+        """B13: two guards in sequence, a guard inside a Map and inside a Parallel, and a guard
+        around a chain with Map, Parallel, Choice, Retry and Catch."""
+        first = IdempotencyGuard(
+            self, "First", table=table, body=sfn.Pass(self, "FirstWork", result_path="$.first", result=sfn.Result.from_string("ran")),
+            key=IdempotencyKey.from_paths("$.id"),
+        )
+        second = IdempotencyGuard(
+            self, "Second", table=table, body=sfn.Pass(self, "SecondWork", result_path="$.second", result=sfn.Result.from_string("ran")),
+            key=IdempotencyKey.from_paths("$.id"),
+        )
+        per_item = sfn.Map(self, "EachItem", items_path="$.items", result_path="$.items_done").item_processor(
+            IdempotencyGuard(
+                self, "ItemOnce", table=table, body=sfn.Pass(self, "ItemWork", parameters={"item.$": "$", "handled": True}),
+                key=IdempotencyKey.from_paths("$.sku"),
+            )
+        )
+        in_parallel = sfn.Parallel(self, "Fork", result_path="$.fork").branch(
+            IdempotencyGuard(
+                self, "LeftOnce", table=table, body=sfn.Pass(self, "LeftWork", result=sfn.Result.from_string("left")),
+                key=IdempotencyKey.from_paths("$.id"),
+            )
+        ).branch(sfn.Pass(self, "RightWork", result=sfn.Result.from_string("right")))
+
+        inner_map = sfn.Map(self, "InnerMap", items_path="$.items", result_path="$.inner_map").item_processor(
+            sfn.Pass(self, "InnerItem")
+        )
+        inner_parallel = sfn.Parallel(self, "InnerParallel", result_path="$.inner_parallel").branch(
+            sfn.Pass(self, "InnerLeft", result=sfn.Result.from_number(1))
+        ).branch(sfn.Pass(self, "InnerRight", result=sfn.Result.from_number(2)))
+        risky = sfn.Fail(self, "InnerFail", error="Inner", cause="caught inside the guarded chain")
+        guarded_parallel = sfn.Parallel(self, "CatchMe", result_path="$.caught").branch(risky)
+        guarded_parallel.add_retry(errors=["Inner"], max_attempts=1, interval=Duration.seconds(1))
+        recovered = sfn.Pass(self, "Recovered")
+        guarded_parallel.add_catch(recovered, errors=["Inner"], result_path="$.caught")
+        choice = (
+            sfn.Choice(self, "InnerChoice")
+            .when(sfn.Condition.is_present("$.items"), inner_map)
+            .otherwise(sfn.Pass(self, "NoItems"))
+            .afterwards()
+        )
+        complex_chain = choice.next(inner_parallel).next(guarded_parallel)
+        recovered.next(sfn.Pass(self, "AfterRecovery"))
+        wrapped = IdempotencyGuard(
+            self, "Whole", table=table, body=complex_chain, key=IdempotencyKey.from_paths("$.id")
+        )
+        definition = first.next(second).next(per_item).next(in_parallel).next(wrapped)
+        IdempotentStateMachine(
+            self, "Composed", table=table, definition=definition, key=IdempotencyKey.from_paths("$.id"), **FAST
+        )
