@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
-import importlib.util
+import importlib
 import io
 import json
 import os
@@ -48,8 +48,8 @@ class _InProcessLambda:
     """Gap: moto runs Lambda functions in Docker, which is not available here.
 
     Instead the handler named by the function is imported from the function's deployed code (the
-    synthesized asset, as uploaded by CloudFormation) and called in this process. Each code bundle
-    is imported as its own package, so two functions with a module of the same name do not clash.
+    synthesized asset, as uploaded by CloudFormation) and called in this process, imported as Lambda
+    imports it (a top-level module) but kept apart from other bundles' modules of the same name.
     Functions that have environment variables are invoked one at a time, since ``os.environ`` is
     shared by the whole process.
     """
@@ -64,7 +64,7 @@ class _InProcessLambda:
     def _module(self, function: Any) -> types.ModuleType:
         code = function.code_bytes
         digest = hashlib.sha256(code).hexdigest()[:16]
-        module_name, _, _ = function.handler.rpartition(".")
+        module_name = function.handler.rpartition(".")[0].replace("/", ".")
         with self._lock:
             cached = self._modules.get((digest, module_name))
             if cached is not None:
@@ -73,14 +73,8 @@ class _InProcessLambda:
             if not target.exists():
                 with zipfile.ZipFile(io.BytesIO(code)) as archive:
                     archive.extractall(target)
-            package = f"_emulated_lambda_{digest}"
-            if package not in sys.modules:
-                spec = importlib.util.spec_from_loader(package, loader=None, is_package=True)
-                parent = importlib.util.module_from_spec(spec)
-                parent.__path__ = [str(target)]
-                sys.modules[package] = parent
-            with self._environment(function), _on_sys_path(target):
-                module = importlib.import_module(f"{package}.{module_name.replace('/', '.')}")
+            with self._environment(function):
+                module = _import_isolated(target, module_name)
             self._modules[(digest, module_name)] = module
             return module
 
@@ -125,13 +119,21 @@ class _InProcessLambda:
         return json.dumps(result), False, ""
 
 
-@contextlib.contextmanager
-def _on_sys_path(directory: Path) -> Iterator[None]:
-    sys.path.insert(0, str(directory))
+def _import_isolated(root: Path, module_name: str) -> types.ModuleType:
+    """Import ``module_name`` the way Lambda does (top level, ``root`` first on ``sys.path``), then
+    take the modules it loaded from ``root`` out of ``sys.modules`` again, so that another bundle's
+    module of the same name (every other ``index.py``) gets its own copy. The imported modules keep
+    references to each other, so the handler works as it would in Lambda."""
+    own_names = {path.stem for path in root.iterdir() if path.suffix == ".py" or path.is_dir()}
+    shadowed = {name: sys.modules.pop(name) for name in list(sys.modules) if name.split(".")[0] in own_names}
+    sys.path.insert(0, str(root))
     try:
-        yield
+        return importlib.import_module(module_name)
     finally:
-        sys.path.remove(str(directory))
+        sys.path.remove(str(root))
+        for name in [name for name in sys.modules if name.split(".")[0] in own_names]:
+            del sys.modules[name]
+        sys.modules.update(shadowed)
 
 
 def _aws_timestamp(value: str) -> str:
@@ -319,6 +321,17 @@ class Deployment:
             cause=described.get("cause"),
             history=self.history(execution_arn),
         )
+
+    def wait_for_state(self, execution_arn: str, state_name: str, timeout: float = 60.0) -> None:
+        """Wait until a running execution has entered the state named ``state_name``."""
+        deadline = time.monotonic() + timeout
+        while not any(
+            event.get("stateEnteredEventDetails", {}).get("name") == state_name
+            for event in self.history(execution_arn)
+        ):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{execution_arn} did not enter {state_name} within {timeout} s")
+            time.sleep(0.05)
 
     def run(self, state_machine: str, payload: Any, name: str | None = None, timeout: float = 120.0) -> Execution:
         """Start an execution and wait for it."""

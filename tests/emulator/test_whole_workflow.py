@@ -69,6 +69,7 @@ def test_different_key_expressions_in_one_namespace_never_collide(behaviour, uni
 def test_a_duplicate_during_a_run_waits_and_then_returns_the_holders_result(behaviour, unique):
     payload = {"id": unique}
     holder = behaviour.start("Slow", payload, name=f"{unique}-holder")
+    behaviour.wait_for_state(holder, "SlowSlow")
     waiter = behaviour.wait(behaviour.start("Slow", payload, name=f"{unique}-waiter"))
     held = behaviour.wait(holder)
     assert held.status == waiter.status == "SUCCEEDED"
@@ -80,6 +81,7 @@ def test_a_duplicate_during_a_run_waits_and_then_returns_the_holders_result(beha
 def test_with_the_fail_policy_a_duplicate_during_a_run_fails_at_once_with_in_flight(behaviour, unique):
     payload = {"id": unique}
     holder = behaviour.start("SlowFailFast", payload, name=f"{unique}-holder")
+    behaviour.wait_for_state(holder, "FailFastSlow")
     duplicate = behaviour.run("SlowFailFast", payload)
     assert duplicate.status == "FAILED"
     assert duplicate.error == schema.IN_FLIGHT
