@@ -339,19 +339,9 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             error_path="$.error.Error",
             cause_path="$.error.Cause",
         )
-        release = tasks.DynamoDeleteItem(
-            self,
-            "Release",
-            state_name=name("Release"),
-            table=self.table,
-            key=self._key_attr(),
-            condition_expression="#owner = :owner",
-            expression_attribute_names={"#owner": schema.OWNER},
-            expression_attribute_values={":owner": _s(f"{_META}.owner")},
-            result_path=sfn.JsonPath.DISCARD,
-        )
+        on_failure, replay_failure = self._failure_states()
 
-        for task in (acquire, takeover, inspect, complete, release):
+        for task in (acquire, takeover, inspect, complete, on_failure):
             self._retry_transient(task)
 
         # Wiring.
@@ -361,11 +351,12 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         takeover.add_catch(inspect, errors=[CONDITION_FAILED], result_path=sfn.JsonPath.DISCARD)
         takeover.next(guarded)
         inspect.next(route)
-        guarded.add_catch(release, errors=["States.ALL"], result_path="$.error")
+        guarded.add_catch(on_failure, errors=["States.ALL"], result_path="$.error")
         guarded.next(complete)
         complete.add_catch(lease_lost, errors=[CONDITION_FAILED], result_path=sfn.JsonPath.DISCARD)
-        release.add_catch(failed, errors=[CONDITION_FAILED], result_path=sfn.JsonPath.DISCARD)
-        release.next(failed)
+        # Not ours any more (taken over after our lease lapsed): leave the record alone.
+        on_failure.add_catch(failed, errors=[CONDITION_FAILED], result_path=sfn.JsonPath.DISCARD)
+        on_failure.next(failed)
 
         held_by_other = sfn.Condition.and_(
             sfn.Condition.string_equals(_attr(schema.STATUS), schema.INPROGRESS),
@@ -379,6 +370,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             mismatch,
         )
         route.when(sfn.Condition.string_equals(_attr(schema.STATUS), schema.COMPLETED), replay)
+        if replay_failure is not None:
+            route.when(sfn.Condition.string_equals(_attr(schema.STATUS), schema.FAILED), replay_failure)
         # Our own record: a retried Acquire whose first attempt did succeed.
         route.when(sfn.Condition.string_equals_json_path(_attr(schema.OWNER), f"{_META}.owner"), guarded)
         route.when(held_by_other, self._wait_for_holder(route, held_by_other, in_flight))
@@ -394,9 +387,63 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             "body": guarded,
             "complete": complete,
             "replay": replay,
-            "release": release,
+            "on_failure": on_failure,
             "takeover": takeover,
         }
+
+    def _failure_states(self) -> tuple[sfn.TaskStateBase, sfn.Fail | None]:
+        """What the Body's catch goes to, and (for CACHE) the state that replays a stored failure."""
+        name = self._name
+        if self.on_failure is FailurePolicy.RELEASE:
+            release = tasks.DynamoDeleteItem(
+                self,
+                "Release",
+                state_name=name("Release"),
+                table=self.table,
+                key=self._key_attr(),
+                condition_expression="#owner = :owner",
+                expression_attribute_names={"#owner": schema.OWNER},
+                expression_attribute_values={":owner": _s(f"{_META}.owner")},
+                result_path=sfn.JsonPath.DISCARD,
+            )
+            return release, None
+        record_failure = tasks.DynamoUpdateItem(
+            self,
+            "RecordFailure",
+            state_name=name("RecordFailure"),
+            table=self.table,
+            key=self._key_attr(),
+            update_expression=(
+                "SET #status = :failed, #error = :error, #cause = :cause, #expiration = :expiration "
+                "REMOVE #lease, #deadline"
+            ),
+            condition_expression="#owner = :owner",
+            expression_attribute_names={
+                "#status": schema.STATUS,
+                "#error": schema.ERROR,
+                "#cause": schema.CAUSE,
+                "#expiration": schema.EXPIRATION,
+                "#lease": schema.IN_PROGRESS_EXPIRATION,
+                "#deadline": schema.IN_PROGRESS_DEADLINE,
+                "#owner": schema.OWNER,
+            },
+            expression_attribute_values={
+                ":failed": _literal(schema.FAILED),
+                ":error": _s("$.error.Error"),
+                ":cause": _s("$.error.Cause"),
+                ":expiration": _n(f"{_META}.expiration"),
+                ":owner": _s(f"{_META}.owner"),
+            },
+            result_path=sfn.JsonPath.DISCARD,
+        )
+        replay_failure = sfn.Fail(
+            self,
+            "ReplayFailure",
+            state_name=name("ReplayFailure"),
+            error_path=_attr(schema.ERROR),
+            cause_path=_attr(schema.CAUSE),
+        )
+        return record_failure, replay_failure
 
     @property
     def start_state(self) -> sfn.State:

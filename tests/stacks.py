@@ -9,6 +9,7 @@ from idempotent_constructs import (
     IdempotencyGuard,
     IdempotencyKey,
     IdempotencyTable,
+    FailurePolicy,
     IdempotentStateMachine,
     InFlightPolicy,
 )
@@ -79,6 +80,15 @@ class BehaviourStack(Stack):
             table=table,
             definition=failing_body(self, "Flaky"),
             key=IdempotencyKey.from_jmespath("order.id"),
+            **FAST,
+        )
+        IdempotentStateMachine(
+            self,
+            "FlakyCached",
+            table=table,
+            definition=failing_body(self, "Cached"),
+            key=IdempotencyKey.from_jmespath("order.id"),
+            on_failure=FailurePolicy.CACHE,
             **FAST,
         )
         self._composed(table)

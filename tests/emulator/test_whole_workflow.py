@@ -110,3 +110,19 @@ def test_a_missing_null_or_empty_key_fails_with_key_missing_before_anything_is_w
         assert execution.error == schema.KEY_MISSING
         assert "Idempotency.Acquire" not in execution.entered_states()
     assert len(behaviour.items()) == before
+
+
+def test_with_the_cache_policy_duplicates_get_the_original_error_without_running_the_body(behaviour, unique):
+    payload = {"order": {"id": unique}, "fail": True}
+    failed = behaviour.run("FlakyCached", payload)
+    duplicate = behaviour.run("FlakyCached", payload)
+    assert (failed.status, failed.error, failed.cause) == ("FAILED", "Boom", "the body failed on purpose")
+    assert (duplicate.status, duplicate.error, duplicate.cause) == (failed.status, failed.error, failed.cause)
+    assert ran_body(failed, "CachedShouldFail") and not ran_body(duplicate, "CachedShouldFail")
+
+
+def test_the_same_key_with_another_payload_fails_with_payload_mismatch(behaviour, unique):
+    assert behaviour.run("Flaky", {"order": {"id": unique}, "note": "first"}).status == "SUCCEEDED"
+    other = behaviour.run("Flaky", {"order": {"id": unique}, "note": "second"})
+    assert (other.status, other.error) == ("FAILED", schema.PAYLOAD_MISMATCH)
+    assert not ran_body(other, "FlakyFine")
