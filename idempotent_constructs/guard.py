@@ -161,15 +161,18 @@ class IdempotencyGuard(sfn.StateMachineFragment):
                 f"state_name_prefix: {self.prefix!r} makes state names longer than Step Functions' "
                 f"{MAX_STATE_NAME_LENGTH} characters; use a shorter construct id or state_name_prefix"
             )
-        for name, value, minimum in (
-            ("expires_after", self.expires_after, 1),
-            ("lease", self.lease, 1),
-            ("poll_interval", self.poll_interval, 1),
-            ("max_wait", self.max_wait, 1),
+        for name, value in (
+            ("expires_after", self.expires_after),
+            ("lease", self.lease),
+            ("poll_interval", self.poll_interval),
+            ("max_wait", self.max_wait),
         ):
-            seconds = value.to_seconds()
-            if seconds < minimum:
-                problems.add(f"{name}: {seconds} s is too short; use at least {minimum} second(s)")
+            millis = value.to_milliseconds()
+            if millis < 1000 or millis % 1000:
+                problems.add(
+                    f"{name}: {value.to_human_string()} is not a whole number of seconds of at least 1; "
+                    f"use Duration.seconds(n) with n >= 1"
+                )
         problems.raise_if_any()
 
     # --- states -----------------------------------------------------------------------------------

@@ -1,0 +1,84 @@
+"""lambda_src/canonical.py: canonical JSON, key selection and hashing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from idempotent_constructs.lambda_src import canonical, schema
+
+
+def test_key_order_and_whitespace_do_not_change_the_canonical_form():
+    assert canonical.canonical_json(json.loads('{"b": 1, "a": [1, {"d": 2, "c": 3}]}')) == canonical.canonical_json(
+        json.loads('{ "a":[1,{"c":3,"d":2}],\n "b":1 }')
+    )
+
+
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [(1, 1.0), (-3, -3.0), (0, -0.0), (10**16, 1e16), ([1, {"a": 2}], [1.0, {"a": 2.0}])],
+)
+def test_integral_floats_equal_the_integers_they_equal(left, right):
+    assert canonical.canonical_json(left) == canonical.canonical_json(right)
+
+
+@pytest.mark.parametrize(("left", "right"), [(1, 1.5), ("1", 1), (True, 1), (None, 0), ("a.0", "a")])
+def test_different_values_stay_different(left, right):
+    assert canonical.digest(left) != canonical.digest(right)
+
+
+def test_strings_that_look_like_floats_are_not_touched():
+    assert canonical.canonical_json({"v": "1.0", "n": 1.0}) == '{"n":1,"v":"1.0"}'
+
+
+def test_non_ascii_text_is_kept_as_utf8():
+    assert canonical.canonical_json({"name": "Zoë"}) == '{"name":"Zoë"}'
+
+
+@pytest.mark.parametrize(
+    ("path", "segments"),
+    [("$.a", ["a"]), ("$.order.id", ["order", "id"]), ("$['a b'].c", ["a b", "c"]), ("$.items[2]", ["items", 2])],
+)
+def test_a_key_path_names_one_field(path, segments):
+    assert canonical.parse_path(path) == segments
+
+
+@pytest.mark.parametrize("path", ["order.id", "$", "$.items[*]", "$..id", "$.a[?(@.b)]", "$.a[1:2]", "$.", ""])
+def test_a_key_path_that_does_not_name_one_field_is_rejected(path):
+    with pytest.raises(ValueError):
+        canonical.parse_path(path)
+
+
+def test_paths_select_scalars_in_order():
+    document = {"order": {"id": 7}, "customer": {"id": "c"}}
+    assert canonical.select(document, schema.KIND_PATHS, ["$.customer.id", "$.order.id"]) == ["c", 7]
+
+
+@pytest.mark.parametrize(
+    ("document", "kind", "expression"),
+    [
+        ({}, schema.KIND_WHOLE_INPUT, None),
+        (None, schema.KIND_WHOLE_INPUT, None),
+        ({"order": {}}, schema.KIND_PATHS, ["$.order.id"]),
+        ({"order": {"id": None}}, schema.KIND_PATHS, ["$.order.id"]),
+        ({"order": {"id": ""}}, schema.KIND_PATHS, ["$.order.id"]),
+        ({"order": {"id": {"x": 1}}}, schema.KIND_PATHS, ["$.order.id"]),
+        ({"order": 5}, schema.KIND_PATHS, ["$.order.id"]),
+        ({"order": {}}, schema.KIND_JMESPATH, "order.id"),
+        ({"order": {}}, schema.KIND_JMESPATH, "[order.id, customer.id]"),
+    ],
+)
+def test_a_missing_null_or_empty_selection_raises_key_missing(document, kind, expression):
+    with pytest.raises(canonical.KeyMissing) as raised:
+        canonical.select(document, kind, expression)
+    assert type(raised.value).__name__ == schema.KEY_MISSING
+
+
+def test_the_id_is_namespaced_and_depends_on_the_key_expression():
+    document = {"a": 1, "b": 1}
+    by_a = canonical.idempotency_id("ns", document, schema.KIND_PATHS, ["$.a"])
+    by_b = canonical.idempotency_id("ns", document, schema.KIND_PATHS, ["$.b"])
+    elsewhere = canonical.idempotency_id("other", document, schema.KIND_PATHS, ["$.a"])
+    assert by_a.startswith("ns#") and len(by_a.split("#")[1]) == 64
+    assert len({by_a, by_b, elsewhere}) == 3

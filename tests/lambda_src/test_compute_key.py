@@ -1,0 +1,66 @@
+"""lambda_src/compute_key.py: the key function's event and result."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+
+from idempotent_constructs.functions import lambda_source_dir
+from idempotent_constructs.lambda_src import compute_key, schema
+
+EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:Orders:run-1"
+
+
+def event(document, **overrides):
+    return {
+        "input": document,
+        "execution": EXECUTION,
+        "namespace": "Stack/Orders",
+        "kind": schema.KIND_WHOLE_INPUT,
+        "lease_seconds": 60,
+        "expires_after_seconds": 3600,
+        **overrides,
+    }
+
+
+def test_the_input_comes_back_unchanged_as_the_value():
+    document = {"b": [1.0, "x"], "a": None}
+    assert compute_key.handler(event(document))[schema.VALUE] is document
+
+
+def test_the_clock_readings_agree_with_each_other():
+    before = int(time.time())
+    meta = compute_key.handler(event({"a": 1}))[schema.META]
+    now = int(meta["now"])
+    assert before <= now <= int(time.time())
+    assert int(meta["expiration"]) == now + 3600
+    assert int(meta["lease_expiration"]) == (now + 60) * 1000
+    deadline = datetime.strptime(meta["deadline"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    assert deadline.timestamp() == now + 60
+
+
+def test_every_holder_gets_its_own_owner_token_within_the_execution():
+    first, second = (compute_key.handler(event({"a": 1}))[schema.META]["owner"] for _ in range(2))
+    assert first != second
+    assert first.startswith(f"{EXECUTION}#") and second.startswith(f"{EXECUTION}#")
+
+
+def test_validation_hashes_the_whole_payload_and_the_id_only_the_key():
+    meta_1 = compute_key.handler(event({"id": 1, "note": "a"}, kind=schema.KIND_PATHS, expression=["$.id"]))
+    meta_2 = compute_key.handler(event({"id": 1, "note": "b"}, kind=schema.KIND_PATHS, expression=["$.id"]))
+    assert meta_1[schema.META]["id"] == meta_2[schema.META]["id"]
+    assert meta_1[schema.META]["validation"] != meta_2[schema.META]["validation"]
+
+
+def test_the_handler_imports_as_a_top_level_module_like_lambda_does():
+    script = (
+        "import compute_key, json;"
+        "print(json.dumps(compute_key.handler({'input': {'a': 1}, 'execution': 'e', 'namespace': 'n',"
+        " 'kind': 'whole_input', 'lease_seconds': 1, 'expires_after_seconds': 1})['idempotency']['id']))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=lambda_source_dir(), capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip().strip('"').startswith("n#")

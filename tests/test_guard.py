@@ -1,0 +1,147 @@
+"""idempotent_constructs/guard.py: the generated states of IdempotencyGuard."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk import Duration
+from aws_cdk import aws_stepfunctions as sfn
+
+from idempotent_constructs import (
+    FailurePolicy,
+    IdempotencyConfigurationError,
+    IdempotencyGuard,
+    IdempotencyKey,
+    IdempotencyTable,
+    InFlightPolicy,
+)
+from idempotent_constructs.guard import poll_schedule
+from tests.synth import only_definition, resources, stack, template
+
+
+def guarded(**options):
+    def build(s):
+        guard = IdempotencyGuard(
+            s, "ChargeOnce", table=IdempotencyTable(s, "Table"), body=sfn.Pass(s, "Charge"), **options
+        )
+        sfn.StateMachine(s, "Machine", definition_body=sfn.DefinitionBody.from_chainable(guard))
+
+    return only_definition(template(build))
+
+
+def test_by_default_the_guard_computes_the_key_acquires_runs_the_body_and_completes():
+    definition = guarded()
+    states = definition["States"]
+    assert definition["StartAt"] == "ChargeOnce.ComputeKey"
+    assert all(name.startswith("ChargeOnce.") for name in states if name != "Charge")
+    payload = states["ChargeOnce.ComputeKey"]["Parameters"]
+    assert payload["namespace"] == "Test/ChargeOnce"
+    assert (payload["kind"], payload["lease_seconds"], payload["expires_after_seconds"]) == ("whole_input", 900, 86400)
+    assert payload["input.$"] == "$"
+    assert states["ChargeOnce.Acquire"]["Next"] == "ChargeOnce.Body"
+    body = states["ChargeOnce.Body"]
+    assert (body["Type"], body["InputPath"], body["ResultPath"]) == ("Parallel", "$.value", "$.value")
+    assert body["Branches"][0]["StartAt"] == "Charge"
+    assert states["ChargeOnce.Complete"]["OutputPath"] == "$.value[0]"
+    assert states["ChargeOnce.Replay"]["OutputPath"] == "$.value"
+    assert "ChargeOnce.Release" in states and "ChargeOnce.RecordFailure" not in states
+
+
+def test_every_write_after_acquire_is_fenced_on_the_owner():
+    states = guarded(on_failure=FailurePolicy.CACHE)["States"]
+    for name in ("Complete", "RecordFailure"):
+        assert states[f"ChargeOnce.{name}"]["Parameters"]["ConditionExpression"] == "#owner = :owner"
+        assert states[f"ChargeOnce.{name}"]["Catch"][0]["ErrorEquals"] == ["DynamoDB.ConditionalCheckFailedException"]
+    assert states["ChargeOnce.Takeover"]["Parameters"]["ConditionExpression"] == "#owner = :previous"
+    release = guarded()["States"]["ChargeOnce.Release"]
+    assert release["Parameters"]["ConditionExpression"] == "#owner = :owner"
+
+
+def test_transient_dynamodb_and_lambda_errors_are_retried_with_backoff():
+    states = guarded()["States"]
+    states.update(states["ChargeOnce.Await"]["Branches"][0]["States"])
+    for name in ("Acquire", "Inspect", "Complete", "Release", "Takeover", "Poll"):
+        retry = states[f"ChargeOnce.{name}"]["Retry"][0]
+        assert "DynamoDB.ThrottlingException" in retry["ErrorEquals"]
+        assert "DynamoDB.ConditionalCheckFailedException" not in retry["ErrorEquals"]
+        assert retry["BackoffRate"] == 2
+    lambda_errors = {e for r in states["ChargeOnce.ComputeKey"]["Retry"] for e in r["ErrorEquals"]}
+    assert {"Lambda.ServiceException", "Lambda.TooManyRequestsException"} <= lambda_errors
+
+
+def test_waiting_polls_with_backoff_bounded_by_max_wait():
+    states = guarded(poll_interval=Duration.seconds(2), max_wait=Duration.minutes(10))["States"]
+    (retry,) = states["ChargeOnce.Await"]["Retry"]
+    attempts, max_delay = poll_schedule(2, 600)
+    assert retry == {
+        "ErrorEquals": ["Idempotency.StillInFlight"],
+        "IntervalSeconds": 2,
+        "BackoffRate": 2,
+        "MaxAttempts": attempts,
+        "MaxDelaySeconds": max_delay,
+    }
+    assert states["ChargeOnce.Await"]["Catch"][0]["Next"] == "ChargeOnce.InFlight"
+
+
+@pytest.mark.parametrize(("interval", "max_wait"), [(1, 1), (1, 60), (1, 300), (5, 3600), (30, 30)])
+def test_the_poll_schedule_adds_up_to_at_least_max_wait_and_no_more_than_one_delay_beyond(interval, max_wait):
+    attempts, max_delay = poll_schedule(interval, max_wait)
+    delays = [min(interval * 2**i, max_delay) for i in range(attempts)]
+    assert interval + sum(delays) >= max_wait
+    assert interval + sum(delays[:-1]) < max_wait or attempts == 0
+
+
+def test_with_the_fail_policy_there_is_no_poll_loop():
+    states = guarded(on_in_flight=InFlightPolicy.FAIL)["States"]
+    assert "ChargeOnce.Await" not in states
+    held = [choice for choice in states["ChargeOnce.Route"]["Choices"] if choice["Next"] == "ChargeOnce.InFlight"]
+    assert len(held) == 1
+
+
+def test_with_the_cache_policy_failures_are_recorded_and_replayed():
+    states = guarded(on_failure=FailurePolicy.CACHE)["States"]
+    assert "ChargeOnce.Release" not in states
+    assert states["ChargeOnce.Body"]["Catch"][0]["Next"] == "ChargeOnce.RecordFailure"
+    assert states["ChargeOnce.ReplayFailure"] == {
+        "Type": "Fail",
+        "ErrorPath": "$.record.Item.error.S",
+        "CausePath": "$.record.Item.cause.S",
+    }
+
+
+def test_key_namespace_retention_and_lease_reach_the_key_function():
+    payload = guarded(
+        key=IdempotencyKey.from_paths("$.order.id"),
+        namespace="orders-v2",
+        expires_after=Duration.days(7),
+        lease=Duration.minutes(2),
+    )["States"]["ChargeOnce.ComputeKey"]["Parameters"]
+    assert payload["kind"] == "paths" and payload["expression"] == ["$.order.id"]
+    assert (payload["namespace"], payload["expires_after_seconds"], payload["lease_seconds"]) == ("orders-v2", 604800, 120)
+
+
+def test_a_state_name_prefix_replaces_the_construct_id():
+    assert "pay/ComputeKey" in guarded(state_name_prefix="pay/")["States"]
+
+
+def test_fails_when_the_prefix_makes_state_names_too_long():
+    with pytest.raises(IdempotencyConfigurationError, match="80 characters"):
+        guarded(state_name_prefix="x" * 70)
+
+
+def test_every_guard_of_a_stack_shares_one_key_function():
+    def build(s):
+        table = IdempotencyTable(s, "Table")
+        chain = sfn.Chain.start(IdempotencyGuard(s, "A", table=table, body=sfn.Pass(s, "PA")))
+        chain = chain.next(IdempotencyGuard(s, "B", table=table, body=sfn.Pass(s, "PB")))
+        sfn.StateMachine(s, "Machine", definition_body=sfn.DefinitionBody.from_chainable(chain))
+
+    assert len(resources(template(build), "AWS::Lambda::Function")) == 1
+
+
+def test_fails_when_two_guards_would_share_state_names():
+    target = stack()
+    table = IdempotencyTable(target, "Table")
+    first = IdempotencyGuard(target, "Same", table=table, body=sfn.Pass(target, "P1"))
+    second = IdempotencyGuard(target, "Other", table=table, body=sfn.Pass(target, "P2"), state_name_prefix="Same.")
+    with pytest.raises(Exception, match="Same.ComputeKey"):
+        sfn.StateMachine(target, "Machine", definition_body=sfn.DefinitionBody.from_chainable(first.next(second)))

@@ -1,0 +1,68 @@
+"""idempotent_constructs/key.py: key strategies and their synth-time validation (DESIGN B10)."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk import Duration, Token
+from aws_cdk import aws_stepfunctions as sfn
+
+from idempotent_constructs import (
+    IdempotencyConfigurationError,
+    IdempotencyKey,
+    IdempotencyTable,
+    IdempotentStateMachine,
+)
+from tests.synth import stack
+
+
+def build(key: IdempotencyKey, **options) -> None:
+    target = stack()
+    IdempotentStateMachine(
+        target, "Orders", table=IdempotencyTable(target, "Table"), definition=sfn.Pass(target, "Work"), key=key, **options
+    )
+
+
+def test_the_default_key_is_the_whole_input():
+    assert IdempotencyKey.whole_input().kind == "whole_input"
+
+
+def test_valid_expressions_synthesize():
+    build(IdempotencyKey.from_jmespath("[order.id, customer.id]"))
+    build(IdempotencyKey.from_paths("$.order.id", "$['customer id']", "$.lines[0].sku"))
+
+
+def test_fails_when_the_jmespath_expression_is_invalid():
+    with pytest.raises(IdempotencyConfigurationError) as raised:
+        build(IdempotencyKey.from_jmespath("order.[id"))
+    message = str(raised.value)
+    assert "Test/Orders" in message  # the construct
+    assert "'order.[id'" in message  # the value
+    assert "for example" in message  # the fix
+
+
+@pytest.mark.parametrize("path", ["$.items[*].id", "$..id", "order.id", "$.a[1:3]"])
+def test_fails_when_a_path_does_not_name_one_scalar_field(path):
+    with pytest.raises(IdempotencyConfigurationError, match=r"(?s)Test/Orders.*unsupported JSONPath|must start with"):
+        build(IdempotencyKey.from_paths(path))
+
+
+def test_fails_when_no_path_or_an_empty_expression_is_given():
+    with pytest.raises(IdempotencyConfigurationError, match="at least one JSONPath"):
+        build(IdempotencyKey.from_paths())
+    with pytest.raises(IdempotencyConfigurationError, match="non-empty expression"):
+        build(IdempotencyKey.from_jmespath(" "))
+
+
+def test_fails_with_every_problem_at_once():
+    with pytest.raises(IdempotencyConfigurationError) as raised:
+        build(
+            IdempotencyKey.from_paths("$..id", "$.*"),
+            namespace="a#b",
+            lease=Duration.millis(10),
+            max_wait=Duration.millis(10),
+        )
+    assert len(raised.value.problems) == 5
+
+
+def test_unresolved_tokens_are_not_validated():
+    build(IdempotencyKey.from_jmespath(Token.as_string({"Ref": "KeyExpression"})))

@@ -1,0 +1,94 @@
+"""idempotent_constructs/table.py: IdempotencyTable."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk.assertions import Annotations, Match, Template
+
+from idempotent_constructs import IdempotencyConfigurationError, IdempotencyTable
+from tests.synth import resources, stack, template
+
+
+def test_by_default_the_table_is_on_demand_encrypted_backed_up_retained_and_expires_records():
+    tpl = template(lambda s: IdempotencyTable(s, "Idempotency"))
+    tpl.has_resource(
+        "AWS::DynamoDB::Table",
+        {
+            "DeletionPolicy": "Retain",
+            "UpdateReplacePolicy": "Retain",
+            "Properties": {
+                "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+                "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+                "BillingMode": "PAY_PER_REQUEST",
+                "TimeToLiveSpecification": {"AttributeName": "expiration", "Enabled": True},
+                "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+                "SSESpecification": {"SSEEnabled": True},
+                "TableName": Match.absent(),
+            },
+        },
+    )
+
+
+def test_removal_policy_destroy_is_allowed_with_a_warning():
+    target = stack()
+    IdempotencyTable(target, "Idempotency", removal_policy=RemovalPolicy.DESTROY)
+    Template.from_stack(target).has_resource("AWS::DynamoDB::Table", {"DeletionPolicy": "Delete"})
+    Annotations.from_stack(target).has_warning("/Test/Idempotency", Match.string_like_regexp("deletes every"))
+
+
+def test_a_customer_managed_key_encrypts_the_table():
+    def build(s):
+        IdempotencyTable(s, "Idempotency", encryption_key=kms.Key(s, "Key"))
+
+    tpl = template(build)
+    tpl.has_resource_properties(
+        "AWS::DynamoDB::Table",
+        {"SSESpecification": {"SSEEnabled": True, "SSEType": "KMS", "KMSMasterKeyId": Match.any_value()}},
+    )
+
+
+def test_point_in_time_recovery_can_be_turned_off():
+    tpl = template(lambda s: IdempotencyTable(s, "Idempotency", point_in_time_recovery=False))
+    tpl.has_resource_properties(
+        "AWS::DynamoDB::Table", {"PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": False}}
+    )
+
+
+def test_an_existing_table_is_adopted_instead_of_creating_one():
+    def build(s):
+        existing = dynamodb.Table.from_table_name(s, "Existing", "orders-idempotency")
+        assert IdempotencyTable(s, "Idempotency", table=existing).table is existing
+
+    assert resources(template(build), "AWS::DynamoDB::Table") == {}
+
+
+def test_fails_when_an_existing_table_comes_with_options_for_a_new_one():
+    target = stack()
+    existing = dynamodb.Table.from_table_name(target, "Existing", "orders-idempotency")
+    with pytest.raises(IdempotencyConfigurationError, match=r"(?s)Test/Idempotency: .*pass one or the other"):
+        IdempotencyTable(target, "Idempotency", table=existing, removal_policy=RemovalPolicy.DESTROY)
+
+
+@pytest.mark.parametrize(
+    ("grant", "actions"),
+    [
+        ("grant_workflow_access", ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]),
+        ("grant_read_records", ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan"]),
+    ],
+)
+def test_grants_give_exactly_the_actions_needed_on_the_table_only(grant, actions):
+    def build(s):
+        table = IdempotencyTable(s, "Idempotency")
+        role = iam.Role(s, "Reader", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
+        getattr(table, grant)(role)
+
+    tpl = template(build)
+    (table_id,) = resources(tpl, "AWS::DynamoDB::Table")
+    (policy,) = resources(tpl, "AWS::IAM::Policy").values()
+    (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert sorted(statement["Action"]) == actions
+    assert [r for r in statement["Resource"] if r != {"Ref": "AWS::NoValue"}] == [{"Fn::GetAtt": [table_id, "Arn"]}]
