@@ -219,7 +219,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             self,
             "ComputeKey",
             state_name=name("ComputeKey"),
-            lambda_function=self.key_function.function,
+            lambda_function=self.key_function.function.current_version,
             payload=sfn.TaskInput.from_object(spec),
             payload_response_only=True,
             retry_on_service_exceptions=True,

@@ -180,6 +180,21 @@ class _Patches:
             lambda function, event=None: lambdas.invoke(function, event if event is not None else {}),
         )
 
+        # Gap: moto's AWS::Lambda::Version has no physical id, so a Ref to it (the qualified ARN that
+        # the CDK's `function.current_version` produces) resolves to a Python object.
+        def create_version(
+            cls: Any, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+        ) -> Any:
+            backend = lambda_models.lambda_backends[account_id][region_name]
+            published = backend.publish_version(cloudformation_json["Properties"]["FunctionName"])
+            version = lambda_models.LambdaVersion({"Version": published.version})
+            version.physical_resource_id = (
+                f"arn:aws:lambda:{region_name}:{account_id}:function:{published.function_name}:{published.version}"
+            )
+            return version
+
+        self._set(lambda_models.LambdaVersion, "create_from_cloudformation_json", classmethod(create_version))
+
         # Gap: moto's DynamoDB checks a condition and then writes without a lock, so two concurrent
         # conditional writes can both succeed. Real DynamoDB makes each conditional write atomic.
         lock = threading.RLock()

@@ -1,0 +1,106 @@
+"""idempotent_constructs/state_machine.py: IdempotentStateMachine."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk import Duration
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk.assertions import Match
+
+from idempotent_constructs import IdempotencyConfigurationError, IdempotencyTable, IdempotentStateMachine
+from tests.synth import only_definition, resources, stack, template
+
+
+def workflow(**options):
+    def build(s):
+        IdempotentStateMachine(s, "Orders", table=IdempotencyTable(s, "Table"), definition=sfn.Pass(s, "Work"), **options)
+
+    return template(build)
+
+
+def test_by_default_it_is_a_standard_state_machine_that_logs_everything_but_payloads_and_traces():
+    tpl = workflow()
+    tpl.has_resource_properties(
+        "AWS::StepFunctions::StateMachine",
+        {
+            "StateMachineType": "STANDARD",
+            "TracingConfiguration": {"Enabled": True},
+            "LoggingConfiguration": {"Level": "ALL", "IncludeExecutionData": False, "Destinations": Match.any_value()},
+        },
+    )
+    assert only_definition(tpl)["StartAt"] == "Idempotency.ComputeKey"
+    assert only_definition(tpl)["States"]["Idempotency.ComputeKey"]["Parameters"]["namespace"] == "Test/Orders"
+
+
+def test_the_role_may_do_exactly_the_record_operations_on_the_table_and_invoke_the_key_function():
+    tpl = workflow()
+    (table_id,) = resources(tpl, "AWS::DynamoDB::Table")
+    (function_id,) = resources(tpl, "AWS::Lambda::Function")
+    policy = next(
+        p for p in resources(tpl, "AWS::IAM::Policy").values() if "StateMachineRole" in str(p["Properties"]["Roles"])
+    )
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    dynamodb = {a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"]) if a.startswith("dynamodb:")}
+    assert dynamodb == {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}
+    for statement in statements:
+        action = statement["Action"]
+        if str(action).startswith("dynamodb:") or "dynamodb:" in str(action):
+            assert table_id in str(statement["Resource"]) and "*" not in str(statement["Resource"]).replace("/index/*", "")
+        if "lambda:InvokeFunction" in str(action):
+            assert function_id in str(statement["Resource"])
+
+
+def test_express_workflows_default_the_lease_to_the_five_minutes_an_express_execution_may_run():
+    tpl = workflow(state_machine_type=sfn.StateMachineType.EXPRESS)
+    tpl.has_resource_properties("AWS::StepFunctions::StateMachine", {"StateMachineType": "EXPRESS"})
+    assert only_definition(tpl)["States"]["Idempotency.ComputeKey"]["Parameters"]["lease_seconds"] == 300
+
+
+def test_name_timeout_logs_and_tracing_pass_through():
+    def build(s):
+        IdempotentStateMachine(
+            s,
+            "Orders",
+            table=IdempotencyTable(s, "Table"),
+            definition=sfn.Pass(s, "Work"),
+            state_machine_name="orders",
+            timeout=Duration.minutes(30),
+            logs=sfn.LogOptions(destination=logs.LogGroup(s, "Mine"), level=sfn.LogLevel.ERROR),
+            tracing_enabled=False,
+        )
+
+    tpl = template(build)
+    tpl.has_resource_properties(
+        "AWS::StepFunctions::StateMachine",
+        {"StateMachineName": "orders", "TracingConfiguration": {"Enabled": False}, "LoggingConfiguration": {"Level": "ERROR", "Destinations": Match.any_value()}},
+    )
+    assert only_definition(tpl)["TimeoutSeconds"] == 1800
+    assert len(resources(tpl, "AWS::Logs::LogGroup")) == 2  # the given one and the key function's
+
+
+def test_fails_when_an_express_timeout_exceeds_five_minutes():
+    with pytest.raises(IdempotencyConfigurationError, match="300 s"):
+        workflow(state_machine_type=sfn.StateMachineType.EXPRESS, timeout=Duration.minutes(10))
+
+
+def test_each_further_workflow_adds_only_its_state_machine_role_policy_and_log_group():
+    def count(n):
+        def build(s):
+            table = IdempotencyTable(s, "Table")
+            for i in range(n):
+                IdempotentStateMachine(s, f"Flow{i}", table=table, definition=sfn.Pass(s, f"Work{i}"))
+
+        resources_by_type: dict[str, int] = {}
+        for resource in template(build).to_json()["Resources"].values():
+            resources_by_type[resource["Type"]] = resources_by_type.get(resource["Type"], 0) + 1
+        return resources_by_type
+
+    one, three = count(1), count(3)
+    growth = {kind: three.get(kind, 0) - one.get(kind, 0) for kind in set(one) | set(three)}
+    assert {kind: n for kind, n in growth.items() if n} == {
+        "AWS::StepFunctions::StateMachine": 2,
+        "AWS::IAM::Role": 2,
+        "AWS::IAM::Policy": 2,
+        "AWS::Logs::LogGroup": 2,
+    }

@@ -1,0 +1,137 @@
+"""Every synthesized template: snapshots of the two extremes, cfn-lint, and asl-validator on every
+generated state machine definition."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from typing import Any
+
+import cfnlint.api
+import pytest
+from aws_cdk import App, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_stepfunctions as sfn
+from syrupy.extensions.json import JSONSnapshotExtension
+
+from example.stack import OrdersStack
+from idempotent_constructs import (
+    FailurePolicy,
+    IdempotencyGuard,
+    IdempotencyKey,
+    IdempotencyTable,
+    IdempotentStateMachine,
+    InFlightPolicy,
+)
+from idempotent_constructs.testing import state_machine_definitions
+from tests.stacks import BehaviourStack
+
+# The CDK adds DependsOn on a role that a GetAtt already implies; harmless and not ours to change.
+IGNORED_CFN_LINT_RULES = {"W3005"}
+
+
+def minimal(app: App) -> Stack:
+    stack = Stack(app, "Minimal")
+    IdempotentStateMachine(stack, "Orders", table=IdempotencyTable(stack, "Idempotency"), definition=sfn.Pass(stack, "Work"))
+    return stack
+
+
+def everything_on(app: App) -> Stack:
+    stack = Stack(app, "EverythingOn")
+    table = IdempotencyTable(
+        stack,
+        "Idempotency",
+        encryption_key=kms.Key(stack, "RecordsKey", enable_key_rotation=True),
+        removal_policy=RemovalPolicy.RETAIN,
+        point_in_time_recovery=True,
+    )
+    per_line = sfn.Map(stack, "EachLine", items_path="$.lines", result_path="$.lines_done").item_processor(
+        IdempotencyGuard(
+            stack,
+            "LineOnce",
+            table=table,
+            body=sfn.Pass(stack, "ReserveStock"),
+            key=IdempotencyKey.from_paths("$.sku", "$.warehouse"),
+            namespace="lines",
+            on_in_flight=InFlightPolicy.FAIL,
+            on_failure=FailurePolicy.CACHE,
+            state_name_prefix="Line/",
+        )
+    )
+    IdempotentStateMachine(
+        stack,
+        "Orders",
+        table=table,
+        definition=per_line.next(sfn.Pass(stack, "Ship")),
+        key=IdempotencyKey.from_jmespath("[order.id, customer.id]"),
+        namespace="orders",
+        expires_after=Duration.days(7),
+        lease=Duration.minutes(10),
+        poll_interval=Duration.seconds(2),
+        max_wait=Duration.minutes(10),
+        on_in_flight=InFlightPolicy.WAIT,
+        on_failure=FailurePolicy.CACHE,
+        state_machine_type=sfn.StateMachineType.STANDARD,
+        state_machine_name="orders",
+        timeout=Duration.hours(1),
+        tracing_enabled=True,
+    )
+    IdempotentStateMachine(
+        stack,
+        "Quotes",
+        table=table,
+        definition=sfn.Pass(stack, "Quote"),
+        state_machine_type=sfn.StateMachineType.EXPRESS,
+        timeout=Duration.minutes(5),
+    )
+    return stack
+
+
+def masked(template: dict[str, Any]) -> dict[str, Any]:
+    """Asset hashes change with every edit of lambda_src; the snapshot is about structure."""
+    text = re.sub(r"[0-9a-f]{64}\.zip", "<asset-hash>.zip", json.dumps(template, sort_keys=True))
+    return json.loads(text)
+
+
+@pytest.fixture(scope="module")
+def templates(tmp_path_factory) -> dict[str, dict[str, Any]]:
+    app = App(outdir=str(tmp_path_factory.mktemp("assembly")))
+    stacks = [minimal(app), everything_on(app), BehaviourStack(app, "Behaviour"), OrdersStack(app, "IdempotentOrders")]
+    assembly = app.synth()
+    return {stack.stack_name: assembly.get_stack_by_name(stack.stack_name).template for stack in stacks}
+
+
+@pytest.mark.parametrize("name", ["Minimal", "EverythingOn"])
+def test_the_minimal_and_the_everything_on_templates_match_their_snapshots(templates, name, snapshot):
+    assert masked(templates[name]) == snapshot(extension_class=JSONSnapshotExtension)
+
+
+@pytest.mark.parametrize("name", ["Minimal", "EverythingOn", "Behaviour", "IdempotentOrders"])
+def test_every_template_passes_cfn_lint(templates, name):
+    matches = cfnlint.api.lint(json.dumps(templates[name]), config=cfnlint.api.ManualArgs(regions=["us-east-1"]))
+    findings = [f"{m.rule.id} {m.message} at {'/'.join(map(str, m.path))}" for m in matches if m.rule.id not in IGNORED_CFN_LINT_RULES]
+    assert findings == []
+
+
+def asl_validator(node_bin, definition: dict[str, Any], tmp_path) -> subprocess.CompletedProcess:
+    path = tmp_path / "definition.json"
+    path.write_text(json.dumps(definition))
+    return subprocess.run(
+        [str(node_bin / "asl-validator"), "--json-path", str(path)], capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize("name", ["Minimal", "EverythingOn", "Behaviour", "IdempotentOrders"])
+def test_every_generated_state_machine_definition_passes_asl_validator(templates, name, node_bin, tmp_path):
+    definitions = state_machine_definitions(templates[name])
+    assert definitions
+    for logical_id, definition in definitions.items():
+        result = asl_validator(node_bin, definition, tmp_path)
+        assert result.returncode == 0, f"{logical_id}: {result.stdout}{result.stderr}"
+
+
+def test_asl_validator_rejects_a_broken_definition(templates, node_bin, tmp_path):
+    (definition,) = state_machine_definitions(templates["Minimal"]).values()
+    definition["States"]["Idempotency.Acquire"]["Next"] = "NoSuchState"
+    assert asl_validator(node_bin, definition, tmp_path).returncode != 0
