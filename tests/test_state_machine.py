@@ -36,7 +36,7 @@ def test_by_default_it_is_a_standard_state_machine_that_logs_everything_but_payl
 def test_the_role_may_do_exactly_the_record_operations_on_the_table_and_invoke_the_key_function():
     tpl = workflow()
     (table_id,) = resources(tpl, "AWS::DynamoDB::Table")
-    (function_id,) = resources(tpl, "AWS::Lambda::Function")
+    (version_id,) = resources(tpl, "AWS::Lambda::Version")
     policy = next(
         p for p in resources(tpl, "AWS::IAM::Policy").values() if "StateMachineRole" in str(p["Properties"]["Roles"])
     )
@@ -48,7 +48,8 @@ def test_the_role_may_do_exactly_the_record_operations_on_the_table_and_invoke_t
         if str(action).startswith("dynamodb:") or "dynamodb:" in str(action):
             assert table_id in str(statement["Resource"]) and "*" not in str(statement["Resource"]).replace("/index/*", "")
         if "lambda:InvokeFunction" in str(action):
-            assert function_id in str(statement["Resource"])
+            # Exactly the published version the state invokes, not the function and all its versions.
+            assert statement["Resource"] == {"Ref": version_id}
 
 
 def test_express_workflows_default_the_lease_to_the_five_minutes_an_express_execution_may_run():
