@@ -19,6 +19,7 @@ import hashlib
 import importlib
 import io
 import json
+import logging
 import os
 import re
 import sys
@@ -374,8 +375,16 @@ class Deployment:
 class LocalEmulator:
     """The embedded emulator: moto with its Step Functions interpreter, plus the workarounds above."""
 
-    def __init__(self, region: str = REGION) -> None:
+    def __init__(self, region: str = REGION, *, interpreter_logs: bool = False) -> None:
+        """
+        :param region: the emulated region. Default: us-east-1.
+        :param interpreter_logs: keep moto's Step Functions interpreter logs, which print every
+            failed state with its whole parse tree. Default: off; failures are in each execution's
+            history and in ``Execution.error`` / ``Execution.cause``.
+        """
         self.region = region
+        self._interpreter_logger = None if interpreter_logs else logging.getLogger("moto.stepfunctions.parser")
+        self._interpreter_log_level = logging.NOTSET
         self.lambdas = _InProcessLambda()
         self._patches = _Patches(self.lambdas)
         self._mock = mock_aws(config={"stepfunctions": {"execute_state_machine": True}})
@@ -391,6 +400,9 @@ class LocalEmulator:
         }.items():
             self._saved_environment[name] = os.environ.get(name)
             os.environ[name] = value
+        if self._interpreter_logger is not None:
+            self._interpreter_log_level = self._interpreter_logger.level
+            self._interpreter_logger.setLevel(logging.CRITICAL)
         self._mock.start()
         self._patches.install()
         return self
@@ -398,6 +410,8 @@ class LocalEmulator:
     def __exit__(self, *exc_info: Any) -> None:
         self._patches.remove()
         self._mock.stop()
+        if self._interpreter_logger is not None:
+            self._interpreter_logger.setLevel(self._interpreter_log_level)
         for name, value in self._saved_environment.items():
             if value is None:
                 os.environ.pop(name, None)
