@@ -126,3 +126,28 @@ def test_the_same_key_with_another_payload_fails_with_payload_mismatch(behaviour
     other = behaviour.run("Flaky", {"order": {"id": unique}, "note": "second"})
     assert (other.status, other.error) == ("FAILED", schema.PAYLOAD_MISMATCH)
     assert not ran_body(other, "FlakyFine")
+
+
+def wrapper_states(execution: Execution) -> list[str]:
+    return [state for state in execution.entered_states() if state.startswith("Idempotency.")]
+
+
+def test_a_first_run_costs_four_states_and_one_lambda_call_and_a_replay_five_and_one(behaviour, unique):
+    first = behaviour.run("Echo", {"id": unique})
+    replay = behaviour.run("Echo", {"id": unique})
+    assert wrapper_states(first) == [f"Idempotency.{s}" for s in ("ComputeKey", "Acquire", "Body", "Complete")]
+    assert wrapper_states(replay) == [f"Idempotency.{s}" for s in ("ComputeKey", "Acquire", "Inspect", "Route", "Replay")]
+    assert first.lambda_invocations() == replay.lambda_invocations() == 1
+
+
+def test_each_poll_while_the_holder_runs_costs_three_states(behaviour, unique):
+    payload = {"id": unique}
+    holder = behaviour.start("Slow", payload, name=f"{unique}-holder")
+    behaviour.wait_for_state(holder, "SlowSlow")
+    waiter = behaviour.wait(behaviour.start("Slow", payload, name=f"{unique}-waiter"))
+    states = wrapper_states(waiter)
+    busy_polls = states.count("Idempotency.Busy")
+    assert busy_polls >= 1
+    # Every poll enters Poll and Check; a busy one also Busy, the last one Settled.
+    assert states.count("Idempotency.Poll") == states.count("Idempotency.Check") == busy_polls + 1
+    assert states.count("Idempotency.Settled") == 1
