@@ -298,34 +298,14 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             result_path=f"$.{schema.VALUE}",
         )
         guarded.branch(body)
-        complete = tasks.DynamoUpdateItem(
-            self,
+        complete = self._finish(
             "Complete",
-            state_name=name("Complete"),
-            table=self.table,
-            key=self._key_attr(),
-            update_expression=(
-                "SET #status = :completed, #data = :data, #expiration = :expiration "
-                "REMOVE #lease, #deadline"
-            ),
-            condition_expression="#owner = :owner",
-            expression_attribute_names={
-                "#status": schema.STATUS,
-                "#data": schema.DATA,
-                "#expiration": schema.EXPIRATION,
-                "#lease": schema.IN_PROGRESS_EXPIRATION,
-                "#deadline": schema.IN_PROGRESS_DEADLINE,
-                "#owner": schema.OWNER,
-            },
-            expression_attribute_values={
-                ":completed": _literal(schema.COMPLETED),
-                ":data": tasks.DynamoAttributeValue.from_string(
+            schema.COMPLETED,
+            {
+                schema.DATA: tasks.DynamoAttributeValue.from_string(
                     sfn.JsonPath.json_to_string(sfn.JsonPath.object_at(f"$.{schema.VALUE}[0]"))
-                ),
-                ":expiration": _n(f"{_META}.expiration"),
-                ":owner": _s(f"{_META}.owner"),
+                )
             },
-            result_path=sfn.JsonPath.DISCARD,
             output_path=f"$.{schema.VALUE}[0]",
         )
         lease_lost = sfn.Fail(
@@ -394,6 +374,44 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             "takeover": takeover,
         }
 
+    def _finish(
+        self,
+        state: str,
+        status: str,
+        fields: dict[str, tasks.DynamoAttributeValue],
+        output_path: str | None = None,
+    ) -> tasks.DynamoUpdateItem:
+        """A fenced write that ends the holder's lease: sets ``status`` and ``fields`` and the
+        record's final expiration, on condition that we still own the record."""
+        names = {f"#{name}": name for name in fields}
+        values = {f":{name}": value for name, value in fields.items()}
+        assignments = "".join(f", #{name} = :{name}" for name in fields)
+        return tasks.DynamoUpdateItem(
+            self,
+            state,
+            state_name=self._name(state),
+            table=self.table,
+            key=self._key_attr(),
+            update_expression=f"SET #status = :status, #expiration = :expiration{assignments} REMOVE #lease, #deadline",
+            condition_expression="#owner = :owner",
+            expression_attribute_names={
+                "#status": schema.STATUS,
+                "#expiration": schema.EXPIRATION,
+                "#lease": schema.IN_PROGRESS_EXPIRATION,
+                "#deadline": schema.IN_PROGRESS_DEADLINE,
+                "#owner": schema.OWNER,
+                **names,
+            },
+            expression_attribute_values={
+                ":status": _literal(status),
+                ":expiration": _n(f"{_META}.expiration"),
+                ":owner": _s(f"{_META}.owner"),
+                **values,
+            },
+            result_path=sfn.JsonPath.DISCARD,
+            output_path=output_path,
+        )
+
     def _failure_states(self) -> tuple[sfn.TaskStateBase, sfn.Fail | None]:
         """What the Body's catch goes to, and (for CACHE) the state that replays a stored failure."""
         name = self._name
@@ -410,34 +428,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
                 result_path=sfn.JsonPath.DISCARD,
             )
             return release, None
-        record_failure = tasks.DynamoUpdateItem(
-            self,
-            "RecordFailure",
-            state_name=name("RecordFailure"),
-            table=self.table,
-            key=self._key_attr(),
-            update_expression=(
-                "SET #status = :failed, #error = :error, #cause = :cause, #expiration = :expiration "
-                "REMOVE #lease, #deadline"
-            ),
-            condition_expression="#owner = :owner",
-            expression_attribute_names={
-                "#status": schema.STATUS,
-                "#error": schema.ERROR,
-                "#cause": schema.CAUSE,
-                "#expiration": schema.EXPIRATION,
-                "#lease": schema.IN_PROGRESS_EXPIRATION,
-                "#deadline": schema.IN_PROGRESS_DEADLINE,
-                "#owner": schema.OWNER,
-            },
-            expression_attribute_values={
-                ":failed": _literal(schema.FAILED),
-                ":error": _s("$.error.Error"),
-                ":cause": _s("$.error.Cause"),
-                ":expiration": _n(f"{_META}.expiration"),
-                ":owner": _s(f"{_META}.owner"),
-            },
-            result_path=sfn.JsonPath.DISCARD,
+        record_failure = self._finish(
+            "RecordFailure", schema.FAILED, {schema.ERROR: _s("$.error.Error"), schema.CAUSE: _s("$.error.Cause")}
         )
         replay_failure = sfn.Fail(
             self,
