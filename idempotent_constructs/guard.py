@@ -381,8 +381,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         fields: dict[str, tasks.DynamoAttributeValue],
         output_path: str | None = None,
     ) -> tasks.DynamoUpdateItem:
-        """A fenced write that ends the holder's lease: sets ``status`` and ``fields`` and the
-        record's final expiration, on condition that we still own the record."""
+        """A fenced write that ends the holder's run: sets ``status``, ``fields`` and the record's
+        final expiration, on condition that we still own the record."""
         names = {f"#{name}": name for name in fields}
         values = {f":{name}": value for name, value in fields.items()}
         assignments = "".join(f", #{name} = :{name}" for name in fields)
@@ -392,13 +392,13 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             state_name=self._name(state),
             table=self.table,
             key=self._key_attr(),
-            update_expression=f"SET #status = :status, #expiration = :expiration{assignments} REMOVE #lease, #deadline",
+            # The lease attributes stay: Choice rules read them, and a rule must never meet a missing
+            # path (Step Functions fails the execution with States.Runtime on one).
+            update_expression=f"SET #status = :status, #expiration = :expiration{assignments}",
             condition_expression="#owner = :owner",
             expression_attribute_names={
                 "#status": schema.STATUS,
                 "#expiration": schema.EXPIRATION,
-                "#lease": schema.IN_PROGRESS_EXPIRATION,
-                "#deadline": schema.IN_PROGRESS_DEADLINE,
                 "#owner": schema.OWNER,
                 **names,
             },
@@ -470,11 +470,14 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         )
         self._retry_transient(poll)
         busy = sfn.Fail(self, "Busy", state_name=name("Busy"), error=schema.STILL_IN_FLIGHT)
+        settled = sfn.Succeed(self, "Settled", state_name=name("Settled"))
+        # Rules are evaluated in order and stop at the first match, so no rule reads a path of an
+        # absent record (a missing path fails the execution, And or not).
         check = (
             sfn.Choice(self, "Check", state_name=name("Check"))
+            .when(sfn.Condition.is_not_present(_ITEM), settled)
             .when(
                 sfn.Condition.and_(
-                    sfn.Condition.is_present(_ITEM),
                     sfn.Condition.not_(
                         sfn.Condition.string_equals_json_path(_attr(schema.OWNER), f"{_META}.owner")
                     ),
@@ -482,7 +485,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
                 ),
                 busy,
             )
-            .otherwise(sfn.Succeed(self, "Settled", state_name=name("Settled")))
+            .otherwise(settled)
         )
         wait = sfn.Parallel(
             self, "Await", state_name=name("Await"), output_path="$[0]"
