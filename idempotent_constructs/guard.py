@@ -53,6 +53,14 @@ TRANSIENT_DYNAMODB_ERRORS = [
     "DynamoDB.AmazonDynamoDBException",
 ]
 CONDITION_FAILED = "DynamoDB.ConditionalCheckFailedException"
+# Transient errors of a Lambda invocation (the service's, never the function's own errors).
+TRANSIENT_LAMBDA_ERRORS = [
+    "Lambda.ClientExecutionTimeoutException",
+    "Lambda.ServiceException",
+    "Lambda.AWSLambdaException",
+    "Lambda.SdkClientException",
+    "Lambda.TooManyRequestsException",
+]
 
 _ITEM = f"$.{schema.RECORD}.Item"
 _META = f"$.{schema.META}"
@@ -179,12 +187,15 @@ class IdempotencyGuard(sfn.StateMachineFragment):
     def _name(self, name: str) -> str:
         return f"{self.prefix}{name}"
 
-    def _retry_transient(self, task: sfn.TaskStateBase) -> None:
+    @staticmethod
+    def _retry_transient(task: sfn.TaskStateBase, errors: list[str] = TRANSIENT_DYNAMODB_ERRORS) -> None:
+        # Ten retries, jittered, at most 10 s apart: a call fails for good only if eleven attempts in
+        # about a minute all fail (at a 30% fault rate, about 2 in a million).
         task.add_retry(
-            errors=TRANSIENT_DYNAMODB_ERRORS,
+            errors=errors,
             interval=Duration.seconds(1),
             backoff_rate=2,
-            max_attempts=6,
+            max_attempts=10,
             max_delay=Duration.seconds(10),
             jitter_strategy=sfn.JitterType.FULL,
         )
@@ -222,15 +233,9 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             lambda_function=self.key_function.function.current_version,
             payload=sfn.TaskInput.from_object(spec),
             payload_response_only=True,
-            retry_on_service_exceptions=True,
+            retry_on_service_exceptions=False,
         )
-        compute_key.add_retry(
-            errors=["Lambda.TooManyRequestsException"],
-            interval=Duration.seconds(1),
-            backoff_rate=2,
-            max_attempts=6,
-            jitter_strategy=sfn.JitterType.FULL,
-        )
+        self._retry_transient(compute_key, TRANSIENT_LAMBDA_ERRORS)
 
         acquire = tasks.DynamoPutItem(
             self,

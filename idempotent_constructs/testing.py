@@ -36,6 +36,7 @@ from typing import Any, Callable, Iterator
 
 import boto3
 from moto import mock_aws
+from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEventException
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
@@ -154,12 +155,51 @@ def _parse_rfc3339(value: str) -> dt.datetime | None:
     return dt.datetime.strptime(match.group(1), "%Y-%m-%dT%H:%M:%S") + dt.timedelta(seconds=fraction)
 
 
+@dataclass
+class Faults:
+    """Transient failures to inject, as fractions of calls (0.0 to 1.0).
+
+    ``dynamodb``: item reads and writes (GetItem, PutItem, UpdateItem, DeleteItem) fail with
+    ``ProvisionedThroughputExceededException``, as DynamoDB does when it throttles. Scans, which the
+    tests use to read the table, are never failed.
+    ``lambda_invocations``: invocations fail with ``TooManyRequestsException`` or
+    ``ServiceException``, as the Lambda service does under load.
+    """
+
+    dynamodb: float = 0.0
+    lambda_invocations: float = 0.0
+    seed: int | None = None
+    injected: dict[str, int] = field(default_factory=lambda: {"dynamodb": 0, "lambda": 0})
+
+    def __post_init__(self) -> None:
+        import random
+
+        for name in ("dynamodb", "lambda_invocations"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"Faults.{name} must be a fraction from 0.0 to 1.0, got {getattr(self, name)!r}")
+        self._random = random.Random(self.seed)
+        self._lock = threading.Lock()
+
+    def hit(self, kind: str) -> bool:
+        rate = self.dynamodb if kind == "dynamodb" else self.lambda_invocations
+        with self._lock:
+            if rate and self._random.random() < rate:
+                self.injected[kind] += 1
+                return True
+        return False
+
+    def choice(self, options: list[str]) -> str:
+        with self._lock:
+            return self._random.choice(options)
+
+
 class _Patches:
     """Installs and removes the workarounds; see each one's comment."""
 
     def __init__(self, lambdas: _InProcessLambda) -> None:
         self._lambdas = lambdas
         self._undo: list[Callable[[], None]] = []
+        self.faults = Faults()
 
     def _set(self, owner: Any, name: str, value: Any) -> None:
         original = getattr(owner, name)
@@ -174,12 +214,38 @@ class _Patches:
             is_operator,
         )
 
-        lambdas = self._lambdas
-        self._set(
-            lambda_models.LambdaFunction,
-            "_invoke_lambda",
-            lambda function, event=None: lambdas.invoke(function, event if event is not None else {}),
-        )
+        from moto.awslambda.exceptions import LambdaClientError
+        from moto.dynamodb.exceptions import DynamodbException
+        from moto.stepfunctions.parser.asl.component.common.error_name.custom_error_name import CustomErrorName
+        from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEvent
+        from moto.stepfunctions.parser.asl.component.state.exec.state_task.state_task_lambda import StateTaskLambda
+
+        lambdas, patches = self._lambdas, self
+
+        def invoke(function: Any, event: Any = None) -> tuple[str, bool, str]:
+            if patches.faults.hit("lambda"):
+                code = patches.faults.choice(["TooManyRequestsException", "ServiceException"])
+                raise LambdaClientError(code, "injected by idempotent_constructs.testing.Faults")
+            return lambdas.invoke(function, event if event is not None else {})
+
+        self._set(lambda_models.LambdaFunction, "_invoke_lambda", invoke)
+
+        # Gap: when the Lambda service itself fails a call (throttling, 5xx), moto names the error
+        # "Exception"; Step Functions names it "Lambda.<error code>", which is what Retry rules match.
+        original_from_error = StateTaskLambda._from_error
+
+        def lambda_service_error(task: Any, env: Any, ex: Exception) -> Any:
+            event = original_from_error(task, env, ex)
+            code = getattr(ex, "response", {}).get("Error", {}).get("Code")
+            if code and not isinstance(ex, FailureEventException):
+                name = f"Lambda.{code}"
+                details = event.event_details["lambdaFunctionFailedEventDetails"]
+                details["error"] = name
+                return FailureEvent(env=env, error_name=CustomErrorName(name), event_type=event.event_type,
+                                    event_details=event.event_details)
+            return event
+
+        self._set(StateTaskLambda, "_from_error", lambda_service_error)
 
         # Gap: moto's AWS::Lambda::Version has no physical id, so a Ref to it (the qualified ARN that
         # the CDK's `function.current_version` produces) resolves to a Python object.
@@ -198,12 +264,17 @@ class _Patches:
 
         # Gap: moto's DynamoDB checks a condition and then writes without a lock, so two concurrent
         # conditional writes can both succeed. Real DynamoDB makes each conditional write atomic.
+        # (The same wrapper injects throttling for Faults.dynamodb.)
         lock = threading.RLock()
         backend = dynamodb_models.DynamoDBBackend
-        for name in ("put_item", "update_item", "delete_item", "transact_write_items"):
+        for name in ("get_item", "put_item", "update_item", "delete_item", "transact_write_items"):
             original = getattr(backend, name)
 
             def serialized(*args: Any, _original: Callable[..., Any] = original, **kwargs: Any) -> Any:
+                if patches.faults.hit("dynamodb"):
+                    raise DynamodbException(
+                        "ProvisionedThroughputExceededException", "injected by idempotent_constructs.testing.Faults"
+                    )
                 with lock:
                     return _original(*args, **kwargs)
 
@@ -420,6 +491,15 @@ class LocalEmulator:
 
     def client(self, service: str) -> Any:
         return boto3.client(service, region_name=self.region)
+
+    @contextlib.contextmanager
+    def faults(self, faults: Faults) -> Iterator[Faults]:
+        """Inject transient failures while the block runs; ``faults.injected`` counts them."""
+        previous, self._patches.faults = self._patches.faults, faults
+        try:
+            yield faults
+        finally:
+            self._patches.faults = previous
 
     def deploy_stack(self, stack: Any) -> Deployment:
         """Synthesize the app that holds ``stack`` (an ``aws_cdk.Stack``) and deploy the stack."""

@@ -73,6 +73,16 @@ class BehaviourStack(Stack):
             on_in_flight=InFlightPolicy.FAIL,
             **FAST,
         )
+        # B5: a duplicate gives up after max_wait.
+        IdempotentStateMachine(
+            self,
+            "Impatient",
+            table=table,
+            definition=slow_body(self, "Impatient", seconds=6),
+            key=IdempotencyKey.from_paths("$.id"),
+            poll_interval=Duration.seconds(1),
+            max_wait=Duration.seconds(2),
+        )
         # B6: a body that fails on request; B10: JMESPath key.
         IdempotentStateMachine(
             self,

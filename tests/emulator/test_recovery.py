@@ -1,0 +1,60 @@
+"""Emulator end-to-end: waiting bounds, fencing and expiry (DESIGN B5, B8, B11)."""
+
+from __future__ import annotations
+
+import time
+
+from idempotent_constructs.lambda_src import canonical, schema
+
+
+def record_id(namespace: str, payload: dict) -> str:
+    return canonical.idempotency_id(namespace, payload, schema.KIND_PATHS, ["$.id"])
+
+
+def test_a_waiting_duplicate_gives_up_after_max_wait_with_in_flight(behaviour, unique):
+    payload = {"id": unique}
+    holder = behaviour.start("Impatient", payload, name=f"{unique}-holder")
+    behaviour.wait_for_state(holder, "ImpatientSlow")
+    started = time.monotonic()
+    waiter = behaviour.run("Impatient", payload)
+    waited = time.monotonic() - started
+    assert (waiter.status, waiter.error) == ("FAILED", schema.IN_FLIGHT)
+    assert "Idempotency.Await" in waiter.entered_states()
+    assert waited < 6  # it did not sit out the holder's 6 s body
+    assert behaviour.wait(holder).status == "SUCCEEDED"
+
+
+def test_a_stale_holder_cannot_overwrite_the_record_of_the_owner_that_took_over(behaviour, emulator, unique):
+    payload = {"id": unique}
+    holder = behaviour.start("Slow", payload, name=f"{unique}-stale")
+    behaviour.wait_for_state(holder, "SlowSlow")
+    # Another execution takes the key over while the first is still in its body.
+    dynamodb = emulator.client("dynamodb")
+    key = {"id": {"S": record_id("Behaviour/Slow", payload)}}
+    taken_over = dynamodb.get_item(TableName=behaviour.table_name(), Key=key, ConsistentRead=True)["Item"]
+    taken_over["owner"] = {"S": "arn:aws:states:us-east-1:123456789012:execution:x:newer#holder"}
+    dynamodb.put_item(TableName=behaviour.table_name(), Item=taken_over)
+
+    stale = behaviour.wait(holder)
+    assert (stale.status, stale.error) == ("FAILED", schema.LEASE_LOST)
+    after = dynamodb.get_item(TableName=behaviour.table_name(), Key=key, ConsistentRead=True)["Item"]
+    assert after == taken_over
+
+
+def test_a_record_past_its_expiration_counts_as_absent_before_dynamodb_deletes_it(behaviour, emulator, unique):
+    payload = {"id": unique}
+    expired = {
+        "id": {"S": record_id("Behaviour/Slow", payload)},
+        "status": {"S": schema.COMPLETED},
+        "expiration": {"N": str(int(time.time()) - 60)},
+        "in_progress_expiration": {"N": str((int(time.time()) - 120) * 1000)},
+        "in_progress_deadline": {"S": "2020-01-01T00:00:00Z"},
+        "owner": {"S": "arn:aws:states:us-east-1:123456789012:execution:x:old#holder"},
+        "validation": {"S": canonical.digest(payload)},
+        "data": {"S": '{"stale": true}'},
+    }
+    emulator.client("dynamodb").put_item(TableName=behaviour.table_name(), Item=expired)
+    execution = behaviour.run("Slow", payload)
+    assert execution.status == "SUCCEEDED"
+    assert "SlowWork" in execution.entered_states()
+    assert execution.output == {"echo": payload, "done": True}
