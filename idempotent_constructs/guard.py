@@ -2,14 +2,20 @@
 
 Shape of the generated states (names carry the guard's prefix)::
 
-    ComputeKey -> Acquire --------------------------------> Body -> Complete -> (next)
-                     | exists                               ^  | fails
-                     v                                      |  v
-                  Inspect -> Route --completed-----------> Replay -> (next)
-                     ^          |--released--> Acquire      |  Release -> Failed
-                     |          |--ours / lapsed lease ------+ (Takeover when lapsed)
-                     |          |--in flight--> Backoff -> Await (poll, retried with backoff) -> Route
-                     |          '--other payload--> PayloadMismatch
+    ComputeKey -> Acquire -----------------------------------------> Body -> Complete -> (next)
+                     | exists                                         | fails
+                  Inspect -> Route -- completed --> Replay -> (next)  Caught -> Release | RecordFailure
+                                |---- failed (CACHE) --> ReplayFailure                    -> Failed
+                                |---- gone --> Renew -> Acquire
+                                |---- ours --> Body
+                                |---- held within its lease --> Backoff -> Await -> Route
+                                |---- held past its lease --> [OwnerCheck -> OwnerRunning] -> Await
+                                |                                           '-> RenewForTakeover
+                                |---- otherwise --> RenewForTakeover -> Takeover -> Body
+                                '---- other payload --> PayloadMismatch
+
+Await is a Parallel whose branch (Poll -> Check -> Busy | Settled, with PollOwner past a lease)
+fails while the holder is busy; its Retry is the backoff and its MaxAttempts the max_wait bound.
 
 Everything is JSONPath and carries its metadata in the state payload (no variables, no JSONata)::
 
@@ -22,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Duration
+from aws_cdk import Aws, Duration
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
@@ -40,6 +46,10 @@ DEFAULT_LEASE = Duration.minutes(15)
 DEFAULT_POLL_INTERVAL = Duration.seconds(1)
 DEFAULT_MAX_WAIT = Duration.minutes(5)
 MAX_POLL_DELAY_SECONDS = 30
+MAX_POLLS = 100
+# History events of one busy poll past its lease (the most expensive kind): the Parallel's retry,
+# the branch's states and the GetItem and DescribeExecution tasks. Measured in the emulator.
+EVENTS_PER_POLL = 20
 MAX_STATE_NAME_LENGTH = 80
 
 # Transient errors of the DynamoDB service integration (its names are "DynamoDB.<error code>";
@@ -53,6 +63,8 @@ TRANSIENT_DYNAMODB_ERRORS = [
     "DynamoDB.AmazonDynamoDBException",
 ]
 CONDITION_FAILED = "DynamoDB.ConditionalCheckFailedException"
+# Transient errors of the Step Functions API, called through the AWS SDK integration.
+TRANSIENT_SFN_ERRORS = ["Sfn.ThrottlingException", "Sfn.SdkClientException", "Sfn.InternalServerException"]
 # Transient errors of a Lambda invocation (the service's, never the function's own errors).
 TRANSIENT_LAMBDA_ERRORS = [
     "Lambda.ClientExecutionTimeoutException",
@@ -64,6 +76,7 @@ TRANSIENT_LAMBDA_ERRORS = [
 
 _ITEM = f"$.{schema.RECORD}.Item"
 _META = f"$.{schema.META}"
+_OWNER_STATE = "$.owner_state"
 _NOW = "$$.State.EnteredTime"
 
 
@@ -83,10 +96,27 @@ def _literal(value: str) -> tasks.DynamoAttributeValue:
     return tasks.DynamoAttributeValue.from_string(value)
 
 
+_IN_PROGRESS = sfn.Condition.string_equals(_attr(schema.STATUS), schema.INPROGRESS)
+_HELD_WITHIN_LEASE = sfn.Condition.and_(
+    _IN_PROGRESS, sfn.Condition.timestamp_less_than_json_path(_NOW, _attr(schema.IN_PROGRESS_DEADLINE))
+)
+_OWNER_RUNNING = sfn.Condition.string_equals(f"{_OWNER_STATE}.Status", "RUNNING")
+
+
+def owner_executions_arn(state_machine_name: str) -> str:
+    """Every execution of the named state machine, in this stack's account and region."""
+    return f"arn:{Aws.PARTITION}:states:{Aws.REGION}:{Aws.ACCOUNT_ID}:execution:{state_machine_name}:*"
+
+
 def poll_schedule(poll_interval: int, max_wait: int) -> tuple[int, int]:
     """``(max_attempts, max_delay)`` of the poll retrier: delays double from ``poll_interval`` up to
-    ``max_delay`` and add up to at least ``max_wait`` (the first wait is the ``Backoff`` state)."""
-    max_delay = max(poll_interval, min(MAX_POLL_DELAY_SECONDS, max_wait))
+    ``max_delay`` and add up to at least ``max_wait`` (the first wait is the ``Backoff`` state).
+
+    ``max_delay`` is 30 s, or more for long waits, so that a waiter never polls more than
+    ``MAX_POLLS`` times: its history stays below MAX_POLLS * EVENTS_PER_POLL events, far from
+    Step Functions' 25,000, whatever ``max_wait`` is.
+    """
+    max_delay = max(poll_interval, min(MAX_POLL_DELAY_SECONDS, max_wait), -(-max_wait // (MAX_POLLS // 2)))
     waited, delay, attempts = poll_interval, poll_interval, 0
     while waited < max_wait:
         attempts += 1
@@ -119,6 +149,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         on_in_flight: InFlightPolicy | None = None,
         on_failure: FailurePolicy | None = None,
         state_name_prefix: str | None = None,
+        owner_state_machine_name: str | None = None,
     ) -> None:
         """
         :param table: where the records live.
@@ -137,6 +168,11 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         :param on_in_flight: ``WAIT`` or ``FAIL`` while another execution holds the key. Default: ``WAIT``.
         :param on_failure: ``RELEASE`` or ``CACHE`` when the chain fails. Default: ``RELEASE``.
         :param state_name_prefix: prefix of every generated state name. Default: ``"{construct_id}."``.
+        :param owner_state_machine_name: the name of the Standard state machine this guard runs in.
+            When given, a duplicate that finds a lapsed lease asks Step Functions whether the holder's
+            execution still runs (``states:DescribeExecution`` on that state machine's executions,
+            granted automatically) and never takes over a running holder. Default: none; a lapsed
+            lease is taken over. ``IdempotentStateMachine`` sets it for Standard workflows.
         """
         super().__init__(scope, construct_id)
         self.key = key or IdempotencyKey.whole_input()
@@ -149,6 +185,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         self.on_failure = on_failure or FailurePolicy.RELEASE
         self.prefix = state_name_prefix if state_name_prefix is not None else f"{construct_id}."
         self.table: dynamodb.ITable = table.table if isinstance(table, IdempotencyTable) else table
+        self.owner_state_machine_name = owner_state_machine_name
         self._validate()
 
         self.key_function: KeyFunction = key_function(self)
@@ -188,15 +225,18 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         return f"{self.prefix}{name}"
 
     @staticmethod
-    def _retry_transient(task: sfn.TaskStateBase, errors: list[str] = TRANSIENT_DYNAMODB_ERRORS) -> None:
+    def _retry_transient(
+        task: sfn.TaskStateBase, errors: list[str] = TRANSIENT_DYNAMODB_ERRORS, *, after_body: bool = False
+    ) -> None:
         # Ten retries, jittered, at most 10 s apart: a call fails for good only if eleven attempts in
-        # about a minute all fail (at a 30% fault rate, about 2 in a million).
+        # about a minute all fail (at a 30% fault rate, about 2 in a million). A write after the body
+        # ran gets about ten minutes: giving up there would leave the key to a second run.
         task.add_retry(
             errors=errors,
             interval=Duration.seconds(1),
             backoff_rate=2,
-            max_attempts=10,
-            max_delay=Duration.seconds(10),
+            max_attempts=25 if after_body else 10,
+            max_delay=Duration.seconds(30 if after_body else 10),
             jitter_strategy=sfn.JitterType.FULL,
         )
 
@@ -214,10 +254,11 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             schema.VALIDATION: _s(f"{_META}.validation"),
         }
 
-    def _build(self, body: sfn.IChainable) -> None:
-        name = self._name
+    def _compute_key(self, state: str, source: str, meta_only: bool) -> tasks.LambdaInvoke:
+        """A call of the key function on ``source``; ``meta_only`` keeps the payload and replaces
+        only the metadata (a fresh clock and owner token before a late acquire or takeover)."""
         spec: dict[str, Any] = {
-            "input": sfn.JsonPath.entire_payload,
+            "input": sfn.JsonPath.object_at(source) if source != "$" else sfn.JsonPath.entire_payload,
             "execution": sfn.JsonPath.string_at("$$.Execution.Id"),
             "namespace": self.namespace,
             "kind": self.key.kind,
@@ -226,50 +267,93 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         }
         if self.key.expression is not None:
             spec["expression"] = self.key.expression
-        compute_key = tasks.LambdaInvoke(
+        if meta_only:
+            spec["meta_only"] = True
+        task = tasks.LambdaInvoke(
             self,
-            "ComputeKey",
-            state_name=name("ComputeKey"),
+            state,
+            state_name=self._name(state),
             lambda_function=self.key_function.function.current_version,
             payload=sfn.TaskInput.from_object(spec),
             payload_response_only=True,
             retry_on_service_exceptions=False,
+            result_path=_META if meta_only else None,
         )
-        self._retry_transient(compute_key, TRANSIENT_LAMBDA_ERRORS)
+        self._retry_transient(task, TRANSIENT_LAMBDA_ERRORS)
+        return task
 
-        acquire = tasks.DynamoPutItem(
+    def _put(self, state: str, condition: str, names: dict[str, str], values: dict[str, Any]) -> tasks.DynamoPutItem:
+        task = tasks.DynamoPutItem(
             self,
-            "Acquire",
-            state_name=name("Acquire"),
+            state,
+            state_name=self._name(state),
             table=self.table,
             item=self._acquire_item(),
-            # Absent, or present but expired (DynamoDB's TTL deletion can lag by days): B11.
-            condition_expression="attribute_not_exists(#id) OR #expiration < :now",
-            expression_attribute_names={"#id": schema.ID, "#expiration": schema.EXPIRATION},
-            expression_attribute_values={":now": _n(f"{_META}.now")},
+            condition_expression=condition,
+            expression_attribute_names=names,
+            expression_attribute_values=values,
             result_path=sfn.JsonPath.DISCARD,
         )
-        takeover = tasks.DynamoPutItem(
+        self._retry_transient(task)
+        return task
+
+    def _get(self, state: str) -> tasks.DynamoGetItem:
+        task = tasks.DynamoGetItem(
             self,
-            "Takeover",
-            state_name=name("Takeover"),
-            table=self.table,
-            item=self._acquire_item(),
-            # Fenced on the holder we saw: if anyone changed the record since, look again.
-            condition_expression="#owner = :previous",
-            expression_attribute_names={"#owner": schema.OWNER},
-            expression_attribute_values={":previous": _s(_attr(schema.OWNER))},
-            result_path=sfn.JsonPath.DISCARD,
-        )
-        inspect = tasks.DynamoGetItem(
-            self,
-            "Inspect",
-            state_name=name("Inspect"),
+            state,
+            state_name=self._name(state),
             table=self.table,
             key=self._key_attr(),
             consistent_read=True,
             result_path=f"$.{schema.RECORD}",
         )
+        self._retry_transient(task)
+        return task
+
+    def _owner_check(self, state: str) -> tasks.CallAwsService:
+        """Asks Step Functions whether the holder's execution still runs (Standard only)."""
+        task = tasks.CallAwsService(
+            self,
+            state,
+            state_name=self._name(state),
+            service="sfn",
+            action="describeExecution",
+            iam_action="states:DescribeExecution",
+            iam_resources=[owner_executions_arn(self.owner_state_machine_name)],
+            parameters={
+                "ExecutionArn": sfn.JsonPath.array_get_item(
+                    sfn.JsonPath.string_split(sfn.JsonPath.string_at(_attr(schema.OWNER)), "#"), 0
+                )
+            },
+            result_selector={"Status.$": "$.Status"},
+            result_path=_OWNER_STATE,
+        )
+        self._retry_transient(task, TRANSIENT_SFN_ERRORS)
+        return task
+
+    def _build(self, body: sfn.IChainable) -> None:
+        name = self._name
+        compute_key = self._compute_key("ComputeKey", "$", meta_only=False)
+        acquire = self._put(
+            "Acquire",
+            # Absent, or finished and expired (DynamoDB's TTL deletion can lag by days): B11. A record
+            # in progress is never overwritten here; a lapsed one goes through Route's takeover.
+            "attribute_not_exists(#id) OR (#expiration < :now AND #status <> :inprogress)",
+            {"#id": schema.ID, "#expiration": schema.EXPIRATION, "#status": schema.STATUS},
+            {":now": _n(f"{_META}.now"), ":inprogress": _literal(schema.INPROGRESS)},
+        )
+        # Fenced on the record as we saw it, owner and status: if anyone changed it since (finished
+        # it, released it, took it over), look again.
+        takeover = self._put(
+            "Takeover",
+            "#owner = :previous AND #status = :previous_status",
+            {"#owner": schema.OWNER, "#status": schema.STATUS},
+            {":previous": _s(_attr(schema.OWNER)), ":previous_status": _s(_attr(schema.STATUS))},
+        )
+        # After waiting, the clock readings of ComputeKey are stale: take fresh ones before writing.
+        renew = self._compute_key("Renew", f"$.{schema.VALUE}", meta_only=True)
+        renew_for_takeover = self._compute_key("RenewForTakeover", f"$.{schema.VALUE}", meta_only=True)
+        inspect = self._get("Inspect")
         route = sfn.Choice(self, "Route", state_name=name("Route"))
         replay = sfn.Pass(
             self,
@@ -294,7 +378,6 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             error=schema.IN_FLIGHT,
             cause="Another execution holds this idempotency key and is still running.",
         )
-
         guarded = sfn.Parallel(
             self,
             "Body",
@@ -329,28 +412,24 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         )
         on_failure, replay_failure = self._failure_states()
 
-        for task in (acquire, takeover, inspect, complete, on_failure):
-            self._retry_transient(task)
-
         # Wiring.
         compute_key.next(acquire)
         acquire.add_catch(inspect, errors=[CONDITION_FAILED], result_path=sfn.JsonPath.DISCARD)
         acquire.next(guarded)
+        renew.next(acquire)
+        renew_for_takeover.next(takeover)
         takeover.add_catch(inspect, errors=[CONDITION_FAILED], result_path=sfn.JsonPath.DISCARD)
         takeover.next(guarded)
         inspect.next(route)
-        guarded.add_catch(on_failure, errors=["States.ALL"], result_path="$.error")
+        guarded.add_catch(self._name_step_errors(on_failure), errors=["States.ALL"], result_path="$.error")
         guarded.next(complete)
         complete.add_catch(lease_lost, errors=[CONDITION_FAILED], result_path=sfn.JsonPath.DISCARD)
         # Not ours any more (taken over after our lease lapsed): leave the record alone.
         on_failure.add_catch(failed, errors=[CONDITION_FAILED], result_path=sfn.JsonPath.DISCARD)
         on_failure.next(failed)
 
-        held_by_other = sfn.Condition.and_(
-            sfn.Condition.string_equals(_attr(schema.STATUS), schema.INPROGRESS),
-            sfn.Condition.timestamp_less_than_json_path(_NOW, _attr(schema.IN_PROGRESS_DEADLINE)),
-        )
-        route.when(sfn.Condition.is_not_present(_ITEM), acquire)
+        wait = self._wait_for_holder(route, in_flight)
+        route.when(sfn.Condition.is_not_present(_ITEM), renew)
         route.when(
             sfn.Condition.not_(
                 sfn.Condition.string_equals_json_path(_attr(schema.VALIDATION), f"{_META}.validation")
@@ -362,22 +441,40 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             route.when(sfn.Condition.string_equals(_attr(schema.STATUS), schema.FAILED), replay_failure)
         # Our own record: a retried Acquire whose first attempt did succeed.
         route.when(sfn.Condition.string_equals_json_path(_attr(schema.OWNER), f"{_META}.owner"), guarded)
-        route.when(held_by_other, self._wait_for_holder(route, held_by_other, in_flight))
-        route.otherwise(takeover)
+        route.when(_HELD_WITHIN_LEASE, wait)
+        if self.owner_state_machine_name is not None:
+            owner_check = self._owner_check("OwnerCheck")
+            owner_check.add_catch(renew_for_takeover, errors=["States.ALL"], result_path=sfn.JsonPath.DISCARD)
+            route.when(_IN_PROGRESS, owner_check)
+            owner_check.next(
+                sfn.Choice(self, "OwnerRunning", state_name=name("OwnerRunning"))
+                .when(_OWNER_RUNNING, wait)
+                .otherwise(renew_for_takeover)
+            )
+        route.otherwise(renew_for_takeover)
 
         self._start_state = compute_key
         self._end_states = [complete, replay]
-        self.states = {
-            "compute_key": compute_key,
-            "acquire": acquire,
-            "inspect": inspect,
-            "route": route,
-            "body": guarded,
-            "complete": complete,
-            "replay": replay,
-            "on_failure": on_failure,
-            "takeover": takeover,
-        }
+
+    def _name_step_errors(self, on_failure: sfn.TaskStateBase) -> sfn.IChainable:
+        """Step Functions' own errors (``States.*``) cannot be raised again by a Fail state, so they
+        travel as ``Idempotency.BodyFailed`` with the original error and cause as JSON in the cause."""
+        rename = sfn.Pass(
+            self,
+            "NameStepError",
+            state_name=self._name("NameStepError"),
+            parameters={
+                schema.VALUE: sfn.JsonPath.object_at(f"$.{schema.VALUE}"),
+                schema.META: sfn.JsonPath.object_at(_META),
+                "error": {"Error": schema.BODY_FAILED, "Cause": sfn.JsonPath.json_to_string(sfn.JsonPath.object_at("$.error"))},
+            },
+        )
+        rename.next(on_failure)
+        return (
+            sfn.Choice(self, "Caught", state_name=self._name("Caught"))
+            .when(sfn.Condition.string_matches("$.error.Error", "States.*"), rename)
+            .otherwise(on_failure)
+        )
 
     def _finish(
         self,
@@ -391,7 +488,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         names = {f"#{name}": name for name in fields}
         values = {f":{name}": value for name, value in fields.items()}
         assignments = "".join(f", #{name} = :{name}" for name in fields)
-        return tasks.DynamoUpdateItem(
+        task = tasks.DynamoUpdateItem(
             self,
             state,
             state_name=self._name(state),
@@ -416,6 +513,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             result_path=sfn.JsonPath.DISCARD,
             output_path=output_path,
         )
+        self._retry_transient(task, after_body=True)
+        return task
 
     def _failure_states(self) -> tuple[sfn.TaskStateBase, sfn.Fail | None]:
         """What the Body's catch goes to, and (for CACHE) the state that replays a stored failure."""
@@ -432,6 +531,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
                 expression_attribute_values={":owner": _s(f"{_META}.owner")},
                 result_path=sfn.JsonPath.DISCARD,
             )
+            self._retry_transient(release, after_body=True)
             return release, None
         record_failure = self._finish(
             "RecordFailure", schema.FAILED, {schema.ERROR: _s("$.error.Error"), schema.CAUSE: _s("$.error.Cause")}
@@ -453,9 +553,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
     def end_states(self) -> list[sfn.INextable]:
         return self._end_states
 
-    def _wait_for_holder(
-        self, route: sfn.Choice, held_by_other: sfn.Condition, in_flight: sfn.Fail
-    ) -> sfn.IChainable:
+    def _wait_for_holder(self, route: sfn.Choice, in_flight: sfn.Fail) -> sfn.IChainable:
         """The states a duplicate enters while another execution holds its key."""
         if self.on_in_flight is InFlightPolicy.FAIL:
             return in_flight
@@ -464,16 +562,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         attempts, max_delay = poll_schedule(interval, int(self.max_wait.to_seconds()))
         # One poll is one retry of this Parallel: its branch reads the record and fails while the
         # holder is still running, so backoff and the max_wait bound cost no extra states.
-        poll = tasks.DynamoGetItem(
-            self,
-            "Poll",
-            state_name=name("Poll"),
-            table=self.table,
-            key=self._key_attr(),
-            consistent_read=True,
-            result_path=f"$.{schema.RECORD}",
-        )
-        self._retry_transient(poll)
+        poll = self._get("Poll")
         busy = sfn.Fail(self, "Busy", state_name=name("Busy"), error=schema.STILL_IN_FLIGHT)
         settled = sfn.Succeed(self, "Settled", state_name=name("Settled"))
         # Rules are evaluated in order and stop at the first match, so no rule reads a path of an
@@ -481,20 +570,21 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         check = (
             sfn.Choice(self, "Check", state_name=name("Check"))
             .when(sfn.Condition.is_not_present(_ITEM), settled)
-            .when(
-                sfn.Condition.and_(
-                    sfn.Condition.not_(
-                        sfn.Condition.string_equals_json_path(_attr(schema.OWNER), f"{_META}.owner")
-                    ),
-                    held_by_other,
-                ),
-                busy,
-            )
-            .otherwise(settled)
+            .when(sfn.Condition.string_equals_json_path(_attr(schema.OWNER), f"{_META}.owner"), settled)
+            .when(_HELD_WITHIN_LEASE, busy)
         )
-        wait = sfn.Parallel(
-            self, "Await", state_name=name("Await"), output_path="$[0]"
-        ).branch(poll.next(check))
+        if self.owner_state_machine_name is not None:
+            # Past the lease: still busy while the holder's execution runs (polls past a lease only).
+            poll_owner = self._owner_check("PollOwner")
+            poll_owner.add_catch(settled, errors=["States.ALL"], result_path=sfn.JsonPath.DISCARD)
+            poll_owner.next(
+                sfn.Choice(self, "StillRunning", state_name=name("StillRunning"))
+                .when(_OWNER_RUNNING, busy)
+                .otherwise(settled)
+            )
+            check.when(_IN_PROGRESS, poll_owner)
+        check.otherwise(settled)
+        wait = sfn.Parallel(self, "Await", state_name=name("Await"), output_path="$[0]").branch(poll.next(check))
         wait.add_retry(
             errors=[schema.STILL_IN_FLIGHT],
             interval=self.poll_interval,

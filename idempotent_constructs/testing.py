@@ -14,6 +14,7 @@ this module, and only here; each workaround says why and never changes what is b
 from __future__ import annotations
 
 import contextlib
+import copy
 import datetime as dt
 import hashlib
 import importlib
@@ -138,6 +139,16 @@ def _import_isolated(root: Path, module_name: str) -> types.ModuleType:
         sys.modules.update(shadowed)
 
 
+def _timestamps_to_text(value: Any) -> None:
+    """boto3 parses timestamps into datetimes; a state's JSON output carries them as ISO-8601 text."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
+    for key, item in list(items):
+        if isinstance(item, dt.datetime):
+            value[key] = _aws_timestamp(item.isoformat())
+        else:
+            _timestamps_to_text(item)
+
+
 def _aws_timestamp(value: str) -> str:
     """``2026-11-22T02:27:45.957484+00:00`` (moto) -> ``2026-11-22T02:27:45.957Z`` (AWS)."""
     moment = dt.datetime.fromisoformat(value).astimezone(dt.timezone.utc)
@@ -247,6 +258,31 @@ class _Patches:
 
         self._set(StateTaskLambda, "_from_error", lambda_service_error)
 
+        # Gap: moto's AWS SDK integrations ("arn:aws:states:::aws-sdk:...") pass the state's
+        # PascalCase parameters to boto3 unchanged (which rejects them) and return boto3's camelCase
+        # response. Step Functions takes and returns the API's PascalCase names; convert both ways
+        # with the service model, as moto's own helpers for this do.
+        from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk import (
+            StateTaskServiceAwsSdk,
+        )
+
+        def operation(task: Any) -> Any:
+            import botocore.session
+
+            service = botocore.session.get_session().get_service_model(task._get_boto_service_name())
+            action = task.resource.api_action
+            return service.operation_model(action[0].upper() + action[1:])
+
+        def normalise_parameters(task: Any, parameters: dict, *args: Any, **kwargs: Any) -> None:
+            task._to_boto_request(parameters, operation(task).input_shape)
+
+        def normalise_response(task: Any, response: Any, *args: Any, **kwargs: Any) -> None:
+            task._from_boto_response(response, operation(task).output_shape)
+            _timestamps_to_text(response)
+
+        self._set(StateTaskServiceAwsSdk, "_normalise_parameters", normalise_parameters)
+        self._set(StateTaskServiceAwsSdk, "_normalise_response", normalise_response)
+
         # Gap: moto's AWS::Lambda::Version has no physical id, so a Ref to it (the qualified ARN that
         # the CDK's `function.current_version` produces) resolves to a Python object.
         def create_version(
@@ -263,8 +299,9 @@ class _Patches:
         self._set(lambda_models.LambdaVersion, "create_from_cloudformation_json", classmethod(create_version))
 
         # Gap: moto's DynamoDB checks a condition and then writes without a lock, so two concurrent
-        # conditional writes can both succeed. Real DynamoDB makes each conditional write atomic.
-        # (The same wrapper injects throttling for Faults.dynamodb.)
+        # conditional writes can both succeed, and it updates items in place, so a read during an
+        # update can see half of it. Real DynamoDB makes each write atomic and each read consistent:
+        # serialize them, and hand reads a copy. (The same wrapper injects Faults.dynamodb.)
         lock = threading.RLock()
         backend = dynamodb_models.DynamoDBBackend
         for name in ("get_item", "put_item", "update_item", "delete_item", "transact_write_items"):
@@ -276,7 +313,7 @@ class _Patches:
                         "ProvisionedThroughputExceededException", "injected by idempotent_constructs.testing.Faults"
                     )
                 with lock:
-                    return _original(*args, **kwargs)
+                    return copy.deepcopy(_original(*args, **kwargs))
 
             self._set(backend, name, serialized)
 

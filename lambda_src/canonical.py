@@ -110,9 +110,15 @@ def select(document: Any, kind: str, expression: Any = None) -> Any:
     elif kind == schema.KIND_JMESPATH:
         import jmespath  # imported lazily: most keys do not need it
 
-        selection = jmespath.search(expression, document)
-        if _is_empty(selection) or (isinstance(selection, list) and all(map(_is_empty, selection))):
+        compiled = jmespath.compile(expression)
+        selection = compiled.search(document)
+        if _is_empty(selection):
             raise KeyMissing(f"the JMESPath key expression {expression!r} selects nothing in the input")
+        # A multiselect names each part of the key: every part must be there.
+        if compiled.parsed["type"] in ("multi_select_list", "multi_select_dict"):
+            parts = selection if isinstance(selection, list) else list(selection.values())
+            if any(map(_is_empty, parts)):
+                raise KeyMissing(f"a part of the JMESPath key {expression!r} is missing, null or empty in the input")
     elif kind == schema.KIND_PATHS:
         selection = []
         for path in expression:

@@ -7,9 +7,13 @@ Event (built by the generated ``...ComputeKey`` state)::
 
     {"input": <the state's input>, "execution": "<execution ARN>", "namespace": "...",
      "kind": "whole_input" | "jmespath" | "paths", "expression": <str | list[str] | null>,
-     "lease_seconds": 900, "expires_after_seconds": 86400}
+     "lease_seconds": 900, "expires_after_seconds": 86400, "meta_only": false}
 
-Result: ``{"value": <the input, unchanged>, "idempotency": {...}}`` (see ``schema``).
+Result: ``{"value": <the input, unchanged>, "idempotency": {...}}`` (see ``schema``), or only the
+``idempotency`` part when ``meta_only`` is set (a fresh clock before a late acquire or takeover).
+
+A record expires ``expires_after_seconds`` after its lease ends: a run that finishes within its lease
+is remembered at least that long after it finished (Step Functions cannot read a clock at the end).
 """
 
 from __future__ import annotations
@@ -33,20 +37,18 @@ def _iso(epoch_seconds: int) -> str:
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     document = event["input"]
     now = int(time.time())
-    # Round the lease end up to whole seconds so the ISO deadline and the epoch value agree exactly.
+    # Whole seconds, so that the ISO deadline and the epoch value agree exactly.
     lease_end = now + int(event["lease_seconds"])
-    return {
-        schema.VALUE: document,
-        schema.META: {
-            "id": canonical.idempotency_id(
-                event["namespace"], document, event["kind"], event.get("expression")
-            ),
-            "validation": canonical.digest(document),
-            "owner": f"{event['execution']}#{uuid.uuid4().hex}",
-            # DynamoDB numbers travel as strings through the DynamoDB service integration.
-            "now": str(now),
-            "expiration": str(now + int(event["expires_after_seconds"])),
-            "lease_expiration": str(lease_end * 1000),
-            "deadline": _iso(lease_end),
-        },
+    meta = {
+        "id": canonical.idempotency_id(event["namespace"], document, event["kind"], event.get("expression")),
+        "validation": canonical.digest(document),
+        "owner": f"{event['execution']}#{uuid.uuid4().hex}",
+        # DynamoDB numbers travel as strings through the DynamoDB service integration.
+        "now": str(now),
+        "expiration": str(lease_end + int(event["expires_after_seconds"])),
+        "lease_expiration": str(lease_end * 1000),
+        "deadline": _iso(lease_end),
     }
+    if event.get("meta_only"):
+        return meta
+    return {schema.VALUE: document, schema.META: meta}

@@ -34,6 +34,9 @@ KEY_MISSING = "Idempotency.KeyMissing"
 PAYLOAD_MISMATCH = "Idempotency.PayloadMismatch"
 IN_FLIGHT = "Idempotency.InFlight"
 LEASE_LOST = "Idempotency.LeaseLost"
+# The chain failed with one of Step Functions' own errors (States.*), which no Fail state may raise
+# again; the cause is {"Error": <original name>, "Cause": <original cause>} as JSON.
+BODY_FAILED = "Idempotency.BodyFailed"
 # Internal: raised by the poll loop while the holder is still running, retried with backoff, never
 # surfaces (exhausting the retries turns into ``IN_FLIGHT``).
 STILL_IN_FLIGHT = "Idempotency.StillInFlight"

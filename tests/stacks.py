@@ -83,6 +83,28 @@ class BehaviourStack(Stack):
             poll_interval=Duration.seconds(1),
             max_wait=Duration.seconds(2),
         )
+        # B7: a short lease, for holders that overrun it, are aborted or die.
+        IdempotentStateMachine(
+            self,
+            "ShortLease",
+            table=table,
+            definition=slow_body(self, "ShortLease", seconds=5),
+            key=IdempotencyKey.from_paths("$.id"),
+            lease=Duration.seconds(2),
+            **FAST,
+        )
+        IdempotentStateMachine(
+            self,
+            "ExpressShortLease",
+            table=table,
+            definition=slow_body(self, "ExpressShortLease", seconds=6),
+            key=IdempotencyKey.from_paths("$.id"),
+            lease=Duration.seconds(3),
+            timeout=Duration.seconds(3),
+            state_machine_type=sfn.StateMachineType.EXPRESS,
+            poll_interval=Duration.seconds(1),
+            max_wait=Duration.seconds(2),
+        )
         # B6: a body that fails on request; B10: JMESPath key.
         IdempotentStateMachine(
             self,

@@ -14,7 +14,7 @@ from idempotent_constructs import (
     IdempotencyTable,
     InFlightPolicy,
 )
-from idempotent_constructs.guard import poll_schedule
+from idempotent_constructs.guard import EVENTS_PER_POLL, MAX_POLLS, poll_schedule
 from tests.synth import only_definition, resources, stack, template
 
 
@@ -51,7 +51,9 @@ def test_every_write_after_acquire_is_fenced_on_the_owner():
     for name in ("Complete", "RecordFailure"):
         assert states[f"ChargeOnce.{name}"]["Parameters"]["ConditionExpression"] == "#owner = :owner"
         assert states[f"ChargeOnce.{name}"]["Catch"][0]["ErrorEquals"] == ["DynamoDB.ConditionalCheckFailedException"]
-    assert states["ChargeOnce.Takeover"]["Parameters"]["ConditionExpression"] == "#owner = :previous"
+    assert states["ChargeOnce.Takeover"]["Parameters"]["ConditionExpression"] == (
+        "#owner = :previous AND #status = :previous_status"
+    )
     release = guarded()["States"]["ChargeOnce.Release"]
     assert release["Parameters"]["ConditionExpression"] == "#owner = :owner"
 
@@ -90,6 +92,13 @@ def test_the_poll_schedule_adds_up_to_at_least_max_wait_and_no_more_than_one_del
     assert interval + sum(delays[:-1]) < max_wait or attempts == 0
 
 
+@pytest.mark.parametrize("max_wait", [60, 3600, 86400, 365 * 86400])
+def test_a_waiter_never_polls_more_than_max_polls_times_so_its_history_stays_small(max_wait):
+    attempts, _ = poll_schedule(1, max_wait)
+    assert attempts <= MAX_POLLS
+    assert attempts * EVENTS_PER_POLL < 25_000 / 10
+
+
 def test_with_the_fail_policy_there_is_no_poll_loop():
     states = guarded(on_in_flight=InFlightPolicy.FAIL)["States"]
     assert "ChargeOnce.Await" not in states
@@ -100,7 +109,8 @@ def test_with_the_fail_policy_there_is_no_poll_loop():
 def test_with_the_cache_policy_failures_are_recorded_and_replayed():
     states = guarded(on_failure=FailurePolicy.CACHE)["States"]
     assert "ChargeOnce.Release" not in states
-    assert states["ChargeOnce.Body"]["Catch"][0]["Next"] == "ChargeOnce.RecordFailure"
+    assert states["ChargeOnce.Body"]["Catch"][0]["Next"] == "ChargeOnce.Caught"
+    assert states["ChargeOnce.Caught"]["Default"] == "ChargeOnce.RecordFailure"
     assert states["ChargeOnce.ReplayFailure"] == {
         "Type": "Fail",
         "ErrorPath": "$.record.Item.error.S",
@@ -117,6 +127,42 @@ def test_key_namespace_retention_and_lease_reach_the_key_function():
     )["States"]["ChargeOnce.ComputeKey"]["Parameters"]
     assert payload["kind"] == "paths" and payload["expression"] == ["$.order.id"]
     assert (payload["namespace"], payload["expires_after_seconds"], payload["lease_seconds"]) == ("orders-v2", 604800, 120)
+
+
+def test_step_functions_own_errors_are_renamed_because_no_fail_state_may_raise_them():
+    states = guarded()["States"]
+    (rule,) = states["ChargeOnce.Caught"]["Choices"]
+    assert (rule["Variable"], rule["StringMatches"], rule["Next"]) == ("$.error.Error", "States.*", "ChargeOnce.NameStepError")
+    renamed = states["ChargeOnce.NameStepError"]["Parameters"]["error"]
+    assert renamed == {"Error": "Idempotency.BodyFailed", "Cause.$": "States.JsonToString($.error)"}
+
+
+def test_without_an_owner_state_machine_a_lapsed_lease_is_taken_over_without_asking():
+    states = guarded()["States"]
+    assert "ChargeOnce.OwnerCheck" not in states
+    assert states["ChargeOnce.Route"]["Default"] == "ChargeOnce.RenewForTakeover"
+
+
+def test_with_an_owner_state_machine_a_lapsed_lease_is_checked_with_describe_execution_on_its_executions_only():
+    def build(s):
+        guard = IdempotencyGuard(
+            s, "ChargeOnce", table=IdempotencyTable(s, "Table"), body=sfn.Pass(s, "Charge"),
+            owner_state_machine_name="orders",
+        )
+        sfn.StateMachine(s, "Machine", definition_body=sfn.DefinitionBody.from_chainable(guard), state_machine_name="orders")
+
+    tpl = template(build)
+    states = only_definition(tpl)["States"]
+    check = states["ChargeOnce.OwnerCheck"]
+    assert check["Resource"].endswith(":states:::aws-sdk:sfn:describeExecution")
+    assert check["Parameters"] == {"ExecutionArn.$": "States.ArrayGetItem(States.StringSplit($.record.Item.owner.S, '#'), 0)"}
+    assert "ChargeOnce.PollOwner" in states["ChargeOnce.Await"]["Branches"][0]["States"]
+    statements = [
+        st for p in resources(tpl, "AWS::IAM::Policy").values() for st in p["Properties"]["PolicyDocument"]["Statement"]
+        if st["Action"] == "states:DescribeExecution"
+    ]
+    assert len(statements) == 1
+    assert ":execution:orders:*" in str(statements[0]["Resource"])
 
 
 def test_a_state_name_prefix_replaces_the_construct_id():

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from aws_cdk import Duration
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
-from aws_cdk.assertions import Match
+from aws_cdk.assertions import Annotations, Match
 
 from idempotent_constructs import IdempotencyConfigurationError, IdempotencyTable, IdempotentStateMachine
 from tests.synth import only_definition, resources, stack, template
@@ -80,9 +82,39 @@ def test_name_timeout_logs_and_tracing_pass_through():
     assert len(resources(tpl, "AWS::Logs::LogGroup")) == 2  # the given one and the key function's
 
 
-def test_fails_when_an_express_timeout_exceeds_five_minutes():
-    with pytest.raises(IdempotencyConfigurationError, match="300 s"):
-        workflow(state_machine_type=sfn.StateMachineType.EXPRESS, timeout=Duration.minutes(10))
+@pytest.mark.parametrize("option", ["timeout", "lease", "max_wait"])
+def test_fails_when_an_express_duration_exceeds_five_minutes(option):
+    with pytest.raises(IdempotencyConfigurationError, match=f"{option}: 10 minutes is longer than the 5 minutes"):
+        workflow(state_machine_type=sfn.StateMachineType.EXPRESS, **{option: Duration.minutes(10)})
+
+
+def test_fails_when_max_wait_outlasts_the_waiting_execution():
+    with pytest.raises(IdempotencyConfigurationError, match="max_wait: 2 minutes leaves a waiting duplicate no time"):
+        workflow(timeout=Duration.minutes(2), max_wait=Duration.minutes(2))
+
+
+def test_warns_when_an_express_lease_is_shorter_than_the_longest_run():
+    target = stack()
+    IdempotentStateMachine(
+        target, "Orders", table=IdempotencyTable(target, "Table"), definition=sfn.Pass(target, "Work"),
+        state_machine_type=sfn.StateMachineType.EXPRESS, lease=Duration.minutes(1), max_wait=Duration.seconds(30),
+    )
+    Annotations.from_stack(target).has_warning("/Test/Orders", Match.string_like_regexp("may take over an Express holder"))
+
+
+def test_standard_workflows_get_a_synth_time_name_and_check_lapsed_holders_with_describe_execution():
+    tpl = workflow()
+    (machine,) = resources(tpl, "AWS::StepFunctions::StateMachine").values()
+    name = machine["Properties"]["StateMachineName"]
+    assert name.startswith("Test-Orders-") and len(name) <= 80
+    assert "Idempotency.OwnerCheck" in only_definition(tpl)["States"]
+    assert f":execution:{name}:*" in json.dumps(resources(tpl, "AWS::IAM::Policy"))
+
+
+def test_express_workflows_rely_on_the_lease_alone():
+    tpl = workflow(state_machine_type=sfn.StateMachineType.EXPRESS)
+    assert "Idempotency.OwnerCheck" not in only_definition(tpl)["States"]
+    assert "states:DescribeExecution" not in json.dumps(resources(tpl, "AWS::IAM::Policy"))
 
 
 def test_each_further_workflow_adds_only_its_state_machine_role_policy_and_log_group():

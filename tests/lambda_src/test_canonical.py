@@ -67,12 +67,18 @@ def test_paths_select_scalars_in_order():
         ({"order": 5}, schema.KIND_PATHS, ["$.order.id"]),
         ({"order": {}}, schema.KIND_JMESPATH, "order.id"),
         ({"order": {}}, schema.KIND_JMESPATH, "[order.id, customer.id]"),
+        ({"order": {"id": 1}}, schema.KIND_JMESPATH, "[order.id, customer.id]"),
+        ({"order": {"id": 1}, "customer": {"id": ""}}, schema.KIND_JMESPATH, "{o: order.id, c: customer.id}"),
     ],
 )
 def test_a_missing_null_or_empty_selection_raises_key_missing(document, kind, expression):
     with pytest.raises(canonical.KeyMissing) as raised:
         canonical.select(document, kind, expression)
     assert type(raised.value).__name__ == schema.KEY_MISSING
+
+
+def test_a_list_the_key_selects_may_hold_empty_values_when_it_is_one_field():
+    assert canonical.select({"tags": ["a", ""]}, schema.KIND_JMESPATH, "tags") == ["a", ""]
 
 
 def test_the_id_is_namespaced_and_depends_on_the_key_expression():

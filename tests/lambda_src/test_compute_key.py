@@ -35,7 +35,7 @@ def test_the_clock_readings_agree_with_each_other():
     meta = compute_key.handler(event({"a": 1}))[schema.META]
     now = int(meta["now"])
     assert before <= now <= int(time.time())
-    assert int(meta["expiration"]) == now + 3600
+    assert int(meta["expiration"]) == now + 60 + 3600  # kept expires_after beyond the lease
     assert int(meta["lease_expiration"]) == (now + 60) * 1000
     deadline = datetime.strptime(meta["deadline"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
     assert deadline.timestamp() == now + 60
@@ -64,3 +64,9 @@ def test_the_handler_imports_as_a_top_level_module_like_lambda_does():
         [sys.executable, "-c", script], cwd=lambda_source_dir(), capture_output=True, text=True, check=True
     )
     assert result.stdout.strip().strip('"').startswith("n#")
+
+
+def test_meta_only_returns_fresh_metadata_without_the_payload():
+    meta = compute_key.handler(event({"a": 1}, meta_only=True))
+    assert set(meta) == {"id", "validation", "owner", "now", "expiration", "lease_expiration", "deadline"}
+    assert meta["id"] == compute_key.handler(event({"a": 1}))[schema.META]["id"]

@@ -1,0 +1,67 @@
+"""Emulator end-to-end: holders that overrun their lease, are aborted, time out or die (DESIGN B7)."""
+
+from __future__ import annotations
+
+import time
+
+from idempotent_constructs.guard import EVENTS_PER_POLL
+
+
+def body_started_at(execution, body_state: str) -> float:
+    (event,) = [e for e in execution.history if e.get("stateEnteredEventDetails", {}).get("name") == body_state]
+    return event["timestamp"].timestamp()
+
+
+def test_a_standard_holder_still_running_past_its_lease_is_never_taken_over(behaviour, unique):
+    payload = {"id": unique}
+    holder = behaviour.start("ShortLease", payload, name=f"{unique}-holder")
+    behaviour.wait_for_state(holder, "ShortLeaseSlow")
+    time.sleep(2.5)  # the 2 s lease has lapsed; the 5 s body is still running
+    duplicate = behaviour.run("ShortLease", payload)
+    held = behaviour.wait(holder)
+    assert held.status == duplicate.status == "SUCCEEDED"
+    assert "ShortLeaseWork" not in duplicate.entered_states()
+    assert "Idempotency.OwnerCheck" in duplicate.entered_states()
+    assert duplicate.output == held.output
+    # The history bound the construct promises (and checks at synth time) holds for such polls.
+    polls = duplicate.entered_states().count("Idempotency.Poll")
+    assert duplicate.entered_states().count("Idempotency.PollOwner") >= 1
+    assert len(duplicate.history) <= 40 + polls * EVENTS_PER_POLL
+
+
+def test_the_key_of_an_aborted_standard_holder_is_taken_over_once_its_lease_lapses(behaviour, emulator, unique):
+    payload = {"id": unique}
+    holder = behaviour.start("ShortLease", payload, name=f"{unique}-aborted")
+    behaviour.wait_for_state(holder, "ShortLeaseSlow")
+    emulator.client("stepfunctions").stop_execution(executionArn=holder)
+    aborted_at = time.time()
+    duplicate = behaviour.run("ShortLease", payload)
+    assert behaviour.wait(holder).status == "ABORTED"
+    assert duplicate.status == "SUCCEEDED"
+    assert "Idempotency.Takeover" in duplicate.entered_states()
+    assert "ShortLeaseWork" in duplicate.entered_states()
+    recovery = body_started_at(duplicate, "ShortLeaseSlow") - aborted_at
+    assert 0 < recovery < 2 + 5  # the rest of the 2 s lease, plus a few polls
+
+
+def test_a_holder_that_dies_uncatchably_frees_its_key_once_its_lease_lapses(behaviour, emulator, unique):
+    payload = {"id": unique}
+    holder = behaviour.start("ShortLease", payload, name=f"{unique}-dies")
+    behaviour.wait_for_state(holder, "ShortLeaseSlow")
+    # What an uncatchable failure leaves behind: the record in progress, the execution over.
+    emulator.client("stepfunctions").stop_execution(executionArn=holder, error="States.Runtime", cause="died")
+    duplicate = behaviour.run("ShortLease", payload)
+    assert duplicate.status == "SUCCEEDED" and "ShortLeaseWork" in duplicate.entered_states()
+
+
+def test_an_express_holder_that_timed_out_is_taken_over_once_its_lease_lapses(behaviour, unique):
+    payload = {"id": unique}
+    holder = behaviour.run("ExpressShortLease", payload, name=f"{unique}-timeout")
+    assert holder.status == "TIMED_OUT"  # its 6 s body overran the 3 s timeout; the record stayed
+    duplicate = behaviour.run("ExpressShortLease", payload)
+    # Express has no owner check: the lapsed lease alone lets the duplicate take over and run the
+    # body (which times out again, as the body always takes 6 s).
+    states = duplicate.entered_states()
+    assert "Idempotency.OwnerCheck" not in states
+    assert states.index("Idempotency.Takeover") < states.index("ExpressShortLeaseSlow")
+    assert duplicate.status == "TIMED_OUT"
