@@ -5,14 +5,22 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from aws_cdk import Duration, Stack
+from typing import Any
+
+import jsii
+from aws_cdk import Acknowledgment, Aws, Duration, IStableListProducer, Lazy, Stack, Validations
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct, IConstruct
 
 # Construct IDs are API: changing one replaces the function in every deployed stack.
 KEY_FUNCTION_ID = "IdempotencyKeyFunction"
+RELEASE_FUNCTION_ID = "IdempotencyReleaseFunction"
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 
 
@@ -21,32 +29,29 @@ def lambda_source_dir() -> Path:
     return Path(str(resources.files("idempotent_constructs.lambda_src")))
 
 
-class KeyFunction(Construct):
-    """Computes idempotency keys; pure computation, no AWS permissions beyond its own logs."""
+class _SharedFunction(Construct):
+    """A function of lambda_src with its own log group and a role that may write only there."""
 
-    def __init__(self, scope: Construct, construct_id: str) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, handler: str, description: str) -> None:
         super().__init__(scope, construct_id)
         self.log_group = logs.LogGroup(self, "Logs", retention=logs.RetentionDays.ONE_YEAR)
         self.role = iam.Role(
-            self,
-            "Role",
-            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description="idempotent-constructs key function: writes its own logs, nothing else",
+            self, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"), description=description
         )
         self.function = lambda_.Function(
             self,
             "Function",
             runtime=RUNTIME,
             architecture=lambda_.Architecture.ARM_64,
-            handler="compute_key.handler",
+            handler=handler,
             code=lambda_.Code.from_asset(
                 str(lambda_source_dir()), exclude=["__pycache__", "*.pyc", "__init__.py"]
             ),
             memory_size=256,
-            timeout=Duration.seconds(10),
+            timeout=Duration.seconds(30),
             role=self.role,
             log_group=self.log_group,
-            description="idempotent-constructs: computes idempotency keys (shared by the stack)",
+            description=description,
         )
         # Only its own log group, instead of the AWSLambdaBasicExecutionRole managed policy.
         self.role.add_to_policy(
@@ -57,8 +62,94 @@ class KeyFunction(Construct):
         )
 
 
+class KeyFunction(_SharedFunction):
+    """Computes idempotency keys; pure computation, no AWS permissions beyond its own logs."""
+
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        super().__init__(
+            scope,
+            construct_id,
+            handler="compute_key.handler",
+            description="idempotent-constructs: computes idempotency keys (shared by the stack)",
+        )
+
+
+class ReleaseFunction(_SharedFunction):
+    """Frees the keys of Standard executions that failed, timed out or were aborted (one per stack).
+
+    One EventBridge rule matches the status changes of every state machine registered with
+    ``watch``; the function may read those state machines' execution histories and delete items of
+    their tables, nothing else.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        super().__init__(
+            scope,
+            construct_id,
+            handler="release.handler",
+            description="idempotent-constructs: releases keys of crashed Standard executions",
+        )
+        self._state_machine_arns: list[str] = []
+        self.rule = events.Rule(
+            self,
+            "OnExecutionEnded",
+            description="idempotent-constructs: a watched Standard execution failed, timed out or was aborted",
+            event_pattern=events.EventPattern(
+                source=["aws.states"],
+                detail_type=["Step Functions Execution Status Change"],
+                detail={
+                    "status": ["FAILED", "TIMED_OUT", "ABORTED"],
+                    "stateMachineArn": Lazy.list(_ListProducer(self._state_machine_arns)),
+                },
+            ),
+        )
+        self.rule.add_target(targets.LambdaFunction(self.function, retry_attempts=8))
+
+    def watch(self, state_machine: sfn.IStateMachine, state_machine_name: str, table: dynamodb.ITable) -> None:
+        """Release the keys that executions of ``state_machine`` (named ``state_machine_name``) hold
+        in ``table`` when they end without releasing them."""
+        self._state_machine_arns.append(state_machine.state_machine_arn)
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["states:GetExecutionHistory"],
+                resources=[
+                    f"arn:{Aws.PARTITION}:states:{Aws.REGION}:{Aws.ACCOUNT_ID}:execution:{state_machine_name}:*"
+                ],
+            )
+        )
+        table.grant(self.role, "dynamodb:DeleteItem")
+        Validations.of(self.role).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:"
+                f"<AWS::AccountId>:execution:{state_machine_name}:*]",
+                reason="states:GetExecutionHistory on the watched state machine's own executions (any "
+                "execution name): the release function reads which records a crashed execution held.",
+            )
+        )
+
+
+@jsii.implements(IStableListProducer)
+class _ListProducer:
+    """A list that is read when the template is synthesized, after every workflow has registered."""
+
+    def __init__(self, values: list[str]) -> None:
+        self._values = values
+
+    def produce(self) -> list[str]:
+        return list(self._values)
+
+
+def _singleton(scope: IConstruct, construct_id: str, kind: type) -> Any:
+    stack = Stack.of(scope)
+    existing = stack.node.try_find_child(construct_id)
+    return existing if isinstance(existing, kind) else kind(stack, construct_id)
+
+
 def key_function(scope: IConstruct) -> KeyFunction:
     """The stack's key function, created on first use."""
-    stack = Stack.of(scope)
-    existing = stack.node.try_find_child(KEY_FUNCTION_ID)
-    return existing if isinstance(existing, KeyFunction) else KeyFunction(stack, KEY_FUNCTION_ID)
+    return _singleton(scope, KEY_FUNCTION_ID, KeyFunction)
+
+
+def release_function(scope: IConstruct) -> ReleaseFunction:
+    """The stack's release function, created on first use."""
+    return _singleton(scope, RELEASE_FUNCTION_ID, ReleaseFunction)

@@ -26,6 +26,7 @@ Everything is JSONPath and carries its metadata in the state payload (no variabl
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from aws_cdk import Aws, Duration
@@ -148,6 +149,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         max_wait: Duration | None = None,
         on_in_flight: InFlightPolicy | None = None,
         on_failure: FailurePolicy | None = None,
+        cache_errors: Sequence[str] | None = None,
         state_name_prefix: str | None = None,
         owner_state_machine_name: str | None = None,
     ) -> None:
@@ -167,6 +169,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             ``Idempotency.InFlight``. Default: 5 minutes.
         :param on_in_flight: ``WAIT`` or ``FAIL`` while another execution holds the key. Default: ``WAIT``.
         :param on_failure: ``RELEASE`` or ``CACHE`` when the chain fails. Default: ``RELEASE``.
+        :param cache_errors: with ``CACHE``, the error names to remember; any other error releases the
+            key. Default: every error is remembered.
         :param state_name_prefix: prefix of every generated state name. Default: ``"{construct_id}."``.
         :param owner_state_machine_name: the name of the Standard state machine this guard runs in.
             When given, a duplicate that finds a lapsed lease asks Step Functions whether the holder's
@@ -186,6 +190,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         self.prefix = state_name_prefix if state_name_prefix is not None else f"{construct_id}."
         self.table: dynamodb.ITable = table.table if isinstance(table, IdempotencyTable) else table
         self.owner_state_machine_name = owner_state_machine_name
+        self.cache_errors = list(cache_errors) if cache_errors is not None else None
         self._validate()
 
         self.key_function: KeyFunction = key_function(self)
@@ -195,6 +200,17 @@ class IdempotencyGuard(sfn.StateMachineFragment):
     def _validate(self) -> None:
         problems = Problems(self)
         problems.extend(self.key.problems())
+        if self.cache_errors is not None:
+            if self.on_failure is not FailurePolicy.CACHE:
+                problems.add(
+                    f"cache_errors: {self.cache_errors!r} is given but on_failure is {self.on_failure.name}; "
+                    "pass on_failure=FailurePolicy.CACHE or drop cache_errors"
+                )
+            if not self.cache_errors or any(not e or e.startswith("States.") for e in self.cache_errors):
+                problems.add(
+                    f"cache_errors: {self.cache_errors!r} must list error names, none empty and none starting "
+                    f"with 'States.' (those arrive as {schema.BODY_FAILED!r}; list that name instead)"
+                )
         if not self.namespace or "#" in self.namespace:
             problems.add(
                 f"namespace: {self.namespace!r} must be a non-empty string without '#' "
@@ -410,7 +426,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             error_path="$.error.Error",
             cause_path="$.error.Cause",
         )
-        on_failure, replay_failure = self._failure_states()
+        on_failure, replay_failure = self._failure_states(failed)
 
         # Wiring.
         compute_key.next(acquire)
@@ -424,9 +440,6 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         guarded.add_catch(self._name_step_errors(on_failure), errors=["States.ALL"], result_path="$.error")
         guarded.next(complete)
         complete.add_catch(lease_lost, errors=[CONDITION_FAILED], result_path=sfn.JsonPath.DISCARD)
-        # Not ours any more (taken over after our lease lapsed): leave the record alone.
-        on_failure.add_catch(failed, errors=[CONDITION_FAILED], result_path=sfn.JsonPath.DISCARD)
-        on_failure.next(failed)
 
         wait = self._wait_for_holder(route, in_flight)
         route.when(sfn.Condition.is_not_present(_ITEM), renew)
@@ -456,7 +469,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         self._start_state = compute_key
         self._end_states = [complete, replay]
 
-    def _name_step_errors(self, on_failure: sfn.TaskStateBase) -> sfn.IChainable:
+    def _name_step_errors(self, on_failure: sfn.IChainable) -> sfn.IChainable:
         """Step Functions' own errors (``States.*``) cannot be raised again by a Fail state, so they
         travel as ``Idempotency.BodyFailed`` with the original error and cause as JSON in the cause."""
         rename = sfn.Pass(
@@ -483,43 +496,36 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         fields: dict[str, tasks.DynamoAttributeValue],
         output_path: str | None = None,
     ) -> tasks.DynamoUpdateItem:
-        """A fenced write that ends the holder's run: sets ``status``, ``fields`` and the record's
-        final expiration, on condition that we still own the record."""
-        names = {f"#{name}": name for name in fields}
-        values = {f":{name}": value for name, value in fields.items()}
-        assignments = "".join(f", #{name} = :{name}" for name in fields)
+        """The fenced write that ends a run: the whole record with ``status`` and ``fields``, on
+        condition that we still own it, or that it is gone (released after this execution failed,
+        which a redrive of it then completes). Every attribute is written, lease ones included: the
+        Choice rules read them, and a rule must never meet a missing path (States.Runtime)."""
+        attributes = {name: value for name, value in self._acquire_item().items() if name != schema.ID}
+        attributes.update({schema.STATUS: _literal(status), **fields})
         task = tasks.DynamoUpdateItem(
             self,
             state,
             state_name=self._name(state),
             table=self.table,
             key=self._key_attr(),
-            # The lease attributes stay: Choice rules read them, and a rule must never meet a missing
-            # path (Step Functions fails the execution with States.Runtime on one).
-            update_expression=f"SET #status = :status, #expiration = :expiration{assignments}",
-            condition_expression="#owner = :owner",
-            expression_attribute_names={
-                "#status": schema.STATUS,
-                "#expiration": schema.EXPIRATION,
-                "#owner": schema.OWNER,
-                **names,
-            },
-            expression_attribute_values={
-                ":status": _literal(status),
-                ":expiration": _n(f"{_META}.expiration"),
-                ":owner": _s(f"{_META}.owner"),
-                **values,
-            },
+            update_expression="SET " + ", ".join(f"#{name} = :{name}" for name in attributes),
+            condition_expression="attribute_not_exists(#id) OR #owner = :owner",
+            expression_attribute_names={"#id": schema.ID, **{f"#{name}": name for name in attributes}},
+            expression_attribute_values={f":{name}": value for name, value in attributes.items()},
             result_path=sfn.JsonPath.DISCARD,
             output_path=output_path,
         )
         self._retry_transient(task, after_body=True)
         return task
 
-    def _failure_states(self) -> tuple[sfn.TaskStateBase, sfn.Fail | None]:
-        """What the Body's catch goes to, and (for CACHE) the state that replays a stored failure."""
+    def _failure_states(self, failed: sfn.Fail) -> tuple[sfn.IChainable, sfn.Fail | None]:
+        """What the Body's catch goes to (ending in ``failed``), and for CACHE the state that replays
+        a stored failure."""
         name = self._name
-        if self.on_failure is FailurePolicy.RELEASE:
+        writes: list[sfn.TaskStateBase] = []
+        release: sfn.TaskStateBase | None = None
+        record_failure: sfn.TaskStateBase | None = None
+        if self.on_failure is FailurePolicy.RELEASE or self.cache_errors:
             release = tasks.DynamoDeleteItem(
                 self,
                 "Release",
@@ -532,10 +538,18 @@ class IdempotencyGuard(sfn.StateMachineFragment):
                 result_path=sfn.JsonPath.DISCARD,
             )
             self._retry_transient(release, after_body=True)
+            writes.append(release)
+        if self.on_failure is FailurePolicy.CACHE:
+            record_failure = self._finish(
+                "RecordFailure", schema.FAILED, {schema.ERROR: _s("$.error.Error"), schema.CAUSE: _s("$.error.Cause")}
+            )
+            writes.append(record_failure)
+        for write in writes:
+            # Not ours any more (taken over after our lease lapsed): leave the record alone.
+            write.add_catch(failed, errors=[CONDITION_FAILED], result_path=sfn.JsonPath.DISCARD)
+            write.next(failed)
+        if record_failure is None:
             return release, None
-        record_failure = self._finish(
-            "RecordFailure", schema.FAILED, {schema.ERROR: _s("$.error.Error"), schema.CAUSE: _s("$.error.Cause")}
-        )
         replay_failure = sfn.Fail(
             self,
             "ReplayFailure",
@@ -543,7 +557,16 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             error_path=_attr(schema.ERROR),
             cause_path=_attr(schema.CAUSE),
         )
-        return record_failure, replay_failure
+        if not self.cache_errors:
+            return record_failure, replay_failure
+        listed = [sfn.Condition.string_equals("$.error.Error", error) for error in self.cache_errors]
+        cached = sfn.Condition.or_(*listed) if len(listed) > 1 else listed[0]
+        choose = (
+            sfn.Choice(self, "CacheOrRelease", state_name=name("CacheOrRelease"))
+            .when(cached, record_failure)
+            .otherwise(release)
+        )
+        return choose, replay_failure
 
     @property
     def start_state(self) -> sfn.State:

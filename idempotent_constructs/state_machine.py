@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from aws_cdk import Acknowledgment, Annotations, Duration, Stack, Validations
 from aws_cdk import aws_dynamodb as dynamodb
@@ -12,6 +13,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from .errors import Problems
+from .functions import ReleaseFunction, release_function
 from .guard import DEFAULT_LEASE, IdempotencyGuard
 from .key import IdempotencyKey
 from .policies import FailurePolicy, InFlightPolicy
@@ -53,6 +55,7 @@ class IdempotentStateMachine(Construct):
         max_wait: Duration | None = None,
         on_in_flight: InFlightPolicy | None = None,
         on_failure: FailurePolicy | None = None,
+        cache_errors: Sequence[str] | None = None,
         state_machine_type: sfn.StateMachineType | None = None,
         state_machine_name: str | None = None,
         timeout: Duration | None = None,
@@ -74,6 +77,8 @@ class IdempotentStateMachine(Construct):
             Default: 5 minutes.
         :param on_in_flight: ``WAIT`` or ``FAIL``. Default: ``InFlightPolicy.WAIT``.
         :param on_failure: ``RELEASE`` or ``CACHE``. Default: ``FailurePolicy.RELEASE``.
+        :param cache_errors: with ``CACHE``, the error names to remember; other errors release the
+            key. Default: every error is remembered.
         :param state_machine_type: Standard or Express. Default: ``StateMachineType.STANDARD``.
         :param state_machine_name: physical name. Default: ``{stack name}-{construct id}-{hash}``
             (Standard; known at synth time, so the role can be limited to this state machine's
@@ -129,6 +134,7 @@ class IdempotentStateMachine(Construct):
             max_wait=max_wait,
             on_in_flight=on_in_flight,
             on_failure=on_failure,
+            cache_errors=cache_errors,
             owner_state_machine_name=None if express else state_machine_name,
         )
         if logs is None:
@@ -153,6 +159,8 @@ class IdempotentStateMachine(Construct):
         )
 
         if not express:
+            self.release_function: ReleaseFunction | None = release_function(self)
+            self.release_function.watch(self.state_machine, state_machine_name, self.guard.table)
             # cdk-nag (AwsSolutionsChecks) reports the owner check's permission as a wildcard; it
             # names this state machine's own executions, whose names cannot be known in advance.
             Validations.of(self.state_machine).acknowledge(
@@ -163,6 +171,8 @@ class IdempotentStateMachine(Construct):
                     "name): the owner check before a takeover reads whether the holder still runs.",
                 )
             )
+        else:
+            self.release_function = None
 
     @property
     def key_function(self):

@@ -204,6 +204,14 @@ class Faults:
             return self._random.choice(options)
 
 
+_MODULES_USING_BOTO_CLIENT_FOR = (
+    "state_task.lambda_eval_utils",
+    "state_task.service.state_task_service_dynamodb",
+    "state_task.service.state_task_service_aws_sdk",
+    "state_task.service.state_task_service_sfn",
+)
+
+
 class _Patches:
     """Installs and removes the workarounds; see each one's comment."""
 
@@ -257,6 +265,43 @@ class _Patches:
             return event
 
         self._set(StateTaskLambda, "_from_error", lambda_service_error)
+
+        # Speed, not semantics: moto's interpreter builds a new boto3 client for every task it runs,
+        # which under many concurrent executions costs seconds of CPU per call; reuse one client per
+        # service and region (boto3 clients are thread-safe; retries stay disabled as moto set them).
+        import importlib as _importlib
+
+        from moto.stepfunctions.parser.asl.utils import boto_client as boto_client_module
+
+        make_client = boto_client_module.boto_client_for
+        clients: dict[tuple[str, str], Any] = {}
+        clients_lock = threading.Lock()
+
+        def cached_client(region: str, service: str, state_credentials: Any = None) -> Any:
+            with clients_lock:
+                if (region, service) not in clients:
+                    clients[(region, service)] = make_client(region=region, service=service)
+                return clients[(region, service)]
+
+        for module_name in _MODULES_USING_BOTO_CLIENT_FOR:
+            module = _importlib.import_module(f"moto.stepfunctions.parser.asl.component.state.exec.{module_name}")
+            self._set(module, "boto_client_for", cached_client)
+
+        # Gap: when a branch of a Parallel fails with one of Step Functions' own errors (States.*),
+        # moto re-raises it from the Parallel as a custom error name, which it then rejects, so the
+        # execution fails with States.Runtime; AWS propagates the original error, catchable.
+        from moto.stepfunctions.parser.asl.component.common.error_name.error_name import ErrorName
+        from moto.stepfunctions.parser.asl.component.state.exec.state_parallel import branches_decl
+
+        class _PropagatedErrorName(ErrorName):
+            pass
+
+        def branch_error_name(error_name: str | None) -> ErrorName:
+            if error_name is not None and error_name.startswith("States."):
+                return _PropagatedErrorName(error_name=error_name)
+            return CustomErrorName(error_name)
+
+        self._set(branches_decl, "CustomErrorName", branch_error_name)
 
         # Gap: moto's AWS SDK integrations ("arn:aws:states:::aws-sdk:...") pass the state's
         # PascalCase parameters to boto3 unchanged (which rejects them) and return boto3's camelCase
@@ -334,6 +379,97 @@ class _Patches:
     def remove(self) -> None:
         while self._undo:
             self._undo.pop()()
+
+
+class _StatusChangeEvents:
+    """Gap: moto neither emits Step Functions' "Execution Status Change" events nor delivers
+    EventBridge events to Lambda targets. This does both, the way EventBridge does: when an
+    execution ends, an event in the AWS shape goes to every rule whose pattern (matched by moto's
+    own matcher) accepts it, and each Lambda target of such a rule is invoked with it,
+    asynchronously, moments later."""
+
+    def __init__(self, emulator: "LocalEmulator") -> None:
+        import queue
+
+        self._emulator = emulator
+        self._ended: queue.Queue[str | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._dropping = threading.Event()
+        self.delivered: list[dict[str, Any]] = []
+
+    def install(self, patches: "_Patches") -> None:
+        from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
+
+        original = BaseExecutionWorkerCommunication.terminated
+        ended = self._ended
+
+        def terminated(communication: Any) -> None:
+            original(communication)
+            ended.put(communication.execution.exec_arn)
+
+        patches._set(BaseExecutionWorkerCommunication, "terminated", terminated)
+        self._thread = threading.Thread(target=self._run, name="status-change-events", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._ended.put(None)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    @contextlib.contextmanager
+    def dropped(self) -> Iterator[None]:
+        """Events of executions that end while the block runs are lost, as if EventBridge never
+        delivered them (to test what happens without them)."""
+        self._dropping.set()
+        try:
+            yield
+        finally:
+            self._ended.join()
+            self._dropping.clear()
+
+    def _run(self) -> None:
+        while (execution_arn := self._ended.get()) is not None:
+            try:
+                if not self._dropping.is_set():
+                    client = self._emulator.client("stepfunctions")
+                    self._deliver(client.describe_execution(executionArn=execution_arn))
+            except Exception:  # a delivery that fails is lost, as a Lambda target's would be
+                logging.getLogger(__name__).debug("event for %s not delivered", execution_arn, exc_info=True)
+            finally:
+                self._ended.task_done()
+        self._ended.task_done()
+
+    def _deliver(self, execution: dict[str, Any]) -> None:
+        from moto.events.models import EventPattern
+
+        event = {
+            "version": "0",
+            "id": str(uuid.uuid4()),
+            "detail-type": "Step Functions Execution Status Change",
+            "source": "aws.states",
+            "account": ACCOUNT,
+            "time": _aws_timestamp(execution["stopDate"].isoformat()),
+            "region": self._emulator.region,
+            "resources": [execution["executionArn"]],
+            "detail": {
+                "executionArn": execution["executionArn"],
+                "stateMachineArn": execution["stateMachineArn"],
+                "name": execution["name"],
+                "status": execution["status"],
+                "startDate": int(execution["startDate"].timestamp() * 1000),
+                "stopDate": int(execution["stopDate"].timestamp() * 1000),
+                "input": execution.get("input"),
+                "output": execution.get("output"),
+            },
+        }
+        events, lambdas = self._emulator.client("events"), self._emulator.client("lambda")
+        for rule in events.list_rules()["Rules"]:
+            if not rule.get("EventPattern") or not EventPattern.load(rule["EventPattern"]).matches_event(event):
+                continue
+            for target in events.list_targets_by_rule(Rule=rule["Name"])["Targets"]:
+                if ":lambda:" in target["Arn"]:
+                    lambdas.invoke(FunctionName=target["Arn"], Payload=json.dumps(event).encode())
+                    self.delivered.append(event)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -428,13 +564,17 @@ class Deployment:
         """Wait until the execution has finished and return it with its history."""
         client = self.emulator.client("stepfunctions")
         deadline = time.monotonic() + timeout
+        pause = 0.05
         while True:
             described = client.describe_execution(executionArn=execution_arn)
             if described["status"] in _TERMINAL:
                 break
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{execution_arn} still {described['status']} after {timeout} s")
-            time.sleep(0.05)
+            # Back off: every call goes through the emulator, and many waiting callers would
+            # otherwise take the CPU from the executions they wait for.
+            time.sleep(pause)
+            pause = min(pause * 1.5, 0.5)
         output = described.get("output")
         return Execution(
             arn=execution_arn,
@@ -455,7 +595,7 @@ class Deployment:
         ):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{execution_arn} did not enter {state_name} within {timeout} s")
-            time.sleep(0.05)
+            time.sleep(0.1)
 
     def run(self, state_machine: str, payload: Any, name: str | None = None, timeout: float = 120.0) -> Execution:
         """Start an execution and wait for it."""
@@ -493,6 +633,7 @@ class LocalEmulator:
         self.region = region
         self._interpreter_logger = None if interpreter_logs else logging.getLogger("moto.stepfunctions.parser")
         self._interpreter_log_level = logging.NOTSET
+        self.status_change_events = _StatusChangeEvents(self)
         self.lambdas = _InProcessLambda()
         self._patches = _Patches(self.lambdas)
         self._mock = mock_aws(config={"stepfunctions": {"execute_state_machine": True}})
@@ -513,10 +654,12 @@ class LocalEmulator:
             self._interpreter_logger.setLevel(logging.CRITICAL)
         self._mock.start()
         self._patches.install()
+        self.status_change_events.install(self._patches)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
         self._patches.remove()
+        self.status_change_events.stop()
         self._mock.stop()
         if self._interpreter_logger is not None:
             self._interpreter_logger.setLevel(self._interpreter_log_level)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from aws_cdk import App, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
 
 from idempotent_constructs import (
     IdempotencyGuard,
@@ -13,6 +17,7 @@ from idempotent_constructs import (
     IdempotentStateMachine,
     InFlightPolicy,
 )
+from idempotent_constructs.functions import RUNTIME
 
 FAST = {"poll_interval": Duration.seconds(1), "max_wait": Duration.seconds(30)}
 
@@ -24,15 +29,43 @@ def slow_body(scope: Stack, prefix: str, seconds: int = 2) -> sfn.IChainable:
     )
 
 
-def failing_body(scope: Stack, prefix: str) -> sfn.IChainable:
-    """Fails with error "Boom" when the input says {"fail": true}, else echoes the input."""
+def sleepy_function(scope: Stack) -> lambda_.IFunction:
+    existing = scope.node.try_find_child("Sleepy")
+    return existing or lambda_.Function(
+        scope,
+        "Sleepy",
+        runtime=RUNTIME,
+        handler="sleepy.handler",
+        code=lambda_.Code.from_asset(str(Path(__file__).parent / "lambdas")),
+        timeout=Duration.seconds(10),
+    )
+
+
+def failing_body(scope: Stack, prefix: str, error: str | None = None) -> sfn.IChainable:
+    """Fails when the input says {"fail": true}, with error "Boom" (or the error named at the
+    ``error`` path of the input), else echoes the input."""
+    fail = (
+        sfn.Fail(scope, f"{prefix}Boom", error_path=error, cause="the body failed on purpose")
+        if error
+        else sfn.Fail(scope, f"{prefix}Boom", error="Boom", cause="the body failed on purpose")
+    )
+    # A task that overruns its timeout raises Step Functions' own States.Timeout.
+    too_slow = tasks.LambdaInvoke(
+        scope,
+        f"{prefix}TooSlow",
+        lambda_function=sleepy_function(scope),
+        payload=sfn.TaskInput.from_object({"seconds": 3}),
+        task_timeout=sfn.Timeout.duration(Duration.seconds(1)),
+        retry_on_service_exceptions=False,
+    )
     return (
         sfn.Choice(scope, f"{prefix}ShouldFail")
+        .when(sfn.Condition.is_present("$.step_functions_error"), too_slow)
         .when(
             sfn.Condition.and_(
                 sfn.Condition.is_present("$.fail"), sfn.Condition.boolean_equals("$.fail", True)
             ),
-            sfn.Fail(scope, f"{prefix}Boom", error="Boom", cause="the body failed on purpose"),
+            fail,
         )
         .otherwise(sfn.Pass(scope, f"{prefix}Fine", parameters={"echo.$": "$"}))
     )
@@ -63,6 +96,17 @@ class BehaviourStack(Stack):
         # B2, B5: a slow body keyed on $.id, waiting duplicates; and the fail-fast variant.
         IdempotentStateMachine(
             self, "Slow", table=table, definition=slow_body(self, "Slow"), key=IdempotencyKey.from_paths("$.id"), **FAST
+        )
+        # B12: the same, with patience for a slow emulator under injected faults (the moto interpreter
+        # parses the definition in pure Python for each of 40 concurrent starts).
+        IdempotentStateMachine(
+            self,
+            "SlowPatient",
+            table=table,
+            definition=slow_body(self, "Patient"),
+            key=IdempotencyKey.from_paths("$.id"),
+            poll_interval=Duration.seconds(1),
+            max_wait=Duration.minutes(5),
         )
         IdempotentStateMachine(
             self,
@@ -95,6 +139,16 @@ class BehaviourStack(Stack):
         )
         IdempotentStateMachine(
             self,
+            "LongLease",
+            table=table,
+            definition=slow_body(self, "LongLease", seconds=5),
+            key=IdempotencyKey.from_paths("$.id"),
+            lease=Duration.minutes(10),
+            poll_interval=Duration.seconds(1),
+            max_wait=Duration.seconds(60),
+        )
+        IdempotentStateMachine(
+            self,
             "ExpressShortLease",
             table=table,
             definition=slow_body(self, "ExpressShortLease", seconds=6),
@@ -121,6 +175,16 @@ class BehaviourStack(Stack):
             definition=failing_body(self, "Cached"),
             key=IdempotencyKey.from_jmespath("order.id"),
             on_failure=FailurePolicy.CACHE,
+            **FAST,
+        )
+        IdempotentStateMachine(
+            self,
+            "FlakyCachedSome",
+            table=table,
+            definition=failing_body(self, "CachedSome", error="$.error"),
+            key=IdempotencyKey.from_jmespath("order.id"),
+            on_failure=FailurePolicy.CACHE,
+            cache_errors=["Declined"],
             **FAST,
         )
         self._composed(table)

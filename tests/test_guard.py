@@ -49,7 +49,9 @@ def test_by_default_the_guard_computes_the_key_acquires_runs_the_body_and_comple
 def test_every_write_after_acquire_is_fenced_on_the_owner():
     states = guarded(on_failure=FailurePolicy.CACHE)["States"]
     for name in ("Complete", "RecordFailure"):
-        assert states[f"ChargeOnce.{name}"]["Parameters"]["ConditionExpression"] == "#owner = :owner"
+        assert states[f"ChargeOnce.{name}"]["Parameters"]["ConditionExpression"] == (
+            "attribute_not_exists(#id) OR #owner = :owner"
+        )
         assert states[f"ChargeOnce.{name}"]["Catch"][0]["ErrorEquals"] == ["DynamoDB.ConditionalCheckFailedException"]
     assert states["ChargeOnce.Takeover"]["Parameters"]["ConditionExpression"] == (
         "#owner = :previous AND #status = :previous_status"
@@ -116,6 +118,27 @@ def test_with_the_cache_policy_failures_are_recorded_and_replayed():
         "ErrorPath": "$.record.Item.error.S",
         "CausePath": "$.record.Item.cause.S",
     }
+
+
+def test_with_cache_errors_only_the_listed_errors_are_remembered_and_others_release_the_key():
+    states = guarded(on_failure=FailurePolicy.CACHE, cache_errors=["CardDeclined", "Idempotency.BodyFailed"])["States"]
+    choice = states["ChargeOnce.CacheOrRelease"]
+    assert choice["Default"] == "ChargeOnce.Release"
+    assert {rule["StringEquals"] for rule in choice["Choices"][0]["Or"]} == {"CardDeclined", "Idempotency.BodyFailed"}
+    assert choice["Choices"][0]["Next"] == "ChargeOnce.RecordFailure"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"cache_errors": ["CardDeclined"]}, "on_failure is RELEASE"),
+        ({"on_failure": FailurePolicy.CACHE, "cache_errors": []}, "must list error names"),
+        ({"on_failure": FailurePolicy.CACHE, "cache_errors": ["States.Timeout"]}, "Idempotency.BodyFailed"),
+    ],
+)
+def test_fails_when_cache_errors_do_not_fit_the_failure_policy(options, message):
+    with pytest.raises(IdempotencyConfigurationError, match=message):
+        guarded(**options)
 
 
 def test_key_namespace_retention_and_lease_reach_the_key_function():

@@ -79,7 +79,7 @@ def test_name_timeout_logs_and_tracing_pass_through():
         {"StateMachineName": "orders", "TracingConfiguration": {"Enabled": False}, "LoggingConfiguration": {"Level": "ERROR", "Destinations": Match.any_value()}},
     )
     assert only_definition(tpl)["TimeoutSeconds"] == 1800
-    assert len(resources(tpl, "AWS::Logs::LogGroup")) == 2  # the given one and the key function's
+    assert len(resources(tpl, "AWS::Logs::LogGroup")) == 3  # the given one, the key and release functions'
 
 
 @pytest.mark.parametrize("option", ["timeout", "lease", "max_wait"])

@@ -29,13 +29,16 @@ def test_a_standard_holder_still_running_past_its_lease_is_never_taken_over(beha
     assert len(duplicate.history) <= 40 + polls * EVENTS_PER_POLL
 
 
-def test_the_key_of_an_aborted_standard_holder_is_taken_over_once_its_lease_lapses(behaviour, emulator, unique):
+def test_without_the_release_event_an_aborted_standard_holder_is_taken_over_once_its_lease_lapses(
+    behaviour, emulator, unique
+):
     payload = {"id": unique}
     holder = behaviour.start("ShortLease", payload, name=f"{unique}-aborted")
     behaviour.wait_for_state(holder, "ShortLeaseSlow")
-    emulator.client("stepfunctions").stop_execution(executionArn=holder)
-    aborted_at = time.time()
-    duplicate = behaviour.run("ShortLease", payload)
+    with emulator.status_change_events.dropped():
+        emulator.client("stepfunctions").stop_execution(executionArn=holder)
+        aborted_at = time.time()
+        duplicate = behaviour.run("ShortLease", payload)
     assert behaviour.wait(holder).status == "ABORTED"
     assert duplicate.status == "SUCCEEDED"
     assert "Idempotency.Takeover" in duplicate.entered_states()
@@ -49,8 +52,9 @@ def test_a_holder_that_dies_uncatchably_frees_its_key_once_its_lease_lapses(beha
     holder = behaviour.start("ShortLease", payload, name=f"{unique}-dies")
     behaviour.wait_for_state(holder, "ShortLeaseSlow")
     # What an uncatchable failure leaves behind: the record in progress, the execution over.
-    emulator.client("stepfunctions").stop_execution(executionArn=holder, error="States.Runtime", cause="died")
-    duplicate = behaviour.run("ShortLease", payload)
+    with emulator.status_change_events.dropped():
+        emulator.client("stepfunctions").stop_execution(executionArn=holder, error="States.Runtime", cause="died")
+        duplicate = behaviour.run("ShortLease", payload)
     assert duplicate.status == "SUCCEEDED" and "ShortLeaseWork" in duplicate.entered_states()
 
 
@@ -65,3 +69,18 @@ def test_an_express_holder_that_timed_out_is_taken_over_once_its_lease_lapses(be
     assert "Idempotency.OwnerCheck" not in states
     assert states.index("Idempotency.Takeover") < states.index("ExpressShortLeaseSlow")
     assert duplicate.status == "TIMED_OUT"
+
+
+def test_the_key_of_an_aborted_standard_holder_is_released_within_seconds_not_at_lease_expiry(behaviour, emulator, unique):
+    payload = {"id": unique}
+    holder = behaviour.start("LongLease", payload, name=f"{unique}-aborted")  # a 10 minute lease
+    behaviour.wait_for_state(holder, "LongLeaseSlow")
+    duplicate = behaviour.start("LongLease", payload, name=f"{unique}-duplicate")
+    behaviour.wait_for_state(duplicate, "Idempotency.Await")
+    emulator.client("stepfunctions").stop_execution(executionArn=holder)
+    aborted_at = time.time()
+    waited = behaviour.wait(duplicate)
+    assert waited.status == "SUCCEEDED" and "LongLeaseWork" in waited.entered_states()
+    assert "Idempotency.Takeover" not in waited.entered_states()  # the record was gone: a plain acquire
+    recovery = body_started_at(waited, "LongLeaseSlow") - aborted_at
+    assert recovery < 10

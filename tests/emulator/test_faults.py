@@ -13,12 +13,12 @@ def test_with_30_percent_faults_40_concurrent_executions_over_8_keys_all_succeed
     payloads = [{"id": f"{unique}-{n % 8}"} for n in range(40)]
     with emulator.faults(Faults(dynamodb=0.3, lambda_invocations=0.3, seed=20261122)) as faults:
         with ThreadPoolExecutor(max_workers=40) as pool:
-            arns = list(pool.map(lambda n: behaviour.start("Slow", payloads[n], name=f"{unique}-{n}"), range(40)))
+            arns = list(pool.map(lambda n: behaviour.start("SlowPatient", payloads[n], name=f"{unique}-{n}"), range(40)))
             executions = list(pool.map(lambda arn: behaviour.wait(arn, timeout=300), arns))
     assert faults.injected["dynamodb"] > 20 and faults.injected["lambda"] > 5
     assert [e.status for e in executions] == ["SUCCEEDED"] * 40, [(e.error, e.cause) for e in executions if e.error]
     runs = {f"{unique}-{k}": 0 for k in range(8)}
     for payload, execution in zip(payloads, executions):
-        runs[payload["id"]] += "SlowWork" in execution.entered_states()
+        runs[payload["id"]] += "PatientWork" in execution.entered_states()
         assert execution.output == {"echo": payload, "done": True}
     assert set(runs.values()) == {1}

@@ -58,3 +58,17 @@ def test_a_record_past_its_expiration_counts_as_absent_before_dynamodb_deletes_i
     assert execution.status == "SUCCEEDED"
     assert "SlowWork" in execution.entered_states()
     assert execution.output == {"echo": payload, "done": True}
+
+
+def test_a_holder_whose_record_was_released_meanwhile_still_stores_its_result(behaviour, emulator, unique):
+    # What a redriven execution meets: the release function freed its key when it failed, and the
+    # redrive finishes the body. Nobody else took the key, so its result is stored.
+    payload = {"id": unique}
+    holder = behaviour.start("Slow", payload, name=f"{unique}-redriven")
+    behaviour.wait_for_state(holder, "SlowSlow")
+    key = {"id": {"S": record_id("Behaviour/Slow", payload)}}
+    emulator.client("dynamodb").delete_item(TableName=behaviour.table_name(), Key=key)
+    finished = behaviour.wait(holder)
+    assert finished.status == "SUCCEEDED"
+    replay = behaviour.run("Slow", payload)
+    assert "SlowWork" not in replay.entered_states() and replay.output == finished.output

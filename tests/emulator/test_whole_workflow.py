@@ -121,6 +121,24 @@ def test_with_the_cache_policy_duplicates_get_the_original_error_without_running
     assert ran_body(failed, "CachedShouldFail") and not ran_body(duplicate, "CachedShouldFail")
 
 
+def test_with_cache_errors_listed_errors_are_replayed_and_others_release_the_key(behaviour, unique):
+    declined = {"order": {"id": f"{unique}-1"}, "fail": True, "error": "Declined"}
+    assert behaviour.run("FlakyCachedSome", declined).error == "Declined"
+    replayed = behaviour.run("FlakyCachedSome", declined)
+    assert replayed.error == "Declined" and not ran_body(replayed, "CachedSomeShouldFail")
+
+    glitch = {"order": {"id": f"{unique}-2"}, "fail": True, "error": "Glitch"}
+    assert behaviour.run("FlakyCachedSome", glitch).error == "Glitch"
+    again = behaviour.run("FlakyCachedSome", glitch)
+    assert again.error == "Glitch" and ran_body(again, "CachedSomeShouldFail")
+
+
+def test_step_functions_own_errors_arrive_as_body_failed_with_the_original_error_in_the_cause(behaviour, unique):
+    execution = behaviour.run("FlakyCachedSome", {"order": {"id": unique}, "step_functions_error": True})
+    assert execution.error == schema.BODY_FAILED
+    assert json.loads(execution.cause)["Error"] == "States.Timeout"
+
+
 def test_the_same_key_with_another_payload_fails_with_payload_mismatch(behaviour, unique):
     assert behaviour.run("Flaky", {"order": {"id": unique}, "note": "first"}).status == "SUCCEEDED"
     other = behaviour.run("Flaky", {"order": {"id": unique}, "note": "second"})

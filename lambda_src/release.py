@@ -1,0 +1,79 @@
+"""Release function: frees the keys held by a Standard execution that ended without releasing them.
+
+Triggered by EventBridge's "Step Functions Execution Status Change" events for FAILED, TIMED_OUT and
+ABORTED executions of the watched state machines. An aborted or timed-out execution, or one that
+died on an error no Catch can handle, leaves its records INPROGRESS until their lease lapses; this
+frees them within seconds instead.
+
+It reads the execution's history for the records it acquired (the Acquire and Takeover writes,
+whose items carry the owner token) and deletes each one on condition that it is still in progress
+and still owned by that execution's holder, so it can never touch another holder's record or a
+finished one. Only record ids and counts are logged, never payloads.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from typing import Any, Iterator
+
+import boto3
+from botocore.exceptions import ClientError
+
+try:  # imported as part of the library
+    from . import schema
+except ImportError:  # imported by the Lambda runtime from the asset root
+    import schema  # type: ignore[no-redef]
+
+ENDED = {"FAILED", "TIMED_OUT", "ABORTED"}
+logger = logging.getLogger("idempotent_constructs.release")
+logger.setLevel(os.environ.get("LOG_LEVEL", "INFO"))
+
+
+def held_records(history: list[dict[str, Any]], execution_arn: str) -> Iterator[tuple[str, str, str]]:
+    """``(table, id, owner)`` of every record the execution wrote as its own holder."""
+    for event in history:
+        details = event.get("taskScheduledEventDetails")
+        if not details or details.get("resourceType") != "dynamodb" or details.get("resource") != "putItem":
+            continue
+        parameters = json.loads(details["parameters"])
+        item = parameters.get("Item", {})
+        owner = item.get(schema.OWNER, {}).get("S", "")
+        if owner.startswith(f"{execution_arn}#") and schema.ID in item:
+            yield parameters["TableName"], item[schema.ID]["S"], owner
+
+
+def _history(client: Any, execution_arn: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    for page in client.get_paginator("get_execution_history").paginate(
+        executionArn=execution_arn, includeExecutionData=True
+    ):
+        events.extend(page["events"])
+    return events
+
+
+def handler(event: dict[str, Any], context: Any = None) -> dict[str, int]:
+    detail = event.get("detail", {})
+    execution_arn = detail.get("executionArn", "")
+    if detail.get("status") not in ENDED or not execution_arn:
+        return {"released": 0, "skipped": 0}
+    history = _history(boto3.client("stepfunctions"), execution_arn)
+    dynamodb = boto3.client("dynamodb")
+    released = skipped = 0
+    for table, record_id, owner in dict.fromkeys(held_records(history, execution_arn)):
+        try:
+            dynamodb.delete_item(
+                TableName=table,
+                Key={schema.ID: {"S": record_id}},
+                ConditionExpression="#owner = :owner AND #status = :inprogress",
+                ExpressionAttributeNames={"#owner": schema.OWNER, "#status": schema.STATUS},
+                ExpressionAttributeValues={":owner": {"S": owner}, ":inprogress": {"S": schema.INPROGRESS}},
+            )
+            released += 1
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise  # transient: EventBridge retries the delivery
+            skipped += 1  # finished, released or taken over meanwhile
+    logger.info(json.dumps({"execution": execution_arn, "status": detail["status"], "released": released, "skipped": skipped}))
+    return {"released": released, "skipped": skipped}

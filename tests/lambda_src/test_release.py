@@ -1,0 +1,82 @@
+"""lambda_src/release.py: frees the records of Standard executions that ended without releasing them."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from idempotent_constructs.lambda_src import release, schema
+
+EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:Orders:run-1"
+OTHER = "arn:aws:states:us-east-1:123456789012:execution:Orders:run-2"
+
+
+def scheduled_put(table: str, record_id: str, owner: str) -> dict:
+    parameters = {"TableName": table, "Item": {"id": {"S": record_id}, "owner": {"S": owner}, "status": {"S": "INPROGRESS"}}}
+    return {
+        "type": "TaskScheduled",
+        "taskScheduledEventDetails": {"resourceType": "dynamodb", "resource": "putItem", "parameters": json.dumps(parameters)},
+    }
+
+
+def event(status: str = "ABORTED", execution: str = EXECUTION) -> dict:
+    return {"detail-type": "Step Functions Execution Status Change", "detail": {"executionArn": execution, "status": status}}
+
+
+@pytest.fixture
+def table(monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    with mock_aws():
+        client = boto3.client("dynamodb")
+        with contextlib.suppress(client.exceptions.ResourceNotFoundException):  # kept by an outer mock
+            client.delete_table(TableName="records")
+        client.create_table(
+            TableName="records",
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        yield client
+
+
+def put(client, record_id: str, owner: str, status: str) -> None:
+    client.put_item(TableName="records", Item={"id": {"S": record_id}, "owner": {"S": owner}, "status": {"S": status}})
+
+
+def ids(client) -> set[str]:
+    return {item["id"]["S"] for item in client.scan(TableName="records")["Items"]}
+
+
+def test_the_records_an_ended_execution_still_holds_are_deleted_and_no_others(table, monkeypatch):
+    put(table, "ns#held", f"{EXECUTION}#a", schema.INPROGRESS)
+    put(table, "ns#taken-over", f"{OTHER}#b", schema.INPROGRESS)  # another holder took it over since
+    put(table, "ns#finished", f"{EXECUTION}#c", schema.COMPLETED)  # it finished this one
+    put(table, "ns#unrelated", f"{OTHER}#d", schema.INPROGRESS)
+    history = [
+        scheduled_put("records", "ns#held", f"{EXECUTION}#a"),
+        scheduled_put("records", "ns#taken-over", f"{EXECUTION}#x"),
+        scheduled_put("records", "ns#finished", f"{EXECUTION}#c"),
+        {"type": "TaskScheduled", "taskScheduledEventDetails": {"resourceType": "lambda", "resource": "invoke", "parameters": "{}"}},
+    ]
+    monkeypatch.setattr(release, "_history", lambda client, arn: history)
+    assert release.handler(event()) == {"released": 1, "skipped": 2}
+    assert ids(table) == {"ns#taken-over", "ns#finished", "ns#unrelated"}
+
+
+@pytest.mark.parametrize("status", ["SUCCEEDED", "RUNNING"])
+def test_executions_that_did_not_crash_are_left_alone(table, monkeypatch, status):
+    put(table, "ns#held", f"{EXECUTION}#a", schema.INPROGRESS)
+    monkeypatch.setattr(release, "_history", lambda client, arn: pytest.fail("history read for a healthy run"))
+    assert release.handler(event(status)) == {"released": 0, "skipped": 0}
+    assert ids(table) == {"ns#held"}
+
+
+def test_a_transient_error_is_raised_so_that_eventbridge_delivers_again(table, monkeypatch):
+    put(table, "ns#held", f"{EXECUTION}#a", schema.INPROGRESS)
+    monkeypatch.setattr(release, "_history", lambda client, arn: [scheduled_put("missing-table", "ns#held", f"{EXECUTION}#a")])
+    with pytest.raises(Exception, match="ResourceNotFoundException"):
+        release.handler(event())
