@@ -24,6 +24,23 @@ RELEASE_FUNCTION_ID = "IdempotencyReleaseFunction"
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 
 
+def executions_arn(state_machine_name: str) -> str:
+    """Every execution of the named state machine, in the stack's account and region."""
+    return f"arn:{Aws.PARTITION}:states:{Aws.REGION}:{Aws.ACCOUNT_ID}:execution:{state_machine_name}:*"
+
+
+def acknowledge_own_executions(construct: IConstruct, state_machine_name: str, reason: str) -> None:
+    """cdk-nag (AwsSolutionsChecks) reports a permission on ``executions_arn`` as a wildcard: it
+    names one state machine's executions, whose names cannot be known in advance."""
+    Validations.of(construct).acknowledge(
+        Acknowledgment(
+            id="AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:"
+            f"<AWS::AccountId>:execution:{state_machine_name}:*]",
+            reason=reason,
+        )
+    )
+
+
 def lambda_source_dir() -> Path:
     """The directory that becomes the Lambda asset (``lambda_src`` in the repository and the wheel)."""
     return Path(str(resources.files("idempotent_constructs.lambda_src")))
@@ -111,20 +128,15 @@ class ReleaseFunction(_SharedFunction):
         self._state_machine_arns.append(state_machine.state_machine_arn)
         self.role.add_to_policy(
             iam.PolicyStatement(
-                actions=["states:GetExecutionHistory"],
-                resources=[
-                    f"arn:{Aws.PARTITION}:states:{Aws.REGION}:{Aws.ACCOUNT_ID}:execution:{state_machine_name}:*"
-                ],
+                actions=["states:GetExecutionHistory"], resources=[executions_arn(state_machine_name)]
             )
         )
         table.grant(self.role, "dynamodb:DeleteItem")
-        Validations.of(self.role).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:"
-                f"<AWS::AccountId>:execution:{state_machine_name}:*]",
-                reason="states:GetExecutionHistory on the watched state machine's own executions (any "
-                "execution name): the release function reads which records a crashed execution held.",
-            )
+        acknowledge_own_executions(
+            self.role,
+            state_machine_name,
+            "states:GetExecutionHistory on the watched state machine's own executions (any execution "
+            "name): the release function reads which records a crashed execution held.",
         )
 
 

@@ -29,14 +29,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from aws_cdk import Aws, Duration
+from aws_cdk import Duration
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from .errors import Problems
-from .functions import KeyFunction, key_function
+from .functions import KeyFunction, executions_arn, key_function
 from .key import IdempotencyKey
 from .lambda_src import schema
 from .policies import FailurePolicy, InFlightPolicy
@@ -102,11 +102,6 @@ _HELD_WITHIN_LEASE = sfn.Condition.and_(
     _IN_PROGRESS, sfn.Condition.timestamp_less_than_json_path(_NOW, _attr(schema.IN_PROGRESS_DEADLINE))
 )
 _OWNER_RUNNING = sfn.Condition.string_equals(f"{_OWNER_STATE}.Status", "RUNNING")
-
-
-def owner_executions_arn(state_machine_name: str) -> str:
-    """Every execution of the named state machine, in this stack's account and region."""
-    return f"arn:{Aws.PARTITION}:states:{Aws.REGION}:{Aws.ACCOUNT_ID}:execution:{state_machine_name}:*"
 
 
 def poll_schedule(poll_interval: int, max_wait: int) -> tuple[int, int]:
@@ -335,7 +330,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             service="sfn",
             action="describeExecution",
             iam_action="states:DescribeExecution",
-            iam_resources=[owner_executions_arn(self.owner_state_machine_name)],
+            iam_resources=[executions_arn(self.owner_state_machine_name)],
             parameters={
                 "ExecutionArn": sfn.JsonPath.array_get_item(
                     sfn.JsonPath.string_split(sfn.JsonPath.string_at(_attr(schema.OWNER)), "#"), 0
@@ -346,6 +341,9 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         )
         self._retry_transient(task, TRANSIENT_SFN_ERRORS)
         return task
+
+    def _fail(self, state: str, error: str, cause: str) -> sfn.Fail:
+        return sfn.Fail(self, state, state_name=self._name(state), error=error, cause=cause)
 
     def _build(self, body: sfn.IChainable) -> None:
         name = self._name
@@ -380,20 +378,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             },
             output_path=f"$.{schema.VALUE}",
         )
-        mismatch = sfn.Fail(
-            self,
-            "PayloadMismatch",
-            state_name=name("PayloadMismatch"),
-            error=schema.PAYLOAD_MISMATCH,
-            cause="The idempotency key was already used with a different payload.",
-        )
-        in_flight = sfn.Fail(
-            self,
-            "InFlight",
-            state_name=name("InFlight"),
-            error=schema.IN_FLIGHT,
-            cause="Another execution holds this idempotency key and is still running.",
-        )
+        mismatch = self._fail("PayloadMismatch", schema.PAYLOAD_MISMATCH, "The idempotency key was already used with a different payload.")
+        in_flight = self._fail("InFlight", schema.IN_FLIGHT, "Another execution holds this idempotency key and is still running.")
         guarded = sfn.Parallel(
             self,
             "Body",
@@ -412,13 +398,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             },
             output_path=f"$.{schema.VALUE}[0]",
         )
-        lease_lost = sfn.Fail(
-            self,
-            "LeaseLost",
-            state_name=name("LeaseLost"),
-            error=schema.LEASE_LOST,
-            cause="Another execution took this idempotency key over; this run's result was not stored.",
-        )
+        lease_lost = self._fail("LeaseLost", schema.LEASE_LOST, "Another execution took this idempotency key over; this run's result was not stored.")
         failed = sfn.Fail(
             self,
             "Failed",

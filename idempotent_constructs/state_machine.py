@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from aws_cdk import Acknowledgment, Annotations, Duration, Stack, Validations
+from aws_cdk import Annotations, Duration, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs_module
@@ -13,7 +13,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from .errors import Problems
-from .functions import ReleaseFunction, release_function
+from .functions import ReleaseFunction, acknowledge_own_executions, release_function
 from .guard import DEFAULT_LEASE, IdempotencyGuard
 from .key import IdempotencyKey
 from .policies import FailurePolicy, InFlightPolicy
@@ -161,15 +161,11 @@ class IdempotentStateMachine(Construct):
         if not express:
             self.release_function: ReleaseFunction | None = release_function(self)
             self.release_function.watch(self.state_machine, state_machine_name, self.guard.table)
-            # cdk-nag (AwsSolutionsChecks) reports the owner check's permission as a wildcard; it
-            # names this state machine's own executions, whose names cannot be known in advance.
-            Validations.of(self.state_machine).acknowledge(
-                Acknowledgment(
-                    id="AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:"
-                    f"<AWS::AccountId>:execution:{state_machine_name}:*]",
-                    reason="states:DescribeExecution on this state machine's own executions (any execution "
-                    "name): the owner check before a takeover reads whether the holder still runs.",
-                )
+            acknowledge_own_executions(
+                self.state_machine,
+                state_machine_name,
+                "states:DescribeExecution on this state machine's own executions (any execution name): "
+                "the owner check before a takeover reads whether the holder still runs.",
             )
         else:
             self.release_function = None
