@@ -120,6 +120,7 @@ class ReleaseFunction(_SharedFunction):
                 },
             ),
         )
+        # Delivery retries; a function error is retried twice more by Lambda's asynchronous invocation.
         self.rule.add_target(targets.LambdaFunction(self.function, retry_attempts=8))
 
     def watch(self, state_machine: sfn.IStateMachine, state_machine_name: str, table: dynamodb.ITable) -> None:
@@ -128,15 +129,17 @@ class ReleaseFunction(_SharedFunction):
         self._state_machine_arns.append(state_machine.state_machine_arn)
         self.role.add_to_policy(
             iam.PolicyStatement(
-                actions=["states:GetExecutionHistory"], resources=[executions_arn(state_machine_name)]
+                actions=["states:DescribeExecution", "states:GetExecutionHistory"],
+                resources=[executions_arn(state_machine_name)],
             )
         )
         table.grant(self.role, "dynamodb:DeleteItem")
         acknowledge_own_executions(
             self.role,
             state_machine_name,
-            "states:GetExecutionHistory on the watched state machine's own executions (any execution "
-            "name): the release function reads which records a crashed execution held.",
+            "states:DescribeExecution and GetExecutionHistory on the watched state machine's own "
+            "executions (any execution name): the release function reads which records a crashed "
+            "execution held, and that it has not been redriven since.",
         )
 
 

@@ -65,7 +65,19 @@ TRANSIENT_DYNAMODB_ERRORS = [
 ]
 CONDITION_FAILED = "DynamoDB.ConditionalCheckFailedException"
 # Transient errors of the Step Functions API, called through the AWS SDK integration.
-TRANSIENT_SFN_ERRORS = ["Sfn.ThrottlingException", "Sfn.SdkClientException", "Sfn.InternalServerException"]
+# ("Sfn.SfnException" is the generic name a throttled or failed call may arrive with.)
+TRANSIENT_SFN_ERRORS = [
+    "Sfn.SfnException",
+    "Sfn.ThrottlingException",
+    "Sfn.SdkClientException",
+    "Sfn.InternalServerException",
+]
+# The holder's execution is gone (its history expired): nothing runs any more.
+OWNER_GONE_ERRORS = ["Sfn.ExecutionDoesNotExistException", "Sfn.ExecutionDoesNotExist"]
+# Standard execution statuses after which nothing runs (PENDING_REDRIVE is about to run again).
+ENDED_STATUSES = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
+# A Standard execution may run a year: a record in progress must not expire before its holder.
+STANDARD_HOLD = Duration.days(366)
 # Transient errors of a Lambda invocation (the service's, never the function's own errors).
 TRANSIENT_LAMBDA_ERRORS = [
     "Lambda.ClientExecutionTimeoutException",
@@ -101,7 +113,16 @@ _IN_PROGRESS = sfn.Condition.string_equals(_attr(schema.STATUS), schema.INPROGRE
 _HELD_WITHIN_LEASE = sfn.Condition.and_(
     _IN_PROGRESS, sfn.Condition.timestamp_less_than_json_path(_NOW, _attr(schema.IN_PROGRESS_DEADLINE))
 )
-_OWNER_RUNNING = sfn.Condition.string_equals(f"{_OWNER_STATE}.Status", "RUNNING")
+_LAPSED_IN_PROGRESS = sfn.Condition.and_(
+    _IN_PROGRESS,
+    sfn.Condition.not_(sfn.Condition.timestamp_less_than_json_path(_NOW, _attr(schema.IN_PROGRESS_DEADLINE))),
+)
+# The owner check's verdict lets a takeover go ahead when the holder's execution has ended, or when
+# it is this very execution (a branch that was cancelled mid-body: its own lease is all there is).
+_OWNER_DONE = sfn.Condition.or_(
+    *(sfn.Condition.string_equals(f"{_OWNER_STATE}.Status", status) for status in ENDED_STATUSES),
+    sfn.Condition.string_equals_json_path(f"{_OWNER_STATE}.ExecutionArn", f"{_META}.execution"),
+)
 
 
 def poll_schedule(poll_interval: int, max_wait: int) -> tuple[int, int]:
@@ -258,7 +279,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         return {
             schema.ID: _s(f"{_META}.id"),
             schema.STATUS: _literal(schema.INPROGRESS),
-            schema.EXPIRATION: _n(f"{_META}.expiration"),
+            schema.EXPIRATION: _n(f"{_META}.hold_expiration"),
             schema.IN_PROGRESS_EXPIRATION: _n(f"{_META}.lease_expiration"),
             schema.IN_PROGRESS_DEADLINE: _s(f"{_META}.deadline"),
             schema.OWNER: _s(f"{_META}.owner"),
@@ -275,6 +296,13 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             "kind": self.key.kind,
             "lease_seconds": int(self.lease.to_seconds()),
             "expires_after_seconds": int(self.expires_after.to_seconds()),
+            # How long a record in progress is kept: with the owner check, as long as a Standard
+            # execution may run, so that TTL never deletes the record of a holder that still runs.
+            "hold_seconds": int(
+                STANDARD_HOLD.to_seconds()
+                if self.owner_state_machine_name is not None
+                else self.lease.to_seconds() + self.expires_after.to_seconds()
+            ),
         }
         if self.key.expression is not None:
             spec["expression"] = self.key.expression
@@ -336,7 +364,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
                     sfn.JsonPath.string_split(sfn.JsonPath.string_at(_attr(schema.OWNER)), "#"), 0
                 )
             },
-            result_selector={"Status.$": "$.Status"},
+            result_selector={"Status.$": "$.Status", "ExecutionArn.$": "$.ExecutionArn"},
             result_path=_OWNER_STATE,
         )
         self._retry_transient(task, TRANSIENT_SFN_ERRORS)
@@ -423,9 +451,14 @@ class IdempotencyGuard(sfn.StateMachineFragment):
 
         wait = self._wait_for_holder(route, in_flight)
         route.when(sfn.Condition.is_not_present(_ITEM), renew)
+        # Another payload's record, unless it is in progress past its lease: a crashed holder's
+        # payload must not block the key (it is taken over below, after the owner check).
         route.when(
-            sfn.Condition.not_(
-                sfn.Condition.string_equals_json_path(_attr(schema.VALIDATION), f"{_META}.validation")
+            sfn.Condition.and_(
+                sfn.Condition.not_(
+                    sfn.Condition.string_equals_json_path(_attr(schema.VALIDATION), f"{_META}.validation")
+                ),
+                sfn.Condition.not_(_LAPSED_IN_PROGRESS),
             ),
             mismatch,
         )
@@ -437,12 +470,14 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         route.when(_HELD_WITHIN_LEASE, wait)
         if self.owner_state_machine_name is not None:
             owner_check = self._owner_check("OwnerCheck")
-            owner_check.add_catch(renew_for_takeover, errors=["States.ALL"], result_path=sfn.JsonPath.DISCARD)
+            # Gone: take over. Any other error: we cannot tell, so the holder counts as running.
+            owner_check.add_catch(renew_for_takeover, errors=OWNER_GONE_ERRORS, result_path=sfn.JsonPath.DISCARD)
+            owner_check.add_catch(wait, errors=["States.ALL"], result_path=sfn.JsonPath.DISCARD)
             route.when(_IN_PROGRESS, owner_check)
             owner_check.next(
                 sfn.Choice(self, "OwnerRunning", state_name=name("OwnerRunning"))
-                .when(_OWNER_RUNNING, wait)
-                .otherwise(renew_for_takeover)
+                .when(_OWNER_DONE, renew_for_takeover)
+                .otherwise(wait)
             )
         route.otherwise(renew_for_takeover)
 
@@ -481,7 +516,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         which a redrive of it then completes). Every attribute is written, lease ones included: the
         Choice rules read them, and a rule must never meet a missing path (States.Runtime)."""
         attributes = {name: value for name, value in self._acquire_item().items() if name != schema.ID}
-        attributes.update({schema.STATUS: _literal(status), **fields})
+        attributes.update({schema.STATUS: _literal(status), schema.EXPIRATION: _n(f"{_META}.expiration"), **fields})
         task = tasks.DynamoUpdateItem(
             self,
             state,
@@ -579,11 +614,12 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         if self.owner_state_machine_name is not None:
             # Past the lease: still busy while the holder's execution runs (polls past a lease only).
             poll_owner = self._owner_check("PollOwner")
-            poll_owner.add_catch(settled, errors=["States.ALL"], result_path=sfn.JsonPath.DISCARD)
+            poll_owner.add_catch(settled, errors=OWNER_GONE_ERRORS, result_path=sfn.JsonPath.DISCARD)
+            poll_owner.add_catch(busy, errors=["States.ALL"], result_path=sfn.JsonPath.DISCARD)
             poll_owner.next(
                 sfn.Choice(self, "StillRunning", state_name=name("StillRunning"))
-                .when(_OWNER_RUNNING, busy)
-                .otherwise(settled)
+                .when(_OWNER_DONE, settled)
+                .otherwise(busy)
             )
             check.when(_IN_PROGRESS, poll_owner)
         check.otherwise(settled)

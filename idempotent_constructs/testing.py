@@ -460,6 +460,7 @@ class _StatusChangeEvents:
                 "stopDate": int(execution["stopDate"].timestamp() * 1000),
                 "input": execution.get("input"),
                 "output": execution.get("output"),
+                "redriveCount": execution.get("redriveCount", 0),
             },
         }
         events, lambdas = self._emulator.client("events"), self._emulator.client("lambda")

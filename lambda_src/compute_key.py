@@ -7,7 +7,8 @@ Event (built by the generated ``...ComputeKey`` state)::
 
     {"input": <the state's input>, "execution": "<execution ARN>", "namespace": "...",
      "kind": "whole_input" | "jmespath" | "paths", "expression": <str | list[str] | null>,
-     "lease_seconds": 900, "expires_after_seconds": 86400, "meta_only": false}
+     "lease_seconds": 900, "expires_after_seconds": 86400, "hold_seconds": 31622400,
+     "meta_only": false}
 
 Result: ``{"value": <the input, unchanged>, "idempotency": {...}}`` (see ``schema``), or only the
 ``idempotency`` part when ``meta_only`` is set (a fresh clock before a late acquire or takeover).
@@ -45,7 +46,10 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
         "owner": f"{event['execution']}#{uuid.uuid4().hex}",
         # DynamoDB numbers travel as strings through the DynamoDB service integration.
         "now": str(now),
+        "execution": event["execution"],
+        # A finished record's expiration, and how long a record in progress is kept.
         "expiration": str(lease_end + int(event["expires_after_seconds"])),
+        "hold_expiration": str(now + int(event.get("hold_seconds") or event["lease_seconds"] + event["expires_after_seconds"])),
         "lease_expiration": str(lease_end * 1000),
         "deadline": _iso(lease_end),
     }

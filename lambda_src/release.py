@@ -5,10 +5,13 @@ ABORTED executions of the watched state machines. An aborted or timed-out execut
 died on an error no Catch can handle, leaves its records INPROGRESS until their lease lapses; this
 frees them within seconds instead.
 
-It reads the execution's history for the records it acquired (the Acquire and Takeover writes,
-whose items carry the owner token) and deletes each one on condition that it is still in progress
-and still owned by that execution's holder, so it can never touch another holder's record or a
-finished one. Only record ids and counts are logged, never payloads.
+It first asks whether the execution is still over (a redrive may have restarted it since the event
+was sent: then it leaves everything alone). It then reads the execution's history for the records it
+acquired (the Acquire and Takeover writes, whose items carry the owner token) and deletes each one on
+condition that it is still in progress and still owned by that execution's holder, so it can never
+touch another holder's record or a finished one. A transient error is raised, so that Lambda retries
+the asynchronous invocation (twice); a record it may not delete (a table it was not granted) is
+logged and left to the lease. Only record ids and counts are logged, never payloads.
 """
 
 from __future__ import annotations
@@ -53,14 +56,27 @@ def _history(client: Any, execution_arn: str) -> list[dict[str, Any]]:
     return events
 
 
+def still_over(client: Any, detail: dict[str, Any]) -> bool:
+    """The execution has not been redriven since the event: it is still in an ended status, and
+    (when the event says which attempt ended) still at the same redrive count."""
+    current = client.describe_execution(executionArn=detail["executionArn"])
+    if current["status"] not in ENDED:
+        return False
+    return "redriveCount" not in detail or current.get("redriveCount", 0) == detail["redriveCount"]
+
+
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, int]:
     detail = event.get("detail", {})
     execution_arn = detail.get("executionArn", "")
+    nothing = {"released": 0, "skipped": 0, "denied": 0}
     if detail.get("status") not in ENDED or not execution_arn:
-        return {"released": 0, "skipped": 0}
-    history = _history(boto3.client("stepfunctions"), execution_arn)
+        return nothing
+    stepfunctions = boto3.client("stepfunctions")
+    if not still_over(stepfunctions, detail):
+        return nothing
+    history = _history(stepfunctions, execution_arn)
     dynamodb = boto3.client("dynamodb")
-    released = skipped = 0
+    released = skipped = denied = 0
     for table, record_id, owner in dict.fromkeys(held_records(history, execution_arn)):
         try:
             dynamodb.delete_item(
@@ -72,8 +88,14 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, int]:
             )
             released += 1
         except ClientError as error:
-            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise  # transient: EventBridge retries the delivery
-            skipped += 1  # finished, released or taken over meanwhile
-    logger.info(json.dumps({"execution": execution_arn, "status": detail["status"], "released": released, "skipped": skipped}))
-    return {"released": released, "skipped": skipped}
+            code = error.response["Error"]["Code"]
+            if code == "ConditionalCheckFailedException":
+                skipped += 1  # finished, released or taken over meanwhile
+            elif code == "AccessDeniedException":
+                denied += 1  # a guard's table this function was not granted: the lease will do
+                logger.warning(json.dumps({"execution": execution_arn, "record": record_id, "denied": table}))
+            else:
+                raise  # transient: Lambda retries the asynchronous invocation
+    result = {"released": released, "skipped": skipped, "denied": denied}
+    logger.info(json.dumps({"execution": execution_arn, "status": detail["status"], **result}))
+    return result

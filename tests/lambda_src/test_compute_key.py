@@ -36,6 +36,9 @@ def test_the_clock_readings_agree_with_each_other():
     now = int(meta["now"])
     assert before <= now <= int(time.time())
     assert int(meta["expiration"]) == now + 60 + 3600  # kept expires_after beyond the lease
+    assert int(meta["hold_expiration"]) == now + 60 + 3600  # in progress: no longer unless told
+    held = compute_key.handler(event({"a": 1}, hold_seconds=366 * 86400))[schema.META]
+    assert int(held["hold_expiration"]) == int(held["now"]) + 366 * 86400
     assert int(meta["lease_expiration"]) == (now + 60) * 1000
     deadline = datetime.strptime(meta["deadline"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
     assert deadline.timestamp() == now + 60
@@ -68,5 +71,7 @@ def test_the_handler_imports_as_a_top_level_module_like_lambda_does():
 
 def test_meta_only_returns_fresh_metadata_without_the_payload():
     meta = compute_key.handler(event({"a": 1}, meta_only=True))
-    assert set(meta) == {"id", "validation", "owner", "now", "expiration", "lease_expiration", "deadline"}
+    assert set(meta) == {
+        "id", "validation", "owner", "execution", "now", "expiration", "hold_expiration", "lease_expiration", "deadline"
+    }
     assert meta["id"] == compute_key.handler(event({"a": 1}))[schema.META]["id"]

@@ -63,7 +63,8 @@ def test_the_records_an_ended_execution_still_holds_are_deleted_and_no_others(ta
         {"type": "TaskScheduled", "taskScheduledEventDetails": {"resourceType": "lambda", "resource": "invoke", "parameters": "{}"}},
     ]
     monkeypatch.setattr(release, "_history", lambda client, arn: history)
-    assert release.handler(event()) == {"released": 1, "skipped": 2}
+    monkeypatch.setattr(release, "still_over", lambda client, detail: True)
+    assert release.handler(event()) == {"released": 1, "skipped": 2, "denied": 0}
     assert ids(table) == {"ns#taken-over", "ns#finished", "ns#unrelated"}
 
 
@@ -71,12 +72,30 @@ def test_the_records_an_ended_execution_still_holds_are_deleted_and_no_others(ta
 def test_executions_that_did_not_crash_are_left_alone(table, monkeypatch, status):
     put(table, "ns#held", f"{EXECUTION}#a", schema.INPROGRESS)
     monkeypatch.setattr(release, "_history", lambda client, arn: pytest.fail("history read for a healthy run"))
-    assert release.handler(event(status)) == {"released": 0, "skipped": 0}
+    assert release.handler(event(status)) == {"released": 0, "skipped": 0, "denied": 0}
     assert ids(table) == {"ns#held"}
 
 
 def test_a_transient_error_is_raised_so_that_eventbridge_delivers_again(table, monkeypatch):
     put(table, "ns#held", f"{EXECUTION}#a", schema.INPROGRESS)
     monkeypatch.setattr(release, "_history", lambda client, arn: [scheduled_put("missing-table", "ns#held", f"{EXECUTION}#a")])
+    monkeypatch.setattr(release, "still_over", lambda client, detail: True)
     with pytest.raises(Exception, match="ResourceNotFoundException"):
         release.handler(event())
+
+
+class _Executions:
+    def __init__(self, status: str, redrive_count: int = 0) -> None:
+        self.answer = {"status": status, "redriveCount": redrive_count}
+
+    def describe_execution(self, executionArn: str) -> dict:
+        return self.answer
+
+
+@pytest.mark.parametrize(
+    ("status", "redrive_count", "over"),
+    [("ABORTED", 0, True), ("RUNNING", 1, False), ("PENDING_REDRIVE", 0, False), ("FAILED", 1, False)],
+)
+def test_an_execution_redriven_since_the_event_is_left_alone(status, redrive_count, over):
+    detail = {"executionArn": EXECUTION, "status": "FAILED", "redriveCount": 0}
+    assert release.still_over(_Executions(status, redrive_count), detail) is over
