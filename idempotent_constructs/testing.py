@@ -62,7 +62,6 @@ class _InProcessLambda:
         self._modules: dict[tuple[str, str], types.ModuleType] = {}
         self._lock = threading.Lock()
         self._environment_lock = threading.Lock()
-        self.invocations: list[str] = []
 
     def _module(self, function: Any) -> types.ModuleType:
         code = function.code_bytes
@@ -100,7 +99,6 @@ class _InProcessLambda:
                         os.environ[name] = value
 
     def invoke(self, function: Any, event: Any) -> tuple[str, bool, str]:
-        self.invocations.append(function.function_name)
         handler = getattr(self._module(function), function.handler.rpartition(".")[2])
         context = types.SimpleNamespace(
             function_name=function.function_name,
@@ -395,7 +393,6 @@ class _StatusChangeEvents:
         self._ended: queue.Queue[str | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._dropping = threading.Event()
-        self.delivered: list[dict[str, Any]] = []
 
     def install(self, patches: "_Patches") -> None:
         from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
@@ -470,7 +467,6 @@ class _StatusChangeEvents:
             for target in events.list_targets_by_rule(Rule=rule["Name"])["Targets"]:
                 if ":lambda:" in target["Arn"]:
                     lambdas.invoke(FunctionName=target["Arn"], Payload=json.dumps(event).encode())
-                    self.delivered.append(event)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -93,100 +93,54 @@ class BehaviourStack(Stack):
                 namespace="shared-namespace",
                 **FAST,
             )
-        # B2, B5: a slow body keyed on $.id, waiting duplicates; and the fail-fast variant.
-        IdempotentStateMachine(
-            self, "Slow", table=table, definition=slow_body(self, "Slow"), key=IdempotencyKey.from_paths("$.id"), **FAST
-        )
+        def slow(construct_id: str, prefix: str, seconds: int = 2, **options) -> None:
+            """A workflow whose body takes ``seconds``, keyed on $.id (FAST timing unless given)."""
+            timing = {} if {"poll_interval", "max_wait"} & set(options) else FAST
+            IdempotentStateMachine(
+                self,
+                construct_id,
+                table=table,
+                definition=slow_body(self, prefix, seconds=seconds),
+                key=IdempotencyKey.from_paths("$.id"),
+                **timing,
+                **options,
+            )
+
+        def flaky(construct_id: str, prefix: str, error: str | None = None, **options) -> None:
+            """A workflow whose body fails on request, keyed on order.id (JMESPath)."""
+            IdempotentStateMachine(
+                self,
+                construct_id,
+                table=table,
+                definition=failing_body(self, prefix, error=error),
+                key=IdempotencyKey.from_jmespath("order.id"),
+                **FAST,
+                **options,
+            )
+
+        # B2, B5: a slow body, waiting duplicates; and the fail-fast variant.
+        slow("Slow", "Slow")
+        slow("SlowFailFast", "FailFast", on_in_flight=InFlightPolicy.FAIL)
         # B12: the same, with patience for a slow emulator under injected faults (the moto interpreter
         # parses the definition in pure Python for each of 40 concurrent starts).
-        IdempotentStateMachine(
-            self,
-            "SlowPatient",
-            table=table,
-            definition=slow_body(self, "Patient"),
-            key=IdempotencyKey.from_paths("$.id"),
-            poll_interval=Duration.seconds(1),
-            max_wait=Duration.minutes(5),
-        )
-        IdempotentStateMachine(
-            self,
-            "SlowFailFast",
-            table=table,
-            definition=slow_body(self, "FailFast"),
-            key=IdempotencyKey.from_paths("$.id"),
-            on_in_flight=InFlightPolicy.FAIL,
-            **FAST,
-        )
+        slow("SlowPatient", "Patient", poll_interval=Duration.seconds(1), max_wait=Duration.minutes(5))
         # B5: a duplicate gives up after max_wait.
-        IdempotentStateMachine(
-            self,
-            "Impatient",
-            table=table,
-            definition=slow_body(self, "Impatient", seconds=6),
-            key=IdempotencyKey.from_paths("$.id"),
-            poll_interval=Duration.seconds(1),
-            max_wait=Duration.seconds(2),
+        slow("Impatient", "Impatient", seconds=6, poll_interval=Duration.seconds(1), max_wait=Duration.seconds(2))
+        # B7: holders that overrun a short lease, are aborted, time out or die.
+        slow("ShortLease", "ShortLease", seconds=5, lease=Duration.seconds(2))
+        slow(
+            "LongLease", "LongLease", seconds=5, lease=Duration.minutes(10),
+            poll_interval=Duration.seconds(1), max_wait=Duration.seconds(60),
         )
-        # B7: a short lease, for holders that overrun it, are aborted or die.
-        IdempotentStateMachine(
-            self,
-            "ShortLease",
-            table=table,
-            definition=slow_body(self, "ShortLease", seconds=5),
-            key=IdempotencyKey.from_paths("$.id"),
-            lease=Duration.seconds(2),
-            **FAST,
+        slow(
+            "ExpressShortLease", "ExpressShortLease", seconds=6, lease=Duration.seconds(3),
+            timeout=Duration.seconds(3), state_machine_type=sfn.StateMachineType.EXPRESS,
+            poll_interval=Duration.seconds(1), max_wait=Duration.seconds(2),
         )
-        IdempotentStateMachine(
-            self,
-            "LongLease",
-            table=table,
-            definition=slow_body(self, "LongLease", seconds=5),
-            key=IdempotencyKey.from_paths("$.id"),
-            lease=Duration.minutes(10),
-            poll_interval=Duration.seconds(1),
-            max_wait=Duration.seconds(60),
-        )
-        IdempotentStateMachine(
-            self,
-            "ExpressShortLease",
-            table=table,
-            definition=slow_body(self, "ExpressShortLease", seconds=6),
-            key=IdempotencyKey.from_paths("$.id"),
-            lease=Duration.seconds(3),
-            timeout=Duration.seconds(3),
-            state_machine_type=sfn.StateMachineType.EXPRESS,
-            poll_interval=Duration.seconds(1),
-            max_wait=Duration.seconds(2),
-        )
-        # B6: a body that fails on request; B10: JMESPath key.
-        IdempotentStateMachine(
-            self,
-            "Flaky",
-            table=table,
-            definition=failing_body(self, "Flaky"),
-            key=IdempotencyKey.from_jmespath("order.id"),
-            **FAST,
-        )
-        IdempotentStateMachine(
-            self,
-            "FlakyCached",
-            table=table,
-            definition=failing_body(self, "Cached"),
-            key=IdempotencyKey.from_jmespath("order.id"),
-            on_failure=FailurePolicy.CACHE,
-            **FAST,
-        )
-        IdempotentStateMachine(
-            self,
-            "FlakyCachedSome",
-            table=table,
-            definition=failing_body(self, "CachedSome", error="$.error"),
-            key=IdempotencyKey.from_jmespath("order.id"),
-            on_failure=FailurePolicy.CACHE,
-            cache_errors=["Declined"],
-            **FAST,
-        )
+        # B6, B9, B10: a body that fails on request, JMESPath keys; failures released or cached.
+        flaky("Flaky", "Flaky")
+        flaky("FlakyCached", "Cached", on_failure=FailurePolicy.CACHE)
+        flaky("FlakyCachedSome", "CachedSome", error="$.error", on_failure=FailurePolicy.CACHE, cache_errors=["Declined"])
         self._composed(table)
 
     def _composed(self, table: IdempotencyTable) -> None:
