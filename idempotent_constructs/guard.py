@@ -37,7 +37,7 @@ from constructs import Construct
 
 from .errors import Problems
 from .functions import KeyFunction, executions_arn, key_function
-from .key import IdempotencyKey
+from .key import IdempotencyKey, namespace_problems
 from .lambda_src import schema
 from .policies import FailurePolicy, InFlightPolicy
 from .table import IdempotencyTable
@@ -227,11 +227,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
                     f"cache_errors: {self.cache_errors!r} must list error names, none empty and none starting "
                     f"with 'States.' (those arrive as {schema.BODY_FAILED!r}; list that name instead)"
                 )
-        if not self.namespace or "#" in self.namespace:
-            problems.add(
-                f"namespace: {self.namespace!r} must be a non-empty string without '#' "
-                "('#' separates the namespace from the key hash); choose another namespace"
-            )
+        problems.extend(namespace_problems(self.namespace))
         longest = f"{self.prefix}PayloadMismatch"
         if len(longest) > MAX_STATE_NAME_LENGTH:
             problems.add(

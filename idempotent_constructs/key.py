@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import re
+
 import jmespath
 from aws_cdk import Token
 from jmespath.exceptions import JMESPathError
@@ -91,3 +93,19 @@ class IdempotencyKey:
 
     def __repr__(self) -> str:
         return f"IdempotencyKey({self.kind!r}, {self.expression!r})"
+
+
+def namespace_problems(namespace: Any, option: str = "namespace") -> list[str]:
+    """What is wrong with a namespace (the prefix of record ids), as messages that name the fix."""
+    if Token.is_unresolved(namespace):
+        return []
+    if (
+        isinstance(namespace, str)
+        and len(namespace) <= schema.NAMESPACE_MAX_LENGTH
+        and re.fullmatch(schema.NAMESPACE_PATTERN, namespace)
+    ):
+        return []
+    return [
+        f"{option}: {namespace!r} is not a valid namespace; use 1 to {schema.NAMESPACE_MAX_LENGTH} "
+        "letters, digits or '_ . : / = + @ -' (no '#', spaces or IAM wildcards), for example \"orders/prod\""
+    ]

@@ -24,6 +24,13 @@ DATA = "data"  # S: the result as JSON
 ERROR = "error"  # S: error name of a cached failure
 CAUSE = "cause"  # S: error cause of a cached failure
 
+# --- namespaces -----------------------------------------------------------------------------------
+# A namespace prefixes every record id ("{namespace}#{hash}"). Letters, digits and ``_ . : / = + @ -``
+# only: no "#" (the separator), and none of IAM's wildcard and variable characters (``* ? $``), so a
+# namespace can be matched exactly in a ``dynamodb:LeadingKeys`` condition.
+NAMESPACE_PATTERN = r"[A-Za-z0-9_.:/=+@-]+"
+NAMESPACE_MAX_LENGTH = 256
+
 # --- statuses -------------------------------------------------------------------------------------
 INPROGRESS = "INPROGRESS"
 COMPLETED = "COMPLETED"
@@ -51,3 +58,10 @@ KIND_PATHS = "paths"
 VALUE = "value"
 META = "idempotency"
 RECORD = "record"
+
+# --- environment variables ------------------------------------------------------------------------
+# Set on a user's function by ``IdempotencyTable.grant_powertools_idempotency``: where Powertools'
+# DynamoDBPersistenceLayer finds the table, and the key prefix that keeps its records in their own
+# namespace of the shared table.
+TABLE_NAME_ENV = "IDEMPOTENCY_TABLE_NAME"
+KEY_PREFIX_ENV = "IDEMPOTENCY_KEY_PREFIX"

@@ -66,3 +66,21 @@ def test_fails_with_every_problem_at_once():
 
 def test_unresolved_tokens_are_not_validated():
     build(IdempotencyKey.from_jmespath(Token.as_string({"Ref": "KeyExpression"})))
+
+
+@pytest.mark.parametrize("namespace", ["orders/prod", "Stage/Orders/Charge", "a", "x" * 256, "svc:orders=v2+eu@1.0_-"])
+def test_namespaces_of_letters_digits_and_separators_are_accepted(namespace):
+    build(IdempotencyKey.whole_input(), namespace=namespace)
+
+
+@pytest.mark.parametrize("namespace", ["", "a#b", "orders prod", "orders/*", "a?", "${aws:username}", "x" * 257, "ordres\n"])
+def test_a_namespace_with_a_separator_wildcard_space_or_too_long_fails_synth_naming_the_value(namespace):
+    with pytest.raises(IdempotencyConfigurationError, match="is not a valid namespace") as raised:
+        build(IdempotencyKey.whole_input(), namespace=namespace)
+    assert repr(namespace) in str(raised.value)
+
+
+def test_a_default_namespace_from_an_unusual_construct_path_asks_for_an_explicit_one():
+    target = stack()
+    with pytest.raises(IdempotencyConfigurationError, match="'Test/Orders #1'"):
+        IdempotentStateMachine(target, "Orders #1", table=IdempotencyTable(target, "Table"), definition=sfn.Pass(target, "Work"))
