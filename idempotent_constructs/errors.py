@@ -6,7 +6,10 @@ run; each message says what went wrong, what was received and what to do.
 
 from __future__ import annotations
 
-from constructs import IConstruct
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from constructs import IConstruct
 
 
 class IdempotencyError(Exception):
@@ -21,6 +24,14 @@ class IdempotencyConfigurationError(IdempotencyError, ValueError):
         self.problems = list(problems)
         listing = "\n".join(f"  - {problem}" for problem in self.problems)
         super().__init__(f"{construct_path}: invalid idempotency configuration:\n{listing}")
+
+
+class RecordNotFoundError(IdempotencyError, LookupError):
+    """No record has the given id (never written, released, reset, or deleted by TTL)."""
+
+
+class RecordInProgressError(IdempotencyError):
+    """The record is held by a running execution; resetting it would let a duplicate run alongside."""
 
 
 class Problems:

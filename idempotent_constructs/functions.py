@@ -8,19 +8,24 @@ from pathlib import Path
 from typing import Any
 
 import jsii
-from aws_cdk import Acknowledgment, Aws, Duration, IStableListProducer, Lazy, Stack, Validations
+import math
+
+from aws_cdk import Acknowledgment, Aws, Duration, IStableAnyProducer, IStableListProducer, Lazy, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct, IConstruct
 
 # Construct IDs are API: changing one replaces the function in every deployed stack.
 KEY_FUNCTION_ID = "IdempotencyKeyFunction"
 RELEASE_FUNCTION_ID = "IdempotencyReleaseFunction"
+RESULT_FUNCTION_ID = "IdempotencyResultFunction"
+RESULTS_BUCKET_ID = "IdempotencyResults"
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 
 
@@ -143,6 +148,93 @@ class ReleaseFunction(_SharedFunction):
         )
 
 
+class ResultFunction(_SharedFunction):
+    """Stores and restores the results of guards with ``ResultStorage.large()`` (one per stack).
+
+    It may update records of the tables it serves, and put and get objects under the namespaces of
+    the guards it serves, nothing else.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        super().__init__(
+            scope,
+            construct_id,
+            handler="results.handler",
+            description="idempotent-constructs: stores and restores large results",
+        )
+
+    def serve(self, table: dynamodb.ITable, namespace: str, bucket: s3.IBucket | None) -> None:
+        """Allow completing records in ``table`` and keeping results under ``namespace/`` in ``bucket``."""
+        table.grant(self.role, "dynamodb:UpdateItem")
+        if bucket is None:
+            return
+        objects = bucket.arn_for_objects(f"{namespace}/*")
+        self.role.add_to_policy(iam.PolicyStatement(actions=["s3:PutObject", "s3:GetObject"], resources=[objects]))
+        if bucket.encryption_key is not None:
+            bucket.encryption_key.grant_encrypt_decrypt(self.role)
+        Validations.of(self.role).acknowledge(
+            Acknowledgment(
+                id=f"AwsSolutions::AwsSolutions-IAM5[Resource::<{Stack.of(bucket).get_logical_id(bucket.node.default_child)}.Arn>/{namespace}/*]"
+                if isinstance(bucket.node.default_child, s3.CfnBucket)
+                else "AwsSolutions::AwsSolutions-IAM5",
+                reason="s3:PutObject and GetObject on the objects of one namespace: each result's object "
+                "name carries its key hash and holder, which cannot be known in advance.",
+            )
+        )
+
+
+class ResultsBucket(Construct):
+    """The stack's bucket for results too large for their record (created on first use).
+
+    Encrypted (S3 managed keys), public access blocked, TLS only, owner-enforced, retained with the
+    stack (like the table: nothing is lost on a redeploy). Objects expire one day after the longest
+    record retention of the guards writing under their namespace, by one lifecycle rule per namespace.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        self._retention_days: dict[str, int] = {}
+        self.bucket = s3.Bucket(
+            self,
+            "Bucket",
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            enforce_ssl=True,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        cfn = self.bucket.node.default_child
+        cfn.add_property_override("LifecycleConfiguration", Lazy.any(_LifecycleRules(self._retention_days)))
+        Validations.of(self.bucket).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions::AwsSolutions-S1",
+                reason="Holds short-lived copies of workflow results, written and read only by the result "
+                "function; access is recorded by CloudTrail, and server access logs would need a second bucket.",
+            )
+        )
+
+    def retain(self, namespace: str, retention: Duration) -> None:
+        """Keep objects under ``namespace/`` at least ``retention``, plus a day."""
+        days = math.ceil(retention.to_seconds() / 86400) + 1
+        self._retention_days[namespace] = max(days, self._retention_days.get(namespace, 0))
+
+
+@jsii.implements(IStableAnyProducer)
+class _LifecycleRules:
+    """The bucket's lifecycle rules, rendered when the template is synthesized (after every guard)."""
+
+    def __init__(self, retention_days: dict[str, int]) -> None:
+        self._retention_days = retention_days
+
+    def produce(self) -> Any:
+        rules = [
+            {"Id": f"ExpireResults{index}", "Status": "Enabled", "Prefix": f"{namespace}/", "ExpirationInDays": days}
+            for index, (namespace, days) in enumerate(sorted(self._retention_days.items()))
+        ]
+        rules.append({"Id": "AbortIncompleteUploads", "Status": "Enabled", "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 1}})
+        return {"Rules": rules}
+
+
 @jsii.implements(IStableListProducer)
 class _ListProducer:
     """A list that is read when the template is synthesized, after every workflow has registered."""
@@ -168,3 +260,13 @@ def key_function(scope: IConstruct) -> KeyFunction:
 def release_function(scope: IConstruct) -> ReleaseFunction:
     """The stack's release function, created on first use."""
     return _singleton(scope, RELEASE_FUNCTION_ID, ReleaseFunction)
+
+
+def result_function(scope: IConstruct) -> ResultFunction:
+    """The stack's result function, created on first use."""
+    return _singleton(scope, RESULT_FUNCTION_ID, ResultFunction)
+
+
+def results_bucket(scope: IConstruct) -> ResultsBucket:
+    """The stack's results bucket, created on first use."""
+    return _singleton(scope, RESULTS_BUCKET_ID, ResultsBucket)

@@ -29,17 +29,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Size, Token
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from .errors import Problems
-from .functions import KeyFunction, executions_arn, key_function
+from .functions import KeyFunction, ResultFunction, executions_arn, key_function, result_function, results_bucket
 from .key import IdempotencyKey, namespace_problems
 from .lambda_src import schema
-from .policies import FailurePolicy, InFlightPolicy
+from .policies import FailurePolicy, InFlightPolicy, ResultStorage
 from .table import IdempotencyTable
 
 DEFAULT_EXPIRES_AFTER = Duration.hours(24)
@@ -52,6 +53,8 @@ MAX_POLLS = 100
 # the branch's states and the GetItem and DescribeExecution tasks. Measured in the emulator.
 EVENTS_PER_POLL = 20
 MAX_STATE_NAME_LENGTH = 80
+# A compressed result in the record travels base64-encoded through the Inspect state's payload.
+MAX_INLINE_THRESHOLD = Size.kibibytes(64)
 
 # Transient errors of the DynamoDB service integration (its names are "DynamoDB.<error code>";
 # "DynamoDB.AmazonDynamoDBException" is what it raises when no error code came back).
@@ -168,6 +171,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         cache_errors: Sequence[str] | None = None,
         state_name_prefix: str | None = None,
         owner_state_machine_name: str | None = None,
+        result_storage: ResultStorage | None = None,
     ) -> None:
         """
         :param table: where the records live.
@@ -193,6 +197,9 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             execution still runs (``states:DescribeExecution`` on that state machine's executions,
             granted automatically) and never takes over a running holder. Default: none; a lapsed
             lease is taken over. ``IdempotentStateMachine`` sets it for Standard workflows.
+        :param result_storage: how results are kept for replays. Default: ``ResultStorage.inline()``,
+            the result as JSON in the record (no Lambda call; results up to about 100 KiB). Use
+            ``ResultStorage.large()`` for results up to the 256 KiB payload limit.
         """
         super().__init__(scope, construct_id)
         self.key = key or IdempotencyKey.whole_input()
@@ -207,9 +214,21 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         self.table: dynamodb.ITable = table.table if isinstance(table, IdempotencyTable) else table
         self.owner_state_machine_name = owner_state_machine_name
         self.cache_errors = list(cache_errors) if cache_errors is not None else None
+        self.result_storage = result_storage or ResultStorage.inline()
         self._validate()
 
         self.key_function: KeyFunction = key_function(self)
+        self.result_function: ResultFunction | None = None
+        self.results_bucket: s3.IBucket | None = None
+        if self.result_storage.is_large:
+            self.result_function = result_function(self)
+            if self.result_storage.bucket is None:
+                shared = results_bucket(self)
+                shared.retain(self.namespace, self.lease.plus(self.expires_after))
+                self.results_bucket = shared.bucket
+            else:
+                self.results_bucket = self.result_storage.bucket
+            self.result_function.serve(self.table, self.namespace, self.results_bucket)
         self._build(body)
 
     # --- validation -------------------------------------------------------------------------------
@@ -228,6 +247,14 @@ class IdempotencyGuard(sfn.StateMachineFragment):
                     f"with 'States.' (those arrive as {schema.BODY_FAILED!r}; list that name instead)"
                 )
         problems.extend(namespace_problems(self.namespace))
+        threshold = self.result_storage.inline_threshold
+        if not Token.is_unresolved(threshold.to_bytes()) and not (
+            1024 <= threshold.to_bytes() <= MAX_INLINE_THRESHOLD.to_bytes()
+        ):
+            problems.add(
+                f"result_storage: an inline_threshold of {threshold.to_bytes()} bytes is outside 1 KiB to 64 KiB "
+                "(a compressed result travels through the state payload on replay); use Size.kibibytes(n) with 1 <= n <= 64"
+            )
         longest = f"{self.prefix}PayloadMismatch"
         if len(longest) > MAX_STATE_NAME_LENGTH:
             problems.add(
@@ -304,17 +331,24 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             spec["expression"] = self.key.expression
         if meta_only:
             spec["meta_only"] = True
+        return self._invoke(state, self.key_function, spec, result_path=_META if meta_only else None)
+
+    def _invoke(
+        self, state: str, function: KeyFunction | ResultFunction, payload: dict[str, Any], *, after_body: bool = False, **options: Any
+    ) -> tasks.LambdaInvoke:
+        """A call of one of the stack's shared functions, through its published version (so the role
+        names exactly that version), retried on the Lambda service's transient errors."""
         task = tasks.LambdaInvoke(
             self,
             state,
             state_name=self._name(state),
-            lambda_function=self.key_function.function.current_version,
-            payload=sfn.TaskInput.from_object(spec),
+            lambda_function=function.function.current_version,
+            payload=sfn.TaskInput.from_object(payload),
             payload_response_only=True,
             retry_on_service_exceptions=False,
-            result_path=_META if meta_only else None,
+            **options,
         )
-        self._retry_transient(task, TRANSIENT_LAMBDA_ERRORS)
+        self._retry_transient(task, TRANSIENT_LAMBDA_ERRORS, after_body=after_body)
         return task
 
     def _put(self, state: str, condition: str, names: dict[str, str], values: dict[str, Any]) -> tasks.DynamoPutItem:
@@ -412,7 +446,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             result_path=f"$.{schema.VALUE}",
         )
         guarded.branch(body)
-        complete = self._finish(
+        complete = self._store_result() if self.result_storage.is_large else self._finish(
             "Complete",
             schema.COMPLETED,
             {
@@ -443,7 +477,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         inspect.next(route)
         guarded.add_catch(self._name_step_errors(on_failure), errors=["States.ALL"], result_path="$.error")
         guarded.next(complete)
-        complete.add_catch(lease_lost, errors=[CONDITION_FAILED], result_path=sfn.JsonPath.DISCARD)
+        if not self.result_storage.is_large:
+            complete.add_catch(lease_lost, errors=[CONDITION_FAILED], result_path=sfn.JsonPath.DISCARD)
 
         wait = self._wait_for_holder(route, in_flight)
         route.when(sfn.Condition.is_not_present(_ITEM), renew)
@@ -458,7 +493,16 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             ),
             mismatch,
         )
-        route.when(sfn.Condition.string_equals(_attr(schema.STATUS), schema.COMPLETED), replay)
+        completed = sfn.Condition.string_equals(_attr(schema.STATUS), schema.COMPLETED)
+        restore = None
+        if self.result_storage.is_large:
+            restore = self._invoke(
+                "Restore", self.result_function, {"action": "restore", "record": sfn.JsonPath.object_at(_ITEM)}, after_body=True
+            )
+            route.when(sfn.Condition.and_(completed, sfn.Condition.is_present(_attr(schema.DATA))), replay)
+            route.when(completed, restore)
+        else:
+            route.when(completed, replay)
         if replay_failure is not None:
             route.when(sfn.Condition.string_equals(_attr(schema.STATUS), schema.FAILED), replay_failure)
         # Our own record: a retried Acquire whose first attempt did succeed.
@@ -478,7 +522,24 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         route.otherwise(renew_for_takeover)
 
         self._start_state = compute_key
-        self._end_states = [complete, replay]
+        self._end_states = [complete, replay] + ([restore] if restore is not None else [])
+
+    def _store_result(self) -> tasks.LambdaInvoke:
+        """Complete through the result function, which picks the record, compressed, or S3; it
+        raises ``Idempotency.LeaseLost`` itself when the record is no longer ours."""
+        payload: dict[str, Any] = {
+            "action": "store",
+            "table": self.table.table_name,
+            "inline_threshold": self.result_storage.inline_threshold.to_bytes(),
+            "result": sfn.JsonPath.object_at(f"$.{schema.VALUE}[0]"),
+            schema.META: sfn.JsonPath.object_at(_META),
+        }
+        if self.results_bucket is not None:
+            payload["bucket"] = self.results_bucket.bucket_name
+        return self._invoke(
+            "Complete", self.result_function, payload, after_body=True,
+            result_path=sfn.JsonPath.DISCARD, output_path=f"$.{schema.VALUE}[0]",
+        )
 
     def _name_step_errors(self, on_failure: sfn.IChainable) -> sfn.IChainable:
         """Step Functions' own errors (``States.*``) cannot be raised again by a Fail state, so they

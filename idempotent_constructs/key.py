@@ -91,6 +91,14 @@ class IdempotencyKey:
                 problems.append(f"key: {error}")
         return problems
 
+    def record_id(self, payload: Any, *, namespace: str) -> str:
+        """The id of the record that ``payload`` (a state's input) gets under this key in
+        ``namespace``: exactly what the generated states compute (one shared implementation).
+
+        Raises ``KeyMissing`` (named ``Idempotency.KeyMissing``) when the selection is missing,
+        null or empty."""
+        return canonical.idempotency_id(namespace, payload, self.kind, self.expression)
+
     def __repr__(self) -> str:
         return f"IdempotencyKey({self.kind!r}, {self.expression!r})"
 

@@ -1,8 +1,11 @@
-"""What a wrapper does with a duplicate that arrives mid-run, and with a run that fails."""
+"""What a wrapper does with a duplicate that arrives mid-run, with a run that fails, and with results."""
 
 from __future__ import annotations
 
 from enum import Enum
+
+from aws_cdk import Size
+from aws_cdk import aws_s3 as s3
 
 
 class InFlightPolicy(Enum):
@@ -26,3 +29,38 @@ class FailurePolicy(Enum):
     CACHE = "CACHE"
     """Remember the failure; duplicates get the original error name and cause back without running
     the chain, until the record expires."""
+
+
+class ResultStorage:
+    """Where a guard keeps the chain's result for replays. Create with ``inline()`` or ``large()``."""
+
+    DEFAULT_INLINE_THRESHOLD = Size.kibibytes(8)
+
+    def __init__(self, *, large: bool, bucket: s3.IBucket | None = None, inline_threshold: Size | None = None) -> None:
+        self.is_large = large
+        self.bucket = bucket
+        self.inline_threshold = inline_threshold or self.DEFAULT_INLINE_THRESHOLD
+
+    @classmethod
+    def inline(cls) -> "ResultStorage":
+        """The result, as JSON, in the record, written by a native DynamoDB update: no Lambda call.
+        The default. Costs one write unit per KiB of result, and suits results up to about 100 KiB:
+        a replay reads the record into the state, and escaped JSON inside it counts against Step
+        Functions' 256 KiB payload limit."""
+        return cls(large=False)
+
+    @classmethod
+    def large(cls, *, bucket: s3.IBucket | None = None, inline_threshold: Size | None = None) -> "ResultStorage":
+        """Results up to the 256 KiB payload limit, cheaply: the run completes through the stack's
+        result function (one Lambda call), which keeps a result of up to ``inline_threshold`` as
+        JSON in the record, and a larger one gzip-compressed, in the record if that fits under the
+        threshold, else in S3. A replay of a compressed or S3 result restores it with one Lambda call.
+
+        :param bucket: where results too large for the record go. Default: the stack's results
+            bucket (created once: encrypted, public access blocked, TLS only, retained, objects
+            expiring a day after the longest record retention of the guards writing there). A
+            bucket you supply is yours to expire.
+        :param inline_threshold: the largest result (JSON, or compressed) kept in the record.
+            Default: 8 KiB, where an S3 write and read start to cost less than the write units.
+        """
+        return cls(large=True, bucket=bucket, inline_threshold=inline_threshold)

@@ -16,7 +16,7 @@ from .errors import Problems
 from .functions import ReleaseFunction, acknowledge_own_executions, release_function
 from .guard import DEFAULT_LEASE, IdempotencyGuard
 from .key import IdempotencyKey
-from .policies import FailurePolicy, InFlightPolicy
+from .policies import FailurePolicy, InFlightPolicy, ResultStorage
 from .table import IdempotencyTable
 
 EXPRESS_MAX_DURATION = Duration.minutes(5)
@@ -56,6 +56,7 @@ class IdempotentStateMachine(Construct):
         on_in_flight: InFlightPolicy | None = None,
         on_failure: FailurePolicy | None = None,
         cache_errors: Sequence[str] | None = None,
+        result_storage: ResultStorage | None = None,
         state_machine_type: sfn.StateMachineType | None = None,
         state_machine_name: str | None = None,
         timeout: Duration | None = None,
@@ -79,6 +80,9 @@ class IdempotentStateMachine(Construct):
         :param on_failure: ``RELEASE`` or ``CACHE``. Default: ``FailurePolicy.RELEASE``.
         :param cache_errors: with ``CACHE``, the error names to remember; other errors release the
             key. Default: every error is remembered.
+        :param result_storage: how results are kept for replays. Default: ``ResultStorage.inline()``
+            (JSON in the record, no Lambda call; results up to about 100 KiB); ``ResultStorage.large()``
+            for results up to the 256 KiB payload limit.
         :param state_machine_type: Standard or Express. Default: ``StateMachineType.STANDARD``.
         :param state_machine_name: physical name. Default: ``{stack name}-{construct id}-{hash}``
             (Standard; known at synth time, so the role can be limited to this state machine's
@@ -135,6 +139,7 @@ class IdempotentStateMachine(Construct):
             on_in_flight=on_in_flight,
             on_failure=on_failure,
             cache_errors=cache_errors,
+            result_storage=result_storage,
             owner_state_machine_name=None if express else state_machine_name,
         )
         if logs is None:

@@ -6,12 +6,15 @@ from aws_cdk import Annotations, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from .errors import Problems
+from .key import namespace_problems
 from .lambda_src import schema
 
-# What a workflow does to its records: acquire, inspect, complete and release.
+# What a workflow does to its records: acquire, inspect, complete and release. Powertools'
+# DynamoDBPersistenceLayer makes the same four calls (get_item, put_item, update_item, delete_item).
 WORKFLOW_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
 READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:DescribeTable")
 
@@ -99,3 +102,46 @@ class IdempotencyTable(Construct):
     def grant_read_records(self, grantee: iam.IGrantable) -> iam.Grant:
         """Read records for inspection tools: get, query, scan and describe the table."""
         return self.table.grant(grantee, *READ_ACTIONS)
+
+    def grant_powertools_idempotency(
+        self, function: lambda_.Function, *, key_prefix: str | None = None
+    ) -> iam.Grant:
+        """Let a Lambda function that uses Powertools for AWS Lambda (Python) idempotency keep its
+        records in this table, next to the workflows' records.
+
+        Grants the four item actions Powertools' ``DynamoDBPersistenceLayer`` uses (get, put, update
+        and delete item) on this table only, and sets two environment variables on the function:
+        ``IDEMPOTENCY_TABLE_NAME`` (this table) and ``IDEMPOTENCY_KEY_PREFIX``. The function's code
+        passes them on::
+
+            persistence = DynamoDBPersistenceLayer(table_name=os.environ["IDEMPOTENCY_TABLE_NAME"])
+
+            @idempotent(persistence_store=persistence, config=IdempotencyConfig(event_key_jmespath="order_id"),
+                        key_prefix=os.environ["IDEMPOTENCY_KEY_PREFIX"])
+            def handler(event, context): ...
+
+        Powertools then writes ``{key_prefix}#{hash}`` records beside the workflows'
+        ``{namespace}#{hash}`` ones, with the same attribute names (``id``, ``status``,
+        ``expiration`` as the TTL attribute, ``in_progress_expiration``, ``data``, ``validation``),
+        which are Powertools' defaults; its statuses are ``INPROGRESS`` and ``COMPLETED`` (it deletes
+        the record when the function raises). Give each further decorated function
+        (``idempotent_function``) its own persistence layer and its own prefix, for example
+        ``f"{prefix}.charge"``: Powertools hashes only the selected data, so two functions selecting
+        equal data under one prefix would share a record, and a layer shared by two decorators keeps
+        the first one's settings but the last one's prefix, so records land under the wrong id.
+
+        Takes a ``lambda_.Function`` rather than an ``IFunction``: only a function defined in this app
+        can have its environment set.
+
+        :param function: the function whose code uses Powertools' idempotency utility.
+        :param key_prefix: the prefix of its record ids, a namespace like a workflow's (letters,
+            digits and ``_ . : / = + @ -``). Default: the function's construct path, stable across
+            deploys and distinct from every workflow's default namespace.
+        """
+        prefix = key_prefix if key_prefix is not None else function.node.path
+        problems = Problems(function)
+        problems.extend(namespace_problems(prefix, "key_prefix"))
+        problems.raise_if_any()
+        function.add_environment(schema.TABLE_NAME_ENV, self.table_name)
+        function.add_environment(schema.KEY_PREFIX_ENV, prefix)
+        return self.table.grant(function, *WORKFLOW_ACTIONS)

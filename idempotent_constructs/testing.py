@@ -13,6 +13,7 @@ this module, and only here; each workaround says why and never changes what is b
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import copy
 import datetime as dt
@@ -30,6 +31,7 @@ import time
 import traceback
 import types
 import uuid
+import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +39,8 @@ from typing import Any, Callable, Iterator
 
 import boto3
 from moto import mock_aws
+
+from .lambda_src import schema
 from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEventException
 
 ACCOUNT = "123456789012"
@@ -135,6 +139,16 @@ def _import_isolated(root: Path, module_name: str) -> types.ModuleType:
         for name in [name for name in sys.modules if name.split(".")[0] in own_names]:
             del sys.modules[name]
         sys.modules.update(shadowed)
+
+
+def _binary_to_base64(value: Any) -> None:
+    """Replace bytes inside a response, in place, by their base64 text."""
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in list(children):
+        if isinstance(child, (bytes, bytearray)):
+            value[key] = base64.b64encode(child).decode()
+        else:
+            _binary_to_base64(child)
 
 
 def _timestamps_to_text(value: Any) -> None:
@@ -300,6 +314,40 @@ class _Patches:
             return CustomErrorName(error_name)
 
         self._set(branches_decl, "CustomErrorName", branch_error_name)
+
+        # Gap: moto's States.ALL catches everything; on AWS it does not catch States.DataLimitExceeded
+        # (a state's input or output over the 256 KiB payload limit, which moto does detect) nor
+        # States.Runtime: both are terminal and fail the execution. A catcher naming one explicitly
+        # still matches (the ASL spec's behaviour for explicit names).
+        from moto.stepfunctions.parser.asl.component.common.error_name.error_equals_decl import ErrorEqualsDecl
+
+        original_error_equals = ErrorEqualsDecl._eval_body
+        terminal = {"States.DataLimitExceeded", "States.Runtime"}
+
+        def error_equals(decl: Any, env: Any) -> None:
+            error_name = env.stack[-1]
+            name = getattr(error_name, "error_name", None)
+            if name in terminal and not any(getattr(n, "error_name", None) == name for n in decl.error_names):
+                env.stack.pop()
+                env.stack.append(False)
+                return
+            original_error_equals(decl, env)
+
+        self._set(ErrorEqualsDecl, "_eval_body", error_equals)
+
+        # Gap: moto's DynamoDB integration hands binary attributes (B) to the state as Python bytes,
+        # which end up as "b'...'" text; Step Functions hands them over base64-encoded, as in the API.
+        from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_dynamodb import (
+            StateTaskServiceDynamoDB,
+        )
+
+        original_dynamodb_task = StateTaskServiceDynamoDB._eval_service_task
+
+        def dynamodb_task(task: Any, env: Any, *args: Any, **kwargs: Any) -> None:
+            original_dynamodb_task(task, env, *args, **kwargs)
+            _binary_to_base64(env.stack[-1])
+
+        self._set(StateTaskServiceDynamoDB, "_eval_service_task", dynamodb_task)
 
         # Gap: moto's AWS SDK integrations ("arn:aws:states:::aws-sdk:...") pass the state's
         # PascalCase parameters to boto3 unchanged (which rejects them) and return boto3's camelCase
@@ -609,6 +657,15 @@ class Deployment:
                 return events
             kwargs["nextToken"] = page["nextToken"]
 
+    def records_of(self, execution: "Execution | str", table: str = "") -> dict[str, dict[str, Any]]:
+        """The idempotency records an execution (or its ARN) holds or finished, by id."""
+        arn = execution if isinstance(execution, str) else execution.arn
+        return {
+            item[schema.ID]["S"]: item
+            for item in self.items(table)
+            if item.get(schema.OWNER, {}).get("S", "").startswith(f"{arn}#")
+        }
+
     def items(self, table: str = "") -> list[dict[str, Any]]:
         """Every item of a table of this stack, in DynamoDB JSON."""
         client = self.emulator.client("dynamodb")
@@ -690,15 +747,19 @@ class LocalEmulator:
         template = json.loads((assembly_dir / f"{stack_name}.template.json").read_text())
         self._upload_assets(assembly_dir / f"{stack_name}.assets.json", assembly_dir)
         cloudformation = self.client("cloudformation")
-        cloudformation.create_stack(
-            StackName=stack_name,
-            TemplateBody=json.dumps(_without_bootstrap_checks(template)),
-            Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"],
-        )
-        status = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]["StackStatus"]
-        if status != "CREATE_COMPLETE":
-            raise RuntimeError(f"stack {stack_name} ended in {status}")
-        deployment = Deployment(self, stack_name, template, _construct_paths(assembly_dir, stack_name))
+        with warnings.catch_warnings():
+            # Gap: moto's CloudFormation skips resource types it does not implement, with a warning
+            # each (here AWS::S3::BucketPolicy, the TLS-only policy, which the emulator cannot enforce).
+            warnings.filterwarnings("ignore", message="Tried to parse AWS::", category=UserWarning)
+            cloudformation.create_stack(
+                StackName=stack_name,
+                TemplateBody=json.dumps(_without_bootstrap_checks(template)),
+                Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"],
+            )
+            status = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]["StackStatus"]
+            if status != "CREATE_COMPLETE":
+                raise RuntimeError(f"stack {stack_name} ended in {status}")
+            deployment = Deployment(self, stack_name, template, _construct_paths(assembly_dir, stack_name))
         self._register_state_machines(deployment)
         return deployment
 
@@ -738,6 +799,37 @@ class LocalEmulator:
                 roleArn=created.roleArn,
                 sm_type=properties.get("StateMachineType", "STANDARD"),
             )
+
+
+def item_size(item: dict[str, Any]) -> int:
+    """Bytes of a DynamoDB item (in DynamoDB JSON, binary values as bytes or base64 text), by
+    DynamoDB's published rules: attribute names plus values; strings and binary by their byte length,
+    numbers one byte per two significant digits plus one, lists and maps 3 bytes plus one per element.
+    (moto reports no real consumed capacity, so write units are computed from this.)"""
+
+    def value_size(value: dict[str, Any]) -> int:
+        (kind, content), = value.items()
+        if kind == "S":
+            return len(content.encode())
+        if kind == "B":
+            return len(content) if isinstance(content, bytes) else len(base64.b64decode(content))
+        if kind == "N":
+            digits = content.lstrip("-").replace(".", "").lstrip("0").rstrip("0") or "0"
+            return -(-len(digits) // 2) + 1 + content.startswith("-")
+        if kind in ("BOOL", "NULL"):
+            return 1
+        if kind == "L":
+            return 3 + sum(value_size(element) + 1 for element in content)
+        if kind == "M":
+            return 3 + sum(len(name.encode()) + value_size(element) + 1 for name, element in content.items())
+        return sum(len(str(element).encode()) for element in content)  # sets
+
+    return sum(len(name.encode()) + value_size(value) for name, value in item.items())
+
+
+def write_units(item: dict[str, Any]) -> int:
+    """On-demand write request units of writing ``item``: one per started KiB."""
+    return -(-item_size(item) // 1024)
 
 
 def state_machine_definitions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -20,7 +20,10 @@ IN_PROGRESS_EXPIRATION = "in_progress_expiration"  # N: epoch milliseconds, end 
 IN_PROGRESS_DEADLINE = "in_progress_deadline"
 OWNER = "owner"  # S: "{execution ARN}#{holder id}", the fencing token of every write after acquire
 VALIDATION = "validation"  # S: sha256 of the canonical payload, to detect a key reused for another payload
-DATA = "data"  # S: the result as JSON
+DATA = "data"  # S: the result as JSON (absent when the result is stored in one of the two forms below)
+# With ``ResultStorage.large()``, a result above the inline threshold is gzip-compressed and kept
+DATA_GZIP = "data_gzip"  # B: in the record, if it then fits under the threshold,
+DATA_LOCATION = "data_location"  # S: or in S3, at "s3://{bucket}/{key}", the record pointing there.
 ERROR = "error"  # S: error name of a cached failure
 CAUSE = "cause"  # S: error cause of a cached failure
 

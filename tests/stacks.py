@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from aws_cdk import App, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
@@ -16,6 +17,7 @@ from idempotent_constructs import (
     FailurePolicy,
     IdempotentStateMachine,
     InFlightPolicy,
+    ResultStorage,
 )
 from idempotent_constructs.functions import RUNTIME
 
@@ -29,16 +31,22 @@ def slow_body(scope: Stack, prefix: str, seconds: int = 2) -> sfn.IChainable:
     )
 
 
-def sleepy_function(scope: Stack) -> lambda_.IFunction:
-    existing = scope.node.try_find_child("Sleepy")
+def packaged_lambda(scope: Stack, construct_id: str, handler: str, **options) -> lambda_.IFunction:
+    """A function of tests/lambdas (created once per stack)."""
+    existing = scope.node.try_find_child(construct_id)
     return existing or lambda_.Function(
         scope,
-        "Sleepy",
+        construct_id,
         runtime=RUNTIME,
-        handler="sleepy.handler",
+        handler=handler,
         code=lambda_.Code.from_asset(str(Path(__file__).parent / "lambdas")),
         timeout=Duration.seconds(10),
+        **options,
     )
+
+
+def sleepy_function(scope: Stack) -> lambda_.IFunction:
+    return packaged_lambda(scope, "Sleepy", "sleepy.handler")
 
 
 def failing_body(scope: Stack, prefix: str, error: str | None = None) -> sfn.IChainable:
@@ -142,6 +150,59 @@ class BehaviourStack(Stack):
         flaky("FlakyCached", "Cached", on_failure=FailurePolicy.CACHE)
         flaky("FlakyCachedSome", "CachedSome", error="$.error", on_failure=FailurePolicy.CACHE, cache_errors=["Declined"])
         self._composed(table)
+        self._sized_results(table)
+        self._resumable(table)
+
+    def _resumable(self, table: IdempotencyTable) -> None:
+        """Issue 4: a workflow of three guarded steps A, B, C (plain state machines, per-step
+        idempotency), B failing on its first run in "Resume" and never in "ResumeClean"."""
+        self.counters = dynamodb.Table(
+            self, "SideEffects", partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST, removal_policy=RemovalPolicy.DESTROY,
+        )
+        step = packaged_lambda(self, "Step", "step.handler", environment={"COUNTER_TABLE": self.counters.table_name})
+        self.counters.grant_read_write_data(step)
+        for workflow, fail_first in (("Resume", True), ("ResumeClean", False)):
+            guards = [
+                IdempotencyGuard(
+                    self,
+                    f"{workflow}{name}",
+                    table=table,
+                    body=tasks.LambdaInvoke(
+                        self, f"{workflow}{name}Work", lambda_function=step, payload_response_only=True,
+                        retry_on_service_exceptions=False,
+                        payload=sfn.TaskInput.from_object({
+                            "input": sfn.JsonPath.entire_payload, "step": name, "workflow": workflow,
+                            "fail_first": fail_first and name == "B",
+                        }),
+                    ),
+                    # The business key and the run number (1 unless the request says otherwise).
+                    key=IdempotencyKey.from_jmespath("[order.id, run || `1`]"),
+                    state_name_prefix=f"{name}.",
+                )
+                for name in ("A", "B", "C")
+            ]
+            sfn.StateMachine(
+                self, workflow,
+                definition_body=sfn.DefinitionBody.from_chainable(guards[0].next(guards[1]).next(guards[2])),
+            )
+
+    def _sized_results(self, table: IdempotencyTable) -> None:
+        """Issue 4: results of any size up to the payload limit, kept inline or as large results."""
+        make = packaged_lambda(self, "Sized", "sized.handler")
+        for construct_id, storage in (("InlineResults", None), ("LargeResults", ResultStorage.large())):
+            IdempotentStateMachine(
+                self,
+                construct_id,
+                table=table,
+                definition=tasks.LambdaInvoke(
+                    self, f"{construct_id}Make", lambda_function=make, payload_response_only=True,
+                    retry_on_service_exceptions=False,
+                ),
+                key=IdempotencyKey.from_paths("$.id"),
+                result_storage=storage,
+                **FAST,
+            )
 
     def _composed(self, table: IdempotencyTable) -> None:
         """B13: two guards in sequence, a guard inside a Map and inside a Parallel, and a guard

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Annotations, Match, Template
 
 from idempotent_constructs import IdempotencyConfigurationError, IdempotencyTable
+from idempotent_constructs.functions import RUNTIME
 from tests.synth import resources, stack, template
 
 
@@ -92,3 +96,61 @@ def test_grants_give_exactly_the_actions_needed_on_the_table_only(grant, actions
     (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
     assert sorted(statement["Action"]) == actions
     assert [r for r in statement["Resource"] if r != {"Ref": "AWS::NoValue"}] == [{"Fn::GetAtt": [table_id, "Arn"]}]
+
+
+def powertools_user(scope) -> lambda_.Function:
+    return lambda_.Function(
+        scope,
+        "OrderHandler",
+        runtime=RUNTIME,
+        handler="index.handler",
+        code=lambda_.Code.from_inline("def handler(event, context):\n    return event\n"),
+    )
+
+
+def test_a_powertools_function_may_get_put_update_and_delete_items_of_the_table_only():
+    def build(s):
+        IdempotencyTable(s, "Idempotency").grant_powertools_idempotency(powertools_user(s), key_prefix="orders")
+
+    tpl = template(build)
+    (table_id,) = resources(tpl, "AWS::DynamoDB::Table")
+    (policy,) = resources(tpl, "AWS::IAM::Policy").values()
+    (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert sorted(statement["Action"]) == [
+        "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"
+    ]
+    assert [r for r in statement["Resource"] if r != {"Ref": "AWS::NoValue"}] == [{"Fn::GetAtt": [table_id, "Arn"]}]
+
+
+def test_a_powertools_function_finds_the_table_and_its_key_prefix_in_its_environment():
+    def build(s):
+        IdempotencyTable(s, "Idempotency").grant_powertools_idempotency(powertools_user(s), key_prefix="orders/charge")
+
+    tpl = template(build)
+    (table_id,) = resources(tpl, "AWS::DynamoDB::Table")
+    tpl.has_resource_properties(
+        "AWS::Lambda::Function",
+        {
+            "Environment": {
+                "Variables": {"IDEMPOTENCY_TABLE_NAME": {"Ref": table_id}, "IDEMPOTENCY_KEY_PREFIX": "orders/charge"}
+            }
+        },
+    )
+
+
+def test_by_default_the_key_prefix_is_the_functions_construct_path():
+    def build(s):
+        IdempotencyTable(s, "Idempotency").grant_powertools_idempotency(powertools_user(s))
+
+    template(build).has_resource_properties(
+        "AWS::Lambda::Function",
+        {"Environment": {"Variables": Match.object_like({"IDEMPOTENCY_KEY_PREFIX": "Test/OrderHandler"})}},
+    )
+
+
+@pytest.mark.parametrize("key_prefix", ["orders#charge", "", "orders*"])
+def test_an_invalid_key_prefix_fails_synth_naming_the_function_and_the_value(key_prefix):
+    target = stack()
+    table = IdempotencyTable(target, "Idempotency")
+    with pytest.raises(IdempotencyConfigurationError, match=rf"(?s)Test/OrderHandler: .*key_prefix: {re.escape(repr(key_prefix))}"):
+        table.grant_powertools_idempotency(powertools_user(target), key_prefix=key_prefix)

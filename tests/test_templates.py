@@ -10,7 +10,7 @@ from typing import Any
 
 import cfnlint.api
 import pytest
-from aws_cdk import App, Duration, RemovalPolicy, Stack
+from aws_cdk import App, Duration, RemovalPolicy, Size, Stack
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_stepfunctions as sfn
 from syrupy.extensions.json import JSONSnapshotExtension
@@ -23,6 +23,7 @@ from idempotent_constructs import (
     IdempotencyTable,
     IdempotentStateMachine,
     InFlightPolicy,
+    ResultStorage,
 )
 from idempotent_constructs.testing import state_machine_definitions
 from tests.stacks import BehaviourStack
@@ -82,6 +83,7 @@ def everything_on(app: App) -> Stack:
         "Quotes",
         table=table,
         definition=sfn.Pass(stack, "Quote"),
+        result_storage=ResultStorage.large(inline_threshold=Size.kibibytes(16)),
         state_machine_type=sfn.StateMachineType.EXPRESS,
         timeout=Duration.minutes(5),
     )

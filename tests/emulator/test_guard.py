@@ -1,6 +1,12 @@
-"""Emulator end-to-end: guards composed with each other, with Map and Parallel (DESIGN B13)."""
+"""Emulator end-to-end: guards composed with each other, with Map and Parallel, nested in an idempotent
+workflow (DESIGN B13, issue 4)."""
 
 from __future__ import annotations
+
+
+def behaviour_record(behaviour, record_id: str) -> dict:
+    client = behaviour.emulator.client("dynamodb")
+    return client.get_item(TableName=behaviour.table_name("Idempotency"), Key={"id": {"S": record_id}})["Item"]
 
 
 def count(execution, state: str) -> int:
@@ -20,8 +26,13 @@ def test_guards_in_sequence_in_a_map_in_a_parallel_and_around_a_complex_chain_ru
     assert count(first, "InnerItem") == 3 and count(first, "InnerLeft") == 1
     assert count(first, "Recovered") == 1 and count(first, "AfterRecovery") == 1
 
+    # The workflow's own record, and the records of First, Second, LeftOnce, Whole and two SKUs.
+    written = behaviour.records_of(first, "Idempotency")
+    assert len(written) == 7
+
     replay = behaviour.run("Composed", payload)
     assert replay.output == first.output
+    assert {record_id: behaviour_record(behaviour, record_id) for record_id in written} == written
     assert replay.entered_states()[-1] == "Idempotency.Replay"
     assert not {"FirstWork", "SecondWork", "ItemWork", "LeftWork", "InnerItem"} & set(replay.entered_states())
 

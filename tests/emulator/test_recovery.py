@@ -31,13 +31,13 @@ def test_a_stale_holder_cannot_overwrite_the_record_of_the_owner_that_took_over(
     # Another execution takes the key over while the first is still in its body.
     dynamodb = emulator.client("dynamodb")
     key = {"id": {"S": record_id("Behaviour/Slow", payload)}}
-    taken_over = dynamodb.get_item(TableName=behaviour.table_name(), Key=key, ConsistentRead=True)["Item"]
+    taken_over = dynamodb.get_item(TableName=behaviour.table_name("Idempotency"), Key=key, ConsistentRead=True)["Item"]
     taken_over["owner"] = {"S": "arn:aws:states:us-east-1:123456789012:execution:x:newer#holder"}
-    dynamodb.put_item(TableName=behaviour.table_name(), Item=taken_over)
+    dynamodb.put_item(TableName=behaviour.table_name("Idempotency"), Item=taken_over)
 
     stale = behaviour.wait(holder)
     assert (stale.status, stale.error) == ("FAILED", schema.LEASE_LOST)
-    after = dynamodb.get_item(TableName=behaviour.table_name(), Key=key, ConsistentRead=True)["Item"]
+    after = dynamodb.get_item(TableName=behaviour.table_name("Idempotency"), Key=key, ConsistentRead=True)["Item"]
     assert after == taken_over
 
 
@@ -53,7 +53,7 @@ def test_a_record_past_its_expiration_counts_as_absent_before_dynamodb_deletes_i
         "validation": {"S": canonical.digest(payload)},
         "data": {"S": '{"stale": true}'},
     }
-    emulator.client("dynamodb").put_item(TableName=behaviour.table_name(), Item=expired)
+    emulator.client("dynamodb").put_item(TableName=behaviour.table_name("Idempotency"), Item=expired)
     execution = behaviour.run("Slow", payload)
     assert execution.status == "SUCCEEDED"
     assert "SlowWork" in execution.entered_states()
@@ -67,7 +67,7 @@ def test_a_holder_whose_record_was_released_meanwhile_still_stores_its_result(be
     holder = behaviour.start("Slow", payload, name=f"{unique}-redriven")
     behaviour.wait_for_state(holder, "SlowSlow")
     key = {"id": {"S": record_id("Behaviour/Slow", payload)}}
-    emulator.client("dynamodb").delete_item(TableName=behaviour.table_name(), Key=key)
+    emulator.client("dynamodb").delete_item(TableName=behaviour.table_name("Idempotency"), Key=key)
     finished = behaviour.wait(holder)
     assert finished.status == "SUCCEEDED"
     replay = behaviour.run("Slow", payload)

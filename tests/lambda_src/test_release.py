@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 
 import boto3
 import pytest
-from moto import mock_aws
 
 from idempotent_constructs.lambda_src import release, schema
 
@@ -25,22 +23,6 @@ def scheduled_put(table: str, record_id: str, owner: str) -> dict:
 
 def event(status: str = "ABORTED", execution: str = EXECUTION) -> dict:
     return {"detail-type": "Step Functions Execution Status Change", "detail": {"executionArn": execution, "status": status}}
-
-
-@pytest.fixture
-def table(monkeypatch):
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    with mock_aws():
-        client = boto3.client("dynamodb")
-        with contextlib.suppress(client.exceptions.ResourceNotFoundException):  # kept by an outer mock
-            client.delete_table(TableName="records")
-        client.create_table(
-            TableName="records",
-            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        yield client
 
 
 def put(client, record_id: str, owner: str, status: str) -> None:

@@ -1,0 +1,129 @@
+"""Result function: stores large results of ``ResultStorage.large()`` guards, and restores them on replay.
+
+Shared by every such guard of a stack. Step Functions cannot measure a result's size, so a guard with
+large results always completes through this function, which picks the cheapest form that fits:
+
+* up to ``inline_threshold`` bytes of JSON: the JSON itself in ``data``, as the native write does;
+* otherwise gzip-compressed: in ``data_gzip`` if that fits under the threshold, else as an S3 object
+  ``{namespace}/{hash}/{holder}.json.gz`` with ``data_location`` pointing at it. The object is written
+  before the record, under a name only this holder uses, so a stale holder can never overwrite the
+  result a newer owner points at; the fenced record write decides which result counts.
+
+Events (built by the generated states)::
+
+    {"action": "store", "table": "...", "bucket": "..." | null, "inline_threshold": 8192,
+     "result": <the chain's output>, "idempotency": {<the guard's metadata>}}
+    {"action": "restore", "record": <the record as DynamoDB JSON, from the Inspect state>}
+
+``store`` returns nothing; ``restore`` returns the result. Only record ids and sizes are logged.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import logging
+import os
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+try:  # imported as part of the library
+    from . import schema
+except ImportError:  # imported by the Lambda runtime from the asset root
+    import schema  # type: ignore[no-redef]
+
+logger = logging.getLogger("idempotent_constructs.results")
+logger.setLevel(os.environ.get("LOG_LEVEL", "INFO"))
+_CONFIG = Config(retries={"mode": "standard", "max_attempts": 10})
+_clients: dict[str, Any] = {}
+
+
+class LeaseLost(Exception):
+    """The record is no longer this holder's (it was taken over): the result is not stored."""
+
+
+# Lambda reports an exception's class name as the Step Functions error name.
+LeaseLost.__name__ = LeaseLost.__qualname__ = schema.LEASE_LOST
+
+
+def _client(service: str) -> Any:
+    if service not in _clients:
+        _clients[service] = boto3.client(service, config=_CONFIG)
+    return _clients[service]
+
+
+def serialize(result: Any) -> bytes:
+    """The result as compact JSON; ``json.loads`` gives back an equal value (exact numbers)."""
+    return json.dumps(result, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+
+def storage_form(text: bytes, threshold: int) -> tuple[str, bytes]:
+    """``(attribute, bytes)``: where a result of ``text`` goes, ``DATA_LOCATION`` meaning S3."""
+    if len(text) <= threshold:
+        return schema.DATA, text
+    packed = gzip.compress(text, compresslevel=6, mtime=0)
+    return (schema.DATA_GZIP if len(packed) <= threshold else schema.DATA_LOCATION), packed
+
+
+def _store(event: dict[str, Any]) -> None:
+    meta = event["idempotency"]
+    text = serialize(event["result"])
+    attribute, payload = storage_form(text, int(event["inline_threshold"]))
+    if attribute == schema.DATA_LOCATION and not event.get("bucket"):
+        raise ValueError("the result is too large to keep in the record and no bucket is configured")
+    if attribute == schema.DATA_LOCATION:
+        namespace, _, digest = meta["id"].rpartition("#")
+        key = f"{namespace}/{digest}/{meta['owner'].rpartition('#')[2]}.json.gz"
+        _client("s3").put_object(
+            Bucket=event["bucket"], Key=key, Body=payload, ContentType="application/json", ContentEncoding="gzip"
+        )
+        value: dict[str, Any] = {"S": f"s3://{event['bucket']}/{key}"}
+    elif attribute == schema.DATA_GZIP:
+        value = {"B": payload}
+    else:
+        value = {"S": payload.decode()}
+    attributes = {
+        schema.STATUS: {"S": schema.COMPLETED},
+        schema.EXPIRATION: {"N": meta["expiration"]},
+        schema.IN_PROGRESS_EXPIRATION: {"N": meta["lease_expiration"]},
+        schema.IN_PROGRESS_DEADLINE: {"S": meta["deadline"]},
+        schema.OWNER: {"S": meta["owner"]},
+        schema.VALIDATION: {"S": meta["validation"]},
+        attribute: value,
+    }
+    others = [name for name in (schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION) if name != attribute]
+    names = {f"#{name}": name for name in [schema.ID, *attributes, *others]}
+    try:
+        _client("dynamodb").update_item(
+            TableName=event["table"],
+            Key={schema.ID: {"S": meta["id"]}},
+            # The same fence as the native Complete: still ours, or released meanwhile (a redrive).
+            ConditionExpression=f"attribute_not_exists(#{schema.ID}) OR #{schema.OWNER} = :{schema.OWNER}",
+            UpdateExpression="SET " + ", ".join(f"#{name} = :{name}" for name in attributes)
+            + " REMOVE " + ", ".join(f"#{name}" for name in others),
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues={f":{name}": value for name, value in attributes.items()},
+        )
+    except _client("dynamodb").exceptions.ConditionalCheckFailedException as error:
+        raise LeaseLost("Another execution took this idempotency key over; this run's result was not stored.") from error
+    logger.info("stored result of %s: %d bytes of JSON as %s (%d bytes)", meta["id"], len(text), attribute, len(payload))
+
+
+def _restore(record: dict[str, Any]) -> Any:
+    if schema.DATA in record:
+        return json.loads(record[schema.DATA]["S"])
+    if schema.DATA_GZIP in record:
+        # Step Functions hands binary attributes over base64-encoded.
+        return json.loads(gzip.decompress(base64.b64decode(record[schema.DATA_GZIP]["B"])))
+    bucket, _, key = record[schema.DATA_LOCATION]["S"].removeprefix("s3://").partition("/")
+    body = _client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
+    return json.loads(gzip.decompress(body))
+
+
+def handler(event: dict[str, Any], context: Any = None) -> Any:
+    if event["action"] == "store":
+        return _store(event)
+    return _restore(event["record"])

@@ -1,0 +1,82 @@
+"""Emulator end-to-end: per-step idempotency, resume by re-running, deliberate re-runs, reset (issue 4)."""
+
+from __future__ import annotations
+
+import pytest
+
+from idempotent_constructs import IdempotencyKey, RecordInProgressError, RecordNotFoundError
+from idempotent_constructs.operations import get_record, reset
+from idempotent_constructs.lambda_src import schema
+
+KEY = IdempotencyKey.from_jmespath("[order.id, run || `1`]")
+
+
+def side_effects(behaviour, workflow: str, order_id: str) -> dict[str, int]:
+    """How often each step really ran for an order."""
+    client, table = behaviour.emulator.client("dynamodb"), behaviour.table_name("SideEffects")
+    counts = {}
+    for step in "ABC":
+        item = client.get_item(TableName=table, Key={"id": {"S": f"{workflow}#{order_id}#{step}"}}).get("Item")
+        counts[step] = int(item["runs"]["N"]) if item else 0
+    return counts
+
+
+def test_a_failed_workflow_run_again_skips_the_steps_that_ran_and_resumes_at_the_failed_one(behaviour, unique):
+    request = {"order": {"id": unique, "amount": 42}}
+    failed = behaviour.run("Resume", request)
+    assert (failed.status, failed.error) == ("FAILED", "StepFailed")
+    assert side_effects(behaviour, "Resume", unique) == {"A": 1, "B": 1, "C": 0}
+
+    resumed = behaviour.run("Resume", request)
+    assert resumed.status == "SUCCEEDED", (resumed.error, resumed.cause)
+    assert side_effects(behaviour, "Resume", unique) == {"A": 1, "B": 2, "C": 1}
+    assert "A.Replay" in resumed.entered_states() and "ResumeAWork" not in resumed.entered_states()
+
+    clean = behaviour.run("ResumeClean", request)
+    assert side_effects(behaviour, "ResumeClean", unique) == {"A": 1, "B": 1, "C": 1}
+    assert resumed.output == clean.output == {**request, "A": "done", "B": "done", "C": "done"}
+
+
+def test_each_guard_keeps_its_own_record_of_the_same_business_key(behaviour, unique):
+    run = behaviour.run("ResumeClean", {"order": {"id": unique}})
+    assert set(behaviour.records_of(run, "Idempotency")) == {KEY.record_id({"order": {"id": unique}}, namespace=f"Behaviour/ResumeClean{step}") for step in "ABC"}
+
+
+def test_a_new_run_number_runs_every_step_again_on_purpose(behaviour, unique):
+    behaviour.run("ResumeClean", {"order": {"id": unique}})
+    behaviour.run("ResumeClean", {"order": {"id": unique}, "run": 1})  # run 1 is the default: a replay
+    assert side_effects(behaviour, "ResumeClean", unique) == {"A": 1, "B": 1, "C": 1}
+    again = behaviour.run("ResumeClean", {"order": {"id": unique}, "run": 2})
+    assert again.status == "SUCCEEDED"
+    assert side_effects(behaviour, "ResumeClean", unique) == {"A": 2, "B": 2, "C": 2}
+
+
+def test_resetting_one_steps_record_runs_that_step_again_and_only_that_one(behaviour, unique):
+    request = {"order": {"id": unique}}
+    behaviour.run("ResumeClean", request)
+    table = behaviour.table_name("Idempotency")
+    record_b = KEY.record_id(request | {"A": "done"}, namespace="Behaviour/ResumeCleanB")
+    deleted = reset(table, record_b, client=behaviour.emulator.client("dynamodb"))
+    assert deleted[schema.STATUS]["S"] == schema.COMPLETED
+    behaviour.run("ResumeClean", request)
+    assert side_effects(behaviour, "ResumeClean", unique) == {"A": 1, "B": 2, "C": 1}
+
+
+def test_reset_refuses_a_record_in_progress_unless_forced_and_names_an_unknown_one(behaviour, unique):
+    client, table = behaviour.emulator.client("dynamodb"), behaviour.table_name("Idempotency")
+    record_id = f"ops-test#{unique}"
+    client.put_item(TableName=table, Item={"id": {"S": record_id}, "status": {"S": schema.INPROGRESS}})
+    with pytest.raises(RecordInProgressError, match="is in progress"):
+        reset(table, record_id, client=client)
+    assert get_record(table, record_id, client=client)[schema.STATUS]["S"] == schema.INPROGRESS
+    assert reset(table, record_id, force=True, client=client)["id"]["S"] == record_id
+    with pytest.raises(RecordNotFoundError, match=record_id):
+        reset(table, record_id, client=client)
+
+
+def test_a_step_whose_key_is_missing_from_its_input_fails_with_key_missing_before_anything_is_written(behaviour, unique):
+    failed = behaviour.run("ResumeClean", {"order": {"number": unique}})
+    assert (failed.status, failed.error) == ("FAILED", schema.KEY_MISSING)
+    assert "order.id" in failed.cause
+    assert not behaviour.records_of(failed, "Idempotency")
+    assert "ResumeCleanAWork" not in failed.entered_states()

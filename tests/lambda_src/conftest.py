@@ -1,0 +1,26 @@
+"""A moto DynamoDB table "records" (the idempotency schema's key) for the handlers' unit tests."""
+
+from __future__ import annotations
+
+import contextlib
+
+import boto3
+import pytest
+from moto import mock_aws
+
+
+@pytest.fixture
+def table(monkeypatch):
+    """A DynamoDB client, with an empty table "records" keyed on "id"."""
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    with mock_aws():
+        client = boto3.client("dynamodb")
+        with contextlib.suppress(client.exceptions.ResourceNotFoundException):  # kept by an outer mock
+            client.delete_table(TableName="records")
+        client.create_table(
+            TableName="records",
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        yield client

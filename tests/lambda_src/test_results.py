@@ -1,0 +1,110 @@
+"""lambda_src/results.py: stores large results in the cheapest form that fits, restores them exactly."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import boto3
+import pytest
+
+from idempotent_constructs.lambda_src import results, schema
+
+OWNER = "arn:aws:states:us-east-1:123456789012:execution:Orders:run-1#holder1"
+META = {
+    "id": "orders#abc123",
+    "owner": OWNER,
+    "validation": "v",
+    "expiration": "1900000000",
+    "lease_expiration": "1800000000000",
+    "deadline": "2027-01-15T08:00:00Z",
+}
+
+
+@pytest.fixture
+def aws(table):
+    """The records table holding this holder's record in progress, and a bucket "results"."""
+    results._clients.clear()
+    boto3.client("s3").create_bucket(Bucket="results")
+    table.put_item(TableName="records", Item={"id": {"S": META["id"]}, "owner": {"S": OWNER}, "status": {"S": schema.INPROGRESS}})
+    yield table
+    results._clients.clear()
+
+
+def store(result, threshold: int = 1024, bucket: str | None = "results", meta: dict = META) -> dict:
+    results.handler({"action": "store", "table": "records", "bucket": bucket, "inline_threshold": threshold,
+                     "result": result, "idempotency": meta})
+    return boto3.client("dynamodb").get_item(TableName="records", Key={"id": {"S": meta["id"]}})["Item"]
+
+
+def as_step_functions_sees_it(item: dict) -> dict:
+    """Step Functions hands binary attributes over base64-encoded."""
+    return {name: ({"B": base64.b64encode(value["B"]).decode()} if "B" in value else value) for name, value in item.items()}
+
+
+def restored(item: dict):
+    return results.handler({"action": "restore", "record": as_step_functions_sees_it(item)})
+
+
+SMALL = {"order": 1, "price": 0.1, "big": 12345678901234567890123, "text": "naïve ☃"}
+REPETITIVE = {"lines": [{"sku": "A-1", "quantity": 2, "note": "gift"}] * 200}
+NOISY = {"lines": [f"{n * 7919 % 100003:05d}-{n ** 3 % 999983}" for n in range(400)]}
+
+
+def test_a_result_under_the_threshold_is_kept_as_json_in_the_record(aws):
+    item = store(SMALL)
+    assert json.loads(item[schema.DATA]["S"]) == SMALL
+    assert schema.DATA_GZIP not in item and schema.DATA_LOCATION not in item
+    assert restored(item) == SMALL
+
+
+def test_a_larger_result_that_compresses_under_the_threshold_is_kept_compressed_in_the_record(aws):
+    assert len(results.serialize(REPETITIVE)) > 1024
+    item = store(REPETITIVE)
+    assert schema.DATA not in item and len(item[schema.DATA_GZIP]["B"]) <= 1024
+    assert restored(item) == REPETITIVE
+
+
+def test_a_result_still_too_large_compressed_goes_to_s3_under_its_namespace_hash_and_holder(aws):
+    item = store(NOISY)
+    location = item[schema.DATA_LOCATION]["S"]
+    assert location == "s3://results/orders/abc123/holder1.json.gz"
+    assert schema.DATA not in item and schema.DATA_GZIP not in item
+    assert restored(item) == NOISY
+
+
+def test_the_record_is_completed_with_every_attribute_the_state_machine_reads(aws):
+    item = store(SMALL)
+    assert item[schema.STATUS]["S"] == schema.COMPLETED
+    assert (item[schema.EXPIRATION]["N"], item[schema.IN_PROGRESS_DEADLINE]["S"]) == ("1900000000", META["deadline"])
+    assert (item[schema.OWNER]["S"], item[schema.VALIDATION]["S"]) == (OWNER, "v")
+
+
+def test_storing_again_in_another_form_leaves_only_the_new_form(aws):
+    store(NOISY)
+    item = store(SMALL)
+    assert set(item) & {schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION} == {schema.DATA}
+
+
+def test_a_holder_whose_record_was_taken_over_is_told_its_lease_is_lost_and_changes_nothing(aws):
+    aws.put_item(TableName="records", Item={"id": {"S": META["id"]}, "owner": {"S": "someone-else#x"}, "status": {"S": schema.INPROGRESS}})
+    with pytest.raises(results.LeaseLost) as raised:
+        store(SMALL)
+    assert type(raised.value).__name__ == schema.LEASE_LOST
+    item = aws.get_item(TableName="records", Key={"id": {"S": META["id"]}})["Item"]
+    assert item["owner"]["S"] == "someone-else#x" and schema.DATA not in item
+
+
+def test_a_record_released_meanwhile_is_recreated_so_a_redriven_run_keeps_its_result(aws):
+    aws.delete_item(TableName="records", Key={"id": {"S": META["id"]}})
+    assert restored(store(SMALL)) == SMALL
+
+
+def test_without_a_bucket_a_result_that_needs_one_fails_clearly(aws):
+    with pytest.raises(ValueError, match="no bucket is configured"):
+        store(NOISY, bucket=None)
+
+
+def test_numbers_keep_their_exact_values_through_a_round_trip():
+    value = {"int": 2**70, "float": 0.1 + 0.2, "negative_zero": -0.0, "exp": 1e-7, "nested": [1.5, {"a": None}]}
+    assert json.loads(results.serialize(value)) == value
