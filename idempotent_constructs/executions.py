@@ -1,0 +1,85 @@
+"""Starting executions idempotently by name: the caller-side pattern of the seed articles.
+
+Step Functions refuses a second Standard execution with the same name for 90 days after the first one
+ends (``ExecutionAlreadyExists``), and a start with the name and input of a running execution returns
+that execution. Naming each execution after its idempotency key therefore deduplicates starts at the
+door, without a table. It is Standard-only (Express names are not checked for uniqueness), limited to
+the 90 days Step Functions remembers closed executions, and input-sensitive (the same name with
+another input is refused, and only a name collision tells you so). Combined with the table-based
+wrapper: the name catches duplicate *starts* cheaply and tells the caller which execution handles the
+request; the wrapper still protects the work itself against redrives, retries of steps, starts past
+the 90 days or under another name, and Express workflows.
+
+Plain boto3, no CDK: for callers (APIs, queues, schedulers).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .lambda_src import canonical
+
+MAX_NAME_LENGTH = 80
+# Execution names may not contain whitespace, brackets, wildcards, these punctuation marks or control characters.
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@dataclass(frozen=True)
+class IdempotentStart:
+    """The outcome of ``start_idempotent_execution``."""
+
+    execution_arn: str
+    started: bool
+    """``True`` if this call started the execution, ``False`` if it already existed."""
+    status: str
+    """``RUNNING`` for a new execution; the existing execution's status otherwise."""
+    same_input: bool
+    """Whether the execution's input equals this call's input (canonically); ``False`` means the name
+    was already used for another request."""
+
+
+def execution_name(key: str, prefix: str = "") -> str:
+    """A valid, deterministic execution name for ``key``: the readable part of ``prefix`` and
+    ``key`` (letters, digits, ``-`` and ``_``), then the SHA-256 of the key, at most 80 characters."""
+    digest = hashlib.sha256(key.encode()).hexdigest()[:40]
+    readable = _UNSAFE.sub("-", f"{prefix}{key}")[: MAX_NAME_LENGTH - len(digest) - 1]
+    return f"{readable}-{digest}" if readable else digest
+
+
+def _execution_arn(state_machine_arn: str, name: str) -> str:
+    prefix, _, machine = state_machine_arn.rpartition(":stateMachine:")
+    return f"{prefix}:execution:{machine}:{name}"
+
+
+def start_idempotent_execution(
+    state_machine_arn: str,
+    payload: Any,
+    *,
+    key: str | None = None,
+    client: Any = None,
+) -> IdempotentStart:
+    """Start an execution of a Standard state machine named after the request's idempotency key, or
+    return the execution that already carries that name.
+
+    :param payload: the execution input (JSON-serializable).
+    :param key: the idempotency key of the request. Default: the canonical JSON of ``payload`` (so
+        equal payloads, whatever their key order or ``1`` vs ``1.0``, get one execution).
+    :param client: a boto3 Step Functions client. Default: ``boto3.client("stepfunctions")``.
+    """
+    if client is None:
+        import boto3
+
+        client = boto3.client("stepfunctions")
+    name = execution_name(key if key is not None else canonical.canonical_json(payload))
+    text = json.dumps(payload, separators=(",", ":"))
+    try:
+        response = client.start_execution(stateMachineArn=state_machine_arn, name=name, input=text)
+        return IdempotentStart(response["executionArn"], started=True, status="RUNNING", same_input=True)
+    except client.exceptions.ExecutionAlreadyExists:
+        existing = client.describe_execution(executionArn=_execution_arn(state_machine_arn, name))
+    same = canonical.digest(json.loads(existing.get("input") or "null")) == canonical.digest(payload)
+    return IdempotentStart(existing["executionArn"], started=False, status=existing["status"], same_input=same)

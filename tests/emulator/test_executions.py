@@ -1,0 +1,37 @@
+"""Emulator end-to-end: idempotent starts by execution name (idempotent_constructs.executions, issue 5)."""
+
+from __future__ import annotations
+
+from idempotent_constructs.executions import execution_name, start_idempotent_execution
+
+
+def test_an_execution_name_is_valid_deterministic_and_at_most_80_characters():
+    name = execution_name("order 42/eu: {\"a\": 1}" * 10)
+    assert name == execution_name("order 42/eu: {\"a\": 1}" * 10)
+    assert len(name) <= 80 and all(c.isalnum() or c in "-_" for c in name)
+    assert execution_name("order-1") != execution_name("order-2")
+
+
+def test_a_second_start_for_the_same_key_returns_the_first_execution_instead_of_starting_another(behaviour, unique):
+    client, arn = behaviour.emulator.client("stepfunctions"), behaviour.state_machine_arn("Echo")
+    first = start_idempotent_execution(arn, {"order": unique}, key=f"order-{unique}", client=client)
+    assert first.started and first.status == "RUNNING"
+    behaviour.wait(first.execution_arn)
+    again = start_idempotent_execution(arn, {"order": unique}, key=f"order-{unique}", client=client)
+    assert (again.started, again.execution_arn, again.status, again.same_input) == (False, first.execution_arn, "SUCCEEDED", True)
+
+
+def test_the_same_key_with_another_input_is_reported_as_not_the_same_input(behaviour, unique):
+    client, arn = behaviour.emulator.client("stepfunctions"), behaviour.state_machine_arn("Echo")
+    first = start_idempotent_execution(arn, {"order": unique, "amount": 1}, key=unique, client=client)
+    behaviour.wait(first.execution_arn)
+    other = start_idempotent_execution(arn, {"order": unique, "amount": 2}, key=unique, client=client)
+    assert (other.started, other.execution_arn, other.same_input) == (False, first.execution_arn, False)
+
+
+def test_without_a_key_equal_payloads_in_any_key_order_share_one_execution(behaviour, unique):
+    client, arn = behaviour.emulator.client("stepfunctions"), behaviour.state_machine_arn("Echo")
+    first = start_idempotent_execution(arn, {"a": unique, "b": 1.0}, client=client)
+    behaviour.wait(first.execution_arn)
+    again = start_idempotent_execution(arn, {"b": 1, "a": unique}, client=client)
+    assert (again.started, again.execution_arn, again.same_input) == (False, first.execution_arn, True)
