@@ -46,6 +46,15 @@ def acknowledge_own_executions(construct: IConstruct, state_machine_name: str, r
     )
 
 
+def item_statement(table: dynamodb.ITable, namespace: str, *actions: str) -> iam.PolicyStatement:
+    """``actions`` on the items of ``table`` whose id starts with ``{namespace}#``, and no others."""
+    return iam.PolicyStatement(
+        actions=list(actions),
+        resources=[table.table_arn],
+        conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{namespace}#*"]}},
+    )
+
+
 def lambda_source_dir() -> Path:
     """The directory that becomes the Lambda asset (``lambda_src`` in the repository and the wheel)."""
     return Path(str(resources.files("idempotent_constructs.lambda_src")))
@@ -165,7 +174,9 @@ class ResultFunction(_SharedFunction):
 
     def serve(self, table: dynamodb.ITable, namespace: str, bucket: s3.IBucket | None) -> None:
         """Allow completing records in ``table`` and keeping results under ``namespace/`` in ``bucket``."""
-        table.grant(self.role, "dynamodb:UpdateItem")
+        self.role.add_to_policy(item_statement(table, namespace, "dynamodb:UpdateItem"))
+        if table.encryption_key is not None:
+            table.encryption_key.grant_encrypt_decrypt(self.role)
         if bucket is None:
             return
         objects = bucket.arn_for_objects(f"{namespace}/*")

@@ -29,15 +29,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from aws_cdk import Duration, Size, Token
+from aws_cdk import Aws, Duration, Size, Token
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from .errors import Problems
-from .functions import KeyFunction, ResultFunction, executions_arn, key_function, result_function, results_bucket
+from .functions import (
+    KeyFunction,
+    ResultFunction,
+    executions_arn,
+    item_statement,
+    key_function,
+    result_function,
+    results_bucket,
+)
 from .key import IdempotencyKey, namespace_problems
 from .lambda_src import schema
 from .policies import FailurePolicy, InFlightPolicy, ResultStorage
@@ -126,6 +135,59 @@ _OWNER_DONE = sfn.Condition.or_(
     *(sfn.Condition.string_equals(f"{_OWNER_STATE}.Status", status) for status in ENDED_STATUSES),
     sfn.Condition.string_equals_json_path(f"{_OWNER_STATE}.ExecutionArn", f"{_META}.execution"),
 )
+
+
+# What DynamoDB needs of a caller of a table encrypted with a customer managed key (as the CDK's own
+# read and write grants give).
+_KEY_ACTIONS = ["kms:Decrypt", "kms:Encrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*"]
+
+
+class _ItemTask(sfn.CustomState):
+    """A task of Step Functions' optimized DynamoDB integration on one item of a guard's namespace.
+
+    The CDK's Dynamo* tasks grant their action on the whole table. This task grants, to whichever
+    state machine it joins, its one action on the table only for items whose id starts with
+    ``{namespace}#`` (a ``dynamodb:LeadingKeys`` condition), plus the use of the table's customer
+    managed KMS key if it has one. So a workflow can never read or write another namespace's records.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        action: str,
+        table: dynamodb.ITable,
+        namespace: str,
+        parameters: dict[str, Any],
+        result_path: str | None = None,
+        output_path: str | None = None,
+    ) -> None:
+        state: dict[str, Any] = {
+            "Type": "Task",
+            "Resource": f"arn:{Aws.PARTITION}:states:::dynamodb:{action}",
+            "Parameters": sfn.FieldUtils.render_object({"TableName": table.table_name, **parameters}),
+        }
+        if result_path is None:
+            # A CustomState cannot say "ResultPath": null; keep a constant in a field nothing reads.
+            state.update(ResultSelector={"done": True}, ResultPath="$.written")
+        else:
+            state["ResultPath"] = result_path
+        if output_path is not None:
+            state["OutputPath"] = output_path
+        super().__init__(scope, construct_id, state_json=state)
+        self.statements = [item_statement(table, namespace, f"dynamodb:{action[0].upper()}{action[1:]}")]
+        if table.encryption_key is not None:
+            self.statements.append(iam.PolicyStatement(actions=_KEY_ACTIONS, resources=[table.encryption_key.key_arn]))
+
+    def bind_to_graph(self, graph: sfn.StateGraph) -> None:
+        super().bind_to_graph(graph)
+        for statement in self.statements:
+            graph.register_policy_statement(statement)
+
+
+def _attributes(values: dict[str, tasks.DynamoAttributeValue]) -> dict[str, Any]:
+    return {name: value.to_object() for name, value in values.items()}
 
 
 def poll_schedule(poll_interval: int, max_wait: int) -> tuple[int, int]:
@@ -281,7 +343,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
 
     @staticmethod
     def _retry_transient(
-        task: sfn.TaskStateBase, errors: list[str] = TRANSIENT_DYNAMODB_ERRORS, *, after_body: bool = False
+        task: sfn.CustomState | sfn.TaskStateBase, errors: list[str] = TRANSIENT_DYNAMODB_ERRORS, *, after_body: bool = False
     ) -> None:
         # Ten retries, jittered, at most 10 s apart: a call fails for good only if eleven attempts in
         # about a minute all fail (at a 30% fault rate, about 2 in a million). A write after the body
@@ -351,29 +413,32 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         self._retry_transient(task, TRANSIENT_LAMBDA_ERRORS, after_body=after_body)
         return task
 
-    def _put(self, state: str, condition: str, names: dict[str, str], values: dict[str, Any]) -> tasks.DynamoPutItem:
-        task = tasks.DynamoPutItem(
-            self,
+    def _item_task(self, state: str, action: str, parameters: dict[str, Any], **options: Any) -> _ItemTask:
+        task = _ItemTask(
+            self, state, action=action, table=self.table, namespace=self.namespace, parameters=parameters, **options
+        )
+        task.add_prefix(self.prefix)
+        return task
+
+    def _put(self, state: str, condition: str, names: dict[str, str], values: dict[str, Any]) -> _ItemTask:
+        task = self._item_task(
             state,
-            state_name=self._name(state),
-            table=self.table,
-            item=self._acquire_item(),
-            condition_expression=condition,
-            expression_attribute_names=names,
-            expression_attribute_values=values,
-            result_path=sfn.JsonPath.DISCARD,
+            "putItem",
+            {
+                "Item": _attributes(self._acquire_item()),
+                "ConditionExpression": condition,
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": _attributes(values),
+            },
         )
         self._retry_transient(task)
         return task
 
-    def _get(self, state: str) -> tasks.DynamoGetItem:
-        task = tasks.DynamoGetItem(
-            self,
+    def _get(self, state: str) -> _ItemTask:
+        task = self._item_task(
             state,
-            state_name=self._name(state),
-            table=self.table,
-            key=self._key_attr(),
-            consistent_read=True,
+            "getItem",
+            {"Key": _attributes(self._key_attr()), "ConsistentRead": True},
             result_path=f"$.{schema.RECORD}",
         )
         self._retry_transient(task)
@@ -567,24 +632,23 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         status: str,
         fields: dict[str, tasks.DynamoAttributeValue],
         output_path: str | None = None,
-    ) -> tasks.DynamoUpdateItem:
+    ) -> _ItemTask:
         """The fenced write that ends a run: the whole record with ``status`` and ``fields``, on
         condition that we still own it, or that it is gone (released after this execution failed,
         which a redrive of it then completes). Every attribute is written, lease ones included: the
         Choice rules read them, and a rule must never meet a missing path (States.Runtime)."""
         attributes = {name: value for name, value in self._acquire_item().items() if name != schema.ID}
         attributes.update({schema.STATUS: _literal(status), schema.EXPIRATION: _n(f"{_META}.expiration"), **fields})
-        task = tasks.DynamoUpdateItem(
-            self,
+        task = self._item_task(
             state,
-            state_name=self._name(state),
-            table=self.table,
-            key=self._key_attr(),
-            update_expression="SET " + ", ".join(f"#{name} = :{name}" for name in attributes),
-            condition_expression="attribute_not_exists(#id) OR #owner = :owner",
-            expression_attribute_names={"#id": schema.ID, **{f"#{name}": name for name in attributes}},
-            expression_attribute_values={f":{name}": value for name, value in attributes.items()},
-            result_path=sfn.JsonPath.DISCARD,
+            "updateItem",
+            {
+                "Key": _attributes(self._key_attr()),
+                "UpdateExpression": "SET " + ", ".join(f"#{name} = :{name}" for name in attributes),
+                "ConditionExpression": "attribute_not_exists(#id) OR #owner = :owner",
+                "ExpressionAttributeNames": {"#id": schema.ID, **{f"#{name}": name for name in attributes}},
+                "ExpressionAttributeValues": _attributes({f":{name}": value for name, value in attributes.items()}),
+            },
             output_path=output_path,
         )
         self._retry_transient(task, after_body=True)
@@ -594,20 +658,19 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         """What the Body's catch goes to (ending in ``failed``), and for CACHE the state that replays
         a stored failure."""
         name = self._name
-        writes: list[sfn.TaskStateBase] = []
-        release: sfn.TaskStateBase | None = None
-        record_failure: sfn.TaskStateBase | None = None
+        writes: list[sfn.State] = []
+        release: sfn.State | None = None
+        record_failure: sfn.State | None = None
         if self.on_failure is FailurePolicy.RELEASE or self.cache_errors:
-            release = tasks.DynamoDeleteItem(
-                self,
+            release = self._item_task(
                 "Release",
-                state_name=name("Release"),
-                table=self.table,
-                key=self._key_attr(),
-                condition_expression="#owner = :owner",
-                expression_attribute_names={"#owner": schema.OWNER},
-                expression_attribute_values={":owner": _s(f"{_META}.owner")},
-                result_path=sfn.JsonPath.DISCARD,
+                "deleteItem",
+                {
+                    "Key": _attributes(self._key_attr()),
+                    "ConditionExpression": "#owner = :owner",
+                    "ExpressionAttributeNames": {"#owner": schema.OWNER},
+                    "ExpressionAttributeValues": _attributes({":owner": _s(f"{_META}.owner")}),
+                },
             )
             self._retry_transient(release, after_body=True)
             writes.append(release)

@@ -110,7 +110,8 @@ class IdempotencyTable(Construct):
         records in this table, next to the workflows' records.
 
         Grants the four item actions Powertools' ``DynamoDBPersistenceLayer`` uses (get, put, update
-        and delete item) on this table only, and sets two environment variables on the function:
+        and delete item) on this table, only for items whose id starts with ``{key_prefix}#`` (a
+        ``dynamodb:LeadingKeys`` condition; plus the table's customer managed key, if any), and sets two environment variables on the function:
         ``IDEMPOTENCY_TABLE_NAME`` (this table) and ``IDEMPOTENCY_KEY_PREFIX``. The function's code
         passes them on::
 
@@ -144,4 +145,11 @@ class IdempotencyTable(Construct):
         problems.raise_if_any()
         function.add_environment(schema.TABLE_NAME_ENV, self.table_name)
         function.add_environment(schema.KEY_PREFIX_ENV, prefix)
-        return self.table.grant(function, *WORKFLOW_ACTIONS)
+        if self.table.encryption_key is not None:
+            self.table.encryption_key.grant_encrypt_decrypt(function)
+        return iam.Grant.add_to_principal(
+            grantee=function,
+            actions=list(WORKFLOW_ACTIONS),
+            resource_arns=[self.table.table_arn],
+            conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{prefix}#*"]}},
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 from typing import Any, Callable
 
 from aws_cdk import App, Stack
@@ -31,3 +32,40 @@ def only_definition(tpl: Template) -> dict[str, Any]:
 
 def resources(tpl: Template, resource_type: str) -> dict[str, Any]:
     return tpl.find_resources(resource_type)
+
+
+def allows(statements: list[dict[str, Any]], action: str, resource: Any, leading_key: str) -> bool:
+    """Whether IAM would allow ``action`` on ``resource`` for an item whose partition key is
+    ``leading_key``, given a role's synthesized policy statements (Allow/Deny, Action, Resource and
+    ``StringLike``/``StringEquals`` conditions on ``dynamodb:LeadingKeys``: what these policies use).
+    Any other condition key makes the statement count as not matching, so the answer errs on "denied"
+    for Allow statements and is checked explicitly for Deny ones."""
+
+    def listed(value: Any) -> list[Any]:
+        return value if isinstance(value, list) else [value]
+
+    def conditions_hold(conditions: dict[str, Any]) -> bool:
+        for operator, tests in conditions.items():
+            for key, patterns in tests.items():
+                if key != "dynamodb:LeadingKeys":
+                    return False
+                if operator.endswith("StringLike"):
+                    matched = any(fnmatch.fnmatchcase(leading_key, pattern) for pattern in listed(patterns))
+                elif operator.endswith("StringEquals"):
+                    matched = leading_key in listed(patterns)
+                else:
+                    return False
+                if not matched:
+                    return False
+        return True
+
+    def matches(statement: dict[str, Any]) -> bool:
+        actions = listed(statement.get("Action", []))
+        return (
+            any(fnmatch.fnmatchcase(action, pattern) for pattern in actions)
+            and any(candidate in ("*", resource) for candidate in listed(statement.get("Resource", [])))
+            and conditions_hold(statement.get("Condition", {}))
+        )
+
+    applicable = [statement for statement in statements if matches(statement)]
+    return any(s["Effect"] == "Allow" for s in applicable) and not any(s["Effect"] == "Deny" for s in applicable)

@@ -11,7 +11,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Annotations, Match
 
 from idempotent_constructs import IdempotencyConfigurationError, IdempotencyTable, IdempotentStateMachine
-from tests.synth import only_definition, resources, stack, template
+from tests.synth import allows, only_definition, resources, stack, template
 
 
 def workflow(**options):
@@ -137,3 +137,26 @@ def test_each_further_workflow_adds_only_its_state_machine_role_policy_and_log_g
         "AWS::IAM::Policy": 2,
         "AWS::Logs::LogGroup": 2,
     }
+
+
+def test_a_workflow_may_touch_only_its_own_namespaces_items_as_its_synthesized_policy_says():
+    def build(s):
+        table = IdempotencyTable(s, "Table")
+        for name in ("A", "B"):
+            IdempotentStateMachine(s, name, table=table, definition=sfn.Pass(s, f"{name}Work"), namespace=f"orders/{name}")
+
+    tpl = template(build)
+    (table_id,) = resources(tpl, "AWS::DynamoDB::Table")
+    table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
+    policies = {
+        path: policy["Properties"]["PolicyDocument"]["Statement"]
+        for path, policy in resources(tpl, "AWS::IAM::Policy").items()
+        if path.startswith(("AStateMachineRole", "BStateMachineRole"))
+    }
+    statements_of_a = next(statements for path, statements in policies.items() if path.startswith("A"))
+    for action in ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"):
+        assert allows(statements_of_a, action, table_arn, "orders/A#0f3a")
+        assert not allows(statements_of_a, action, table_arn, "orders/B#0f3a")
+        assert not allows(statements_of_a, action, table_arn, "orders/AB#0f3a")
+    for action in ("dynamodb:Scan", "dynamodb:Query", "dynamodb:BatchWriteItem", "dynamodb:DeleteTable"):
+        assert not allows(statements_of_a, action, table_arn, "orders/A#0f3a")

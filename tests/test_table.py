@@ -108,7 +108,7 @@ def powertools_user(scope) -> lambda_.Function:
     )
 
 
-def test_a_powertools_function_may_get_put_update_and_delete_items_of_the_table_only():
+def test_a_powertools_function_may_get_put_update_and_delete_only_the_items_under_its_key_prefix():
     def build(s):
         IdempotencyTable(s, "Idempotency").grant_powertools_idempotency(powertools_user(s), key_prefix="orders")
 
@@ -119,7 +119,8 @@ def test_a_powertools_function_may_get_put_update_and_delete_items_of_the_table_
     assert sorted(statement["Action"]) == [
         "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"
     ]
-    assert [r for r in statement["Resource"] if r != {"Ref": "AWS::NoValue"}] == [{"Fn::GetAtt": [table_id, "Arn"]}]
+    assert statement["Resource"] == {"Fn::GetAtt": [table_id, "Arn"]}
+    assert statement["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["orders#*"]}}
 
 
 def test_a_powertools_function_finds_the_table_and_its_key_prefix_in_its_environment():
