@@ -34,7 +34,9 @@ class IdempotentStart:
 
     execution_arn: str
     started: bool
-    """``True`` if this call started the execution, ``False`` if it already existed."""
+    """``False`` if the execution already existed and had ended, or had another input. ``True`` if
+    this call started it, and also when an execution with this name and input is still running:
+    Step Functions answers such a start as if it were new, with the running execution's ARN."""
     status: str
     """``RUNNING`` for a new execution; the existing execution's status otherwise."""
     same_input: bool

@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
+import math
 from importlib import resources
 from pathlib import Path
-
 from typing import Any
 
 import jsii
-import math
-
 from aws_cdk import Acknowledgment, Aws, Duration, IStableAnyProducer, IStableListProducer, Lazy, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct, IConstruct
+
+from .lambda_src import schema
 
 # Construct IDs are API: changing one replaces the function in every deployed stack.
 KEY_FUNCTION_ID = "IdempotencyKeyFunction"
@@ -53,6 +54,27 @@ def item_statement(table: dynamodb.ITable, namespace: str, *actions: str) -> iam
         resources=[table.table_arn],
         conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{namespace}#*"]}},
     )
+
+
+# What DynamoDB needs of a caller of a table encrypted with a customer managed key (named one by one:
+# no wildcard actions).
+TABLE_KEY_ACTIONS = ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:ReEncryptFrom", "kms:ReEncryptTo"]
+
+
+def key_statement(key: kms.IKey) -> iam.PolicyStatement:
+    """Use of a table's customer managed key for item reads and writes."""
+    return iam.PolicyStatement(actions=TABLE_KEY_ACTIONS, resources=[key.key_arn])
+
+
+def _as_nag_renders(resolved: Any) -> str:
+    """A resolved ARN as cdk-nag names it in a finding: ``Ref`` as ``<Name>``, ``GetAtt`` as ``<Name.Attr>``."""
+    if isinstance(resolved, str):
+        return resolved
+    if "Fn::Join" in resolved:
+        return "".join(_as_nag_renders(part) for part in resolved["Fn::Join"][1])
+    if "Ref" in resolved:
+        return f"<{resolved['Ref']}>"
+    return f"<{'.'.join(resolved['Fn::GetAtt'])}>"
 
 
 def lambda_source_dir() -> Path:
@@ -173,21 +195,22 @@ class ResultFunction(_SharedFunction):
         )
 
     def serve(self, table: dynamodb.ITable, namespace: str, bucket: s3.IBucket | None) -> None:
-        """Allow completing records in ``table`` and keeping results under ``namespace/`` in ``bucket``."""
-        self.role.add_to_policy(item_statement(table, namespace, "dynamodb:UpdateItem"))
+        """Allow completing and reading records of ``namespace`` in ``table``, and keeping their
+        results under the namespace's prefix in ``bucket``."""
+        self.role.add_to_policy(item_statement(table, namespace, "dynamodb:UpdateItem", "dynamodb:GetItem"))
         if table.encryption_key is not None:
-            table.encryption_key.grant_encrypt_decrypt(self.role)
+            self.role.add_to_policy(key_statement(table.encryption_key))
         if bucket is None:
             return
-        objects = bucket.arn_for_objects(f"{namespace}/*")
+        objects = bucket.arn_for_objects(f"{schema.object_prefix(namespace)}*")
         self.role.add_to_policy(iam.PolicyStatement(actions=["s3:PutObject", "s3:GetObject"], resources=[objects]))
         if bucket.encryption_key is not None:
-            bucket.encryption_key.grant_encrypt_decrypt(self.role)
+            self.role.add_to_policy(
+                iam.PolicyStatement(actions=["kms:GenerateDataKey", "kms:Decrypt"], resources=[bucket.encryption_key.key_arn])
+            )
         Validations.of(self.role).acknowledge(
             Acknowledgment(
-                id=f"AwsSolutions::AwsSolutions-IAM5[Resource::<{Stack.of(bucket).get_logical_id(bucket.node.default_child)}.Arn>/{namespace}/*]"
-                if isinstance(bucket.node.default_child, s3.CfnBucket)
-                else "AwsSolutions::AwsSolutions-IAM5",
+                id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{_as_nag_renders(Stack.of(self).resolve(objects))}]",
                 reason="s3:PutObject and GetObject on the objects of one namespace: each result's object "
                 "name carries its key hash and holder, which cannot be known in advance.",
             )
@@ -199,7 +222,10 @@ class ResultsBucket(Construct):
 
     Encrypted (S3 managed keys), public access blocked, TLS only, owner-enforced, retained with the
     stack (like the table: nothing is lost on a redeploy). Objects expire one day after the longest
-    record retention of the guards writing under their namespace, by one lifecycle rule per namespace.
+    record retention of the guards writing under their namespace, by one lifecycle rule per namespace,
+    and objects of namespaces no guard writes any more after the longest of those. (Shortening a
+    guard's retention shortens its rule for objects already written: a record kept longer than its
+    object fails a replay with ``Idempotency.ResultMissing``, until it is reset or expires.)
     """
 
     def __init__(self, scope: Construct, construct_id: str) -> None:
@@ -239,9 +265,12 @@ class _LifecycleRules:
 
     def produce(self) -> Any:
         rules = [
-            {"Id": f"ExpireResults{index}", "Status": "Enabled", "Prefix": f"{namespace}/", "ExpirationInDays": days}
+            {"Id": f"ExpireResults{index}", "Status": "Enabled", "Prefix": schema.object_prefix(namespace), "ExpirationInDays": days}
             for index, (namespace, days) in enumerate(sorted(self._retention_days.items()))
         ]
+        # Objects of namespaces no guard writes any more (S3 applies the shortest matching rule, so
+        # this one never shortens a namespace's own).
+        rules.append({"Id": "ExpireOthers", "Status": "Enabled", "ExpirationInDays": max(self._retention_days.values(), default=1)})
         rules.append({"Id": "AbortIncompleteUploads", "Status": "Enabled", "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 1}})
         return {"Rules": rules}
 

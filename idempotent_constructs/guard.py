@@ -5,6 +5,7 @@ Shape of the generated states (names carry the guard's prefix)::
     ComputeKey -> Acquire -----------------------------------------> Body -> Complete -> (next)
                      | exists                                         | fails
                   Inspect -> Route -- completed --> Replay -> (next)  Caught -> Release | RecordFailure
+                                |---- completed, stored elsewhere --> Restore -> (next)
                                 |---- failed (CACHE) --> ReplayFailure                    -> Failed
                                 |---- gone --> Renew -> Acquire
                                 |---- ours --> Body
@@ -43,6 +44,7 @@ from .functions import (
     ResultFunction,
     executions_arn,
     item_statement,
+    key_statement,
     key_function,
     result_function,
     results_bucket,
@@ -137,11 +139,6 @@ _OWNER_DONE = sfn.Condition.or_(
 )
 
 
-# What DynamoDB needs of a caller of a table encrypted with a customer managed key (as the CDK's own
-# read and write grants give).
-_KEY_ACTIONS = ["kms:Decrypt", "kms:Encrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*"]
-
-
 class _ItemTask(sfn.CustomState):
     """A task of Step Functions' optimized DynamoDB integration on one item of a guard's namespace.
 
@@ -178,7 +175,7 @@ class _ItemTask(sfn.CustomState):
         super().__init__(scope, construct_id, state_json=state)
         self.statements = [item_statement(table, namespace, f"dynamodb:{action[0].upper()}{action[1:]}")]
         if table.encryption_key is not None:
-            self.statements.append(iam.PolicyStatement(actions=_KEY_ACTIONS, resources=[table.encryption_key.key_arn]))
+            self.statements.append(key_statement(table.encryption_key))
 
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
         super().bind_to_graph(graph)
@@ -266,6 +263,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         super().__init__(scope, construct_id)
         self.key = key or IdempotencyKey.whole_input()
         self.namespace = namespace if namespace is not None else self.node.path
+        self._namespace_given = namespace is not None
         self.expires_after = expires_after or DEFAULT_EXPIRES_AFTER
         self.lease = lease or DEFAULT_LEASE
         self.poll_interval = poll_interval or DEFAULT_POLL_INTERVAL
@@ -308,7 +306,10 @@ class IdempotencyGuard(sfn.StateMachineFragment):
                     f"cache_errors: {self.cache_errors!r} must list error names, none empty and none starting "
                     f"with 'States.' (those arrive as {schema.BODY_FAILED!r}; list that name instead)"
                 )
-        problems.extend(namespace_problems(self.namespace))
+        problems.extend(
+            problem + ("" if self._namespace_given else " (this is the default, the construct path: pass namespace=...)")
+            for problem in namespace_problems(self.namespace)
+        )
         threshold = self.result_storage.inline_threshold
         if not Token.is_unresolved(threshold.to_bytes()) and not (
             1024 <= threshold.to_bytes() <= MAX_INLINE_THRESHOLD.to_bytes()
@@ -542,8 +543,11 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         inspect.next(route)
         guarded.add_catch(self._name_step_errors(on_failure), errors=["States.ALL"], result_path="$.error")
         guarded.next(complete)
-        if not self.result_storage.is_large:
-            complete.add_catch(lease_lost, errors=[CONDITION_FAILED], result_path=sfn.JsonPath.DISCARD)
+        complete.add_catch(
+            lease_lost,
+            errors=[schema.LEASE_LOST if self.result_storage.is_large else CONDITION_FAILED],
+            result_path=sfn.JsonPath.DISCARD,
+        )
 
         wait = self._wait_for_holder(route, in_flight)
         route.when(sfn.Condition.is_not_present(_ITEM), renew)
@@ -559,15 +563,27 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             mismatch,
         )
         completed = sfn.Condition.string_equals(_attr(schema.STATUS), schema.COMPLETED)
-        restore = None
         if self.result_storage.is_large:
             restore = self._invoke(
-                "Restore", self.result_function, {"action": "restore", "record": sfn.JsonPath.object_at(_ITEM)}, after_body=True
+                "Restore",
+                self.result_function,
+                {"action": "restore", "table": self.table.table_name, "id": sfn.JsonPath.string_at(f"{_META}.id")},
             )
-            route.when(sfn.Condition.and_(completed, sfn.Condition.is_present(_attr(schema.DATA))), replay)
-            route.when(completed, restore)
+            self._retry_function_errors(restore, final=schema.RESULT_MISSING)
         else:
-            route.when(completed, replay)
+            restore = None
+        route.when(sfn.Condition.and_(completed, sfn.Condition.is_present(_attr(schema.DATA))), replay)
+        # A result kept elsewhere: restore it, or (a guard keeping results inline meets a record of
+        # one with large results) say so, rather than read a missing path (an uncatchable error).
+        route.when(
+            completed,
+            restore
+            or self._fail(
+                "ResultMissing",
+                schema.RESULT_MISSING,
+                "The record was completed by a guard with ResultStorage.large(); this guard keeps results inline.",
+            ),
+        )
         if replay_failure is not None:
             route.when(sfn.Condition.string_equals(_attr(schema.STATUS), schema.FAILED), replay_failure)
         # Our own record: a retried Acquire whose first attempt did succeed.
@@ -601,10 +617,19 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         }
         if self.results_bucket is not None:
             payload["bucket"] = self.results_bucket.bucket_name
-        return self._invoke(
+        task = self._invoke(
             "Complete", self.result_function, payload, after_body=True,
             result_path=sfn.JsonPath.DISCARD, output_path=f"$.{schema.VALUE}[0]",
         )
+        self._retry_function_errors(task, final=schema.LEASE_LOST)
+        return task
+
+    def _retry_function_errors(self, task: tasks.LambdaInvoke, *, final: str) -> None:
+        """The result function's own errors (throttled DynamoDB or S3, a timeout) are retried like a
+        write after the body, except ``final``, which retrying cannot change. Retrying is safe: the
+        object name is fixed per holder and the record write is fenced."""
+        task.add_retry(errors=[final], max_attempts=0)
+        self._retry_transient(task, ["States.ALL"], after_body=True)
 
     def _name_step_errors(self, on_failure: sfn.IChainable) -> sfn.IChainable:
         """Step Functions' own errors (``States.*``) cannot be raised again by a Fail state, so they

@@ -37,6 +37,8 @@ class ResultStorage:
     DEFAULT_INLINE_THRESHOLD = Size.kibibytes(8)
 
     def __init__(self, *, large: bool, bucket: s3.IBucket | None = None, inline_threshold: Size | None = None) -> None:
+        if not large and (bucket is not None or inline_threshold is not None):
+            raise ValueError("a bucket and an inline_threshold apply to ResultStorage.large() only")
         self.is_large = large
         self.bucket = bucket
         self.inline_threshold = inline_threshold or self.DEFAULT_INLINE_THRESHOLD

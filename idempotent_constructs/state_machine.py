@@ -15,7 +15,7 @@ from constructs import Construct
 from .errors import Problems
 from .functions import ReleaseFunction, acknowledge_own_executions, release_function
 from .guard import DEFAULT_LEASE, IdempotencyGuard
-from .key import IdempotencyKey
+from .key import IdempotencyKey, namespace_problems
 from .policies import FailurePolicy, InFlightPolicy, ResultStorage
 from .table import IdempotencyTable
 
@@ -108,6 +108,11 @@ class IdempotentStateMachine(Construct):
             problems.add(
                 f"max_wait: {max_wait.to_human_string()} leaves a waiting duplicate no time before its own "
                 f"execution ends ({longest_run.to_human_string()}); make it shorter than that"
+            )
+        if namespace is None:
+            problems.extend(
+                f"{problem} (this is the default, the construct path: pass namespace=...)"
+                for problem in namespace_problems(self.node.path)
             )
         problems.raise_if_any()
         effective_lease = lease or (EXPRESS_MAX_DURATION if express else DEFAULT_LEASE)

@@ -10,6 +10,7 @@ from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from .errors import Problems
+from .functions import key_statement
 from .key import namespace_problems
 from .lambda_src import schema
 
@@ -146,7 +147,7 @@ class IdempotencyTable(Construct):
         function.add_environment(schema.TABLE_NAME_ENV, self.table_name)
         function.add_environment(schema.KEY_PREFIX_ENV, prefix)
         if self.table.encryption_key is not None:
-            self.table.encryption_key.grant_encrypt_decrypt(function)
+            function.add_to_role_policy(key_statement(self.table.encryption_key))
         return iam.Grant.add_to_principal(
             grantee=function,
             actions=list(WORKFLOW_ACTIONS),

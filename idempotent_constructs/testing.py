@@ -317,8 +317,8 @@ class _Patches:
 
         # Gap: moto's States.ALL catches everything; on AWS it does not catch States.DataLimitExceeded
         # (a state's input or output over the 256 KiB payload limit, which moto does detect) nor
-        # States.Runtime: both are terminal and fail the execution. A catcher naming one explicitly
-        # still matches (the ASL spec's behaviour for explicit names).
+        # States.Runtime, which "always causes the execution to fail". A catcher naming
+        # States.DataLimitExceeded explicitly still matches; nothing catches States.Runtime.
         from moto.stepfunctions.parser.asl.component.common.error_name.error_equals_decl import ErrorEqualsDecl
 
         original_error_equals = ErrorEqualsDecl._eval_body
@@ -327,7 +327,8 @@ class _Patches:
         def error_equals(decl: Any, env: Any) -> None:
             error_name = env.stack[-1]
             name = getattr(error_name, "error_name", None)
-            if name in terminal and not any(getattr(n, "error_name", None) == name for n in decl.error_names):
+            explicit = name != "States.Runtime" and any(getattr(n, "error_name", None) == name for n in decl.error_names)
+            if name in terminal and not explicit:
                 env.stack.pop()
                 env.stack.append(False)
                 return
@@ -804,8 +805,9 @@ class LocalEmulator:
 def item_size(item: dict[str, Any]) -> int:
     """Bytes of a DynamoDB item (in DynamoDB JSON, binary values as bytes or base64 text), by
     DynamoDB's published rules: attribute names plus values; strings and binary by their byte length,
-    numbers one byte per two significant digits plus one, lists and maps 3 bytes plus one per element.
-    (moto reports no real consumed capacity, so write units are computed from this.)"""
+    numbers one byte per two significant digits plus one, lists and maps 3 bytes plus one per element
+    (an approximation; the records use S, N and B only, which are exact). moto reports no real
+    consumed capacity, so write units are computed from this."""
 
     def value_size(value: dict[str, Any]) -> int:
         (kind, content), = value.items()

@@ -5,7 +5,8 @@ large results always completes through this function, which picks the cheapest f
 
 * up to ``inline_threshold`` bytes of JSON: the JSON itself in ``data``, as the native write does;
 * otherwise gzip-compressed: in ``data_gzip`` if that fits under the threshold, else as an S3 object
-  ``{namespace}/{hash}/{holder}.json.gz`` with ``data_location`` pointing at it. The object is written
+  ``{namespace}#/{hash}/{holder}.json.gz`` with ``data_location`` pointing at it ("#" cannot occur in
+  a namespace, so one namespace's prefix never contains another's). The object is written
   before the record, under a name only this holder uses, so a stale holder can never overwrite the
   result a newer owner points at; the fenced record write decides which result counts.
 
@@ -13,14 +14,15 @@ Events (built by the generated states)::
 
     {"action": "store", "table": "...", "bucket": "..." | null, "inline_threshold": 8192,
      "result": <the chain's output>, "idempotency": {<the guard's metadata>}}
-    {"action": "restore", "record": <the record as DynamoDB JSON, from the Inspect state>}
+    {"action": "restore", "table": "...", "id": "<record id>"}
 
-``store`` returns nothing; ``restore`` returns the result. Only record ids and sizes are logged.
+``store`` returns nothing; ``restore`` reads the record (consistently) and returns the result, or
+raises ``Idempotency.ResultMissing`` if the record holds no readable result (its S3 object was
+deleted, or a guard without large results wrote it). Only record ids and sizes are logged.
 """
 
 from __future__ import annotations
 
-import base64
 import gzip
 import json
 import logging
@@ -45,8 +47,13 @@ class LeaseLost(Exception):
     """The record is no longer this holder's (it was taken over): the result is not stored."""
 
 
+class ResultMissing(Exception):
+    """The record says the work completed, but its result cannot be read."""
+
+
 # Lambda reports an exception's class name as the Step Functions error name.
 LeaseLost.__name__ = LeaseLost.__qualname__ = schema.LEASE_LOST
+ResultMissing.__name__ = ResultMissing.__qualname__ = schema.RESULT_MISSING
 
 
 def _client(service: str) -> Any:
@@ -76,7 +83,7 @@ def _store(event: dict[str, Any]) -> None:
         raise ValueError("the result is too large to keep in the record and no bucket is configured")
     if attribute == schema.DATA_LOCATION:
         namespace, _, digest = meta["id"].rpartition("#")
-        key = f"{namespace}/{digest}/{meta['owner'].rpartition('#')[2]}.json.gz"
+        key = f"{schema.object_prefix(namespace)}{digest}/{meta['owner'].rpartition('#')[2]}.json.gz"
         _client("s3").put_object(
             Bucket=event["bucket"], Key=key, Body=payload, ContentType="application/json", ContentEncoding="gzip"
         )
@@ -112,18 +119,26 @@ def _store(event: dict[str, Any]) -> None:
     logger.info("stored result of %s: %d bytes of JSON as %s (%d bytes)", meta["id"], len(text), attribute, len(payload))
 
 
-def _restore(record: dict[str, Any]) -> Any:
+def _restore(table: str, record_id: str) -> Any:
+    record = _client("dynamodb").get_item(TableName=table, Key={schema.ID: {"S": record_id}}, ConsistentRead=True).get("Item", {})
     if schema.DATA in record:
         return json.loads(record[schema.DATA]["S"])
     if schema.DATA_GZIP in record:
-        # Step Functions hands binary attributes over base64-encoded.
-        return json.loads(gzip.decompress(base64.b64decode(record[schema.DATA_GZIP]["B"])))
+        return json.loads(gzip.decompress(record[schema.DATA_GZIP]["B"]))
+    if schema.DATA_LOCATION not in record:
+        raise ResultMissing(f"record {record_id} holds no result (it changed since it was read, or was not written with large results)")
     bucket, _, key = record[schema.DATA_LOCATION]["S"].removeprefix("s3://").partition("/")
-    body = _client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
+    try:
+        body = _client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
+    except _client("s3").exceptions.NoSuchKey:
+        raise ResultMissing(
+            f"the result object of record {record_id} is gone from s3://{bucket}/{key}; reset the record "
+            "(idempotent-constructs reset) to run the work again"
+        ) from None
     return json.loads(gzip.decompress(body))
 
 
 def handler(event: dict[str, Any], context: Any = None) -> Any:
     if event["action"] == "store":
         return _store(event)
-    return _restore(event["record"])
+    return _restore(event["table"], event["id"])

@@ -24,6 +24,13 @@ DATA = "data"  # S: the result as JSON (absent when the result is stored in one 
 # With ``ResultStorage.large()``, a result above the inline threshold is gzip-compressed and kept
 DATA_GZIP = "data_gzip"  # B: in the record, if it then fits under the threshold,
 DATA_LOCATION = "data_location"  # S: or in S3, at "s3://{bucket}/{key}", the record pointing there.
+
+
+def object_prefix(namespace: str) -> str:
+    """Where a namespace's result objects live in a results bucket: "#" cannot occur in a namespace,
+    so one namespace's prefix never contains another's ("orders#/" and "orders/eu#/")."""
+    return f"{namespace}#/"
+
 ERROR = "error"  # S: error name of a cached failure
 CAUSE = "cause"  # S: error cause of a cached failure
 
@@ -44,6 +51,9 @@ KEY_MISSING = "Idempotency.KeyMissing"
 PAYLOAD_MISMATCH = "Idempotency.PayloadMismatch"
 IN_FLIGHT = "Idempotency.InFlight"
 LEASE_LOST = "Idempotency.LeaseLost"
+# The record says the work completed, but holds no result this guard can read (a large result's S3
+# object was deleted, or a guard with large results wrote it and this one keeps results inline).
+RESULT_MISSING = "Idempotency.ResultMissing"
 # The chain failed with one of Step Functions' own errors (States.*), which no Fail state may raise
 # again; the cause is {"Error": <original name>, "Cause": <original cause>} as JSON.
 BODY_FAILED = "Idempotency.BodyFailed"

@@ -82,5 +82,5 @@ def test_a_namespace_with_a_separator_wildcard_space_or_too_long_fails_synth_nam
 
 def test_a_default_namespace_from_an_unusual_construct_path_asks_for_an_explicit_one():
     target = stack()
-    with pytest.raises(IdempotencyConfigurationError, match="'Test/Orders #1'"):
+    with pytest.raises(IdempotencyConfigurationError, match=r"'Test/Orders #1'.*default.*pass namespace="):
         IdempotentStateMachine(target, "Orders #1", table=IdempotencyTable(target, "Table"), definition=sfn.Pass(target, "Work"))

@@ -73,3 +73,13 @@ def test_a_result_over_the_payload_limit_fails_the_execution_and_the_key_is_rele
     assert retried.status == "SUCCEEDED" and "Idempotency.Inspect" not in retried.entered_states()
 
 
+
+
+def test_a_replay_whose_result_object_is_gone_fails_with_result_missing_and_never_runs_the_body(behaviour, unique):
+    payload = {"id": unique, "kib": 100}
+    first = behaviour.run("LargeResults", payload)
+    bucket, _, key = stored_record(behaviour, first)[schema.DATA_LOCATION]["S"].removeprefix("s3://").partition("/")
+    behaviour.emulator.client("s3").delete_object(Bucket=bucket, Key=key)
+    replay = behaviour.run("LargeResults", payload)
+    assert (replay.status, replay.error) == ("FAILED", schema.RESULT_MISSING)
+    assert "reset the record" in replay.cause and "LargeResultsMake" not in replay.entered_states()

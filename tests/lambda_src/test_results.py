@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 
 import boto3
@@ -37,13 +36,8 @@ def store(result, threshold: int = 1024, bucket: str | None = "results", meta: d
     return boto3.client("dynamodb").get_item(TableName="records", Key={"id": {"S": meta["id"]}})["Item"]
 
 
-def as_step_functions_sees_it(item: dict) -> dict:
-    """Step Functions hands binary attributes over base64-encoded."""
-    return {name: ({"B": base64.b64encode(value["B"]).decode()} if "B" in value else value) for name, value in item.items()}
-
-
 def restored(item: dict):
-    return results.handler({"action": "restore", "record": as_step_functions_sees_it(item)})
+    return results.handler({"action": "restore", "table": "records", "id": item["id"]["S"]})
 
 
 SMALL = {"order": 1, "price": 0.1, "big": 12345678901234567890123, "text": "naïve ☃"}
@@ -68,7 +62,7 @@ def test_a_larger_result_that_compresses_under_the_threshold_is_kept_compressed_
 def test_a_result_still_too_large_compressed_goes_to_s3_under_its_namespace_hash_and_holder(aws):
     item = store(NOISY)
     location = item[schema.DATA_LOCATION]["S"]
-    assert location == "s3://results/orders/abc123/holder1.json.gz"
+    assert location == "s3://results/orders#/abc123/holder1.json.gz"
     assert schema.DATA not in item and schema.DATA_GZIP not in item
     assert restored(item) == NOISY
 
@@ -108,3 +102,26 @@ def test_without_a_bucket_a_result_that_needs_one_fails_clearly(aws):
 def test_numbers_keep_their_exact_values_through_a_round_trip():
     value = {"int": 2**70, "float": 0.1 + 0.2, "negative_zero": -0.0, "exp": 1e-7, "nested": [1.5, {"a": None}]}
     assert json.loads(results.serialize(value)) == value
+
+
+def test_a_stale_holder_of_a_large_result_leaves_the_newer_owners_record_and_object_alone(aws):
+    newer = {**META, "owner": "arn:aws:states:us-east-1:123456789012:execution:Orders:run-2#holder2"}
+    aws.put_item(TableName="records", Item={"id": {"S": META["id"]}, "owner": {"S": newer["owner"]}, "status": {"S": schema.INPROGRESS}})
+    kept = store(NOISY, meta=newer)
+    with pytest.raises(results.LeaseLost):
+        store({"lines": list(reversed(NOISY["lines"]))})
+    assert aws.get_item(TableName="records", Key={"id": {"S": META["id"]}})["Item"] == kept
+    assert restored(kept) == NOISY
+
+
+def test_a_result_whose_object_is_gone_is_reported_missing_with_what_to_do(aws):
+    item = store(NOISY)
+    boto3.client("s3").delete_object(Bucket="results", Key=item[schema.DATA_LOCATION]["S"].removeprefix("s3://results/"))
+    with pytest.raises(results.ResultMissing, match="reset the record") as raised:
+        restored(item)
+    assert type(raised.value).__name__ == schema.RESULT_MISSING
+
+
+def test_a_record_without_a_result_is_reported_missing(aws):
+    with pytest.raises(results.ResultMissing, match="holds no result"):
+        restored({"id": {"S": META["id"]}})
