@@ -1,11 +1,37 @@
 """AWS CDK constructs that make any AWS Step Functions workflow, or any step of one, idempotent."""
 
-from .errors import IdempotencyConfigurationError, IdempotencyError, RecordInProgressError, RecordNotFoundError
-from .guard import IdempotencyGuard
-from .key import IdempotencyKey
-from .policies import FailurePolicy, InFlightPolicy, ResultStorage
-from .state_machine import IdempotentStateMachine
-from .table import IdempotencyTable
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .errors import (
+    IdempotencyConfigurationError,
+    IdempotencyError,
+    RecordInProgressError,
+    RecordNotFoundError,
+    TableNotFoundError,
+)
+
+if TYPE_CHECKING:
+    from .guard import IdempotencyGuard
+    from .key import IdempotencyKey
+    from .policies import FailurePolicy, InFlightPolicy, ResultStorage
+    from .state_machine import IdempotentStateMachine
+    from .table import IdempotencyTable
+
+# The constructs import aws_cdk, which takes a second or more and starts a Node.js process (jsii).
+# They load on first use (PEP 562), so that the run-time modules (operations, the command-line tool),
+# which import this package first like any submodule's, never pay for the CDK.
+_LAZY = {
+    "FailurePolicy": "policies",
+    "IdempotencyGuard": "guard",
+    "IdempotencyKey": "key",
+    "IdempotencyTable": "table",
+    "IdempotentStateMachine": "state_machine",
+    "InFlightPolicy": "policies",
+    "ResultStorage": "policies",
+}
 
 __all__ = [
     "FailurePolicy",
@@ -19,4 +45,18 @@ __all__ = [
     "RecordInProgressError",
     "RecordNotFoundError",
     "ResultStorage",
+    "TableNotFoundError",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

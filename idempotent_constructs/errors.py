@@ -34,6 +34,10 @@ class RecordInProgressError(IdempotencyError):
     """The record is held by a running execution; resetting it would let a duplicate run alongside."""
 
 
+class TableNotFoundError(IdempotencyError, LookupError):
+    """No such table, or a stack with no idempotency table or several that cannot be told apart."""
+
+
 class Problems:
     """Collects the configuration problems of one construct; ``raise_if_any`` raises them together."""
 

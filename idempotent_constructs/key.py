@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import re
 
 import jmespath
 from aws_cdk import Token
@@ -107,11 +106,7 @@ def namespace_problems(namespace: Any, option: str = "namespace") -> list[str]:
     """What is wrong with a namespace (the prefix of record ids), as messages that name the fix."""
     if Token.is_unresolved(namespace):
         return []
-    if (
-        isinstance(namespace, str)
-        and len(namespace) <= schema.NAMESPACE_MAX_LENGTH
-        and re.fullmatch(schema.NAMESPACE_PATTERN, namespace)
-    ):
+    if isinstance(namespace, str) and schema.valid_namespace(namespace):
         return []
     return [
         f"{option}: {namespace!r} is not a valid namespace; use 1 to {schema.NAMESPACE_MAX_LENGTH} "

@@ -762,7 +762,19 @@ class LocalEmulator:
                 raise RuntimeError(f"stack {stack_name} ended in {status}")
             deployment = Deployment(self, stack_name, template, _construct_paths(assembly_dir, stack_name))
         self._register_state_machines(deployment)
+        self._enable_time_to_live(deployment)
         return deployment
+
+    def _enable_time_to_live(self, deployment: Deployment) -> None:
+        """Gap: moto's CloudFormation ignores a table's TimeToLiveSpecification; set it as AWS would
+        (moto never deletes expired items either way; tools read the setting)."""
+        for logical_id, resource in deployment.template.get("Resources", {}).items():
+            specification = resource.get("Properties", {}).get("TimeToLiveSpecification")
+            if resource.get("Type") == "AWS::DynamoDB::Table" and specification and specification.get("Enabled"):
+                self.client("dynamodb").update_time_to_live(
+                    TableName=deployment.resources[logical_id],
+                    TimeToLiveSpecification={"Enabled": True, "AttributeName": specification["AttributeName"]},
+                )
 
     def _upload_assets(self, manifest_path: Path, assembly_dir: Path) -> None:
         if not manifest_path.exists():

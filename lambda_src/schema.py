@@ -9,6 +9,8 @@ Powertools-decorated function can share the table.
 
 from __future__ import annotations
 
+import re
+
 # --- attributes -----------------------------------------------------------------------------------
 ID = "id"  # S: "{namespace}#{sha256 of the canonical key selection}", the partition key
 STATUS = "status"  # S: one of the statuses below
@@ -40,6 +42,10 @@ CAUSE = "cause"  # S: error cause of a cached failure
 # namespace can be matched exactly in a ``dynamodb:LeadingKeys`` condition.
 NAMESPACE_PATTERN = r"[A-Za-z0-9_.:/=+@-]+"
 NAMESPACE_MAX_LENGTH = 256
+
+
+def valid_namespace(name: str) -> bool:
+    return len(name) <= NAMESPACE_MAX_LENGTH and re.fullmatch(NAMESPACE_PATTERN, name) is not None
 
 # --- statuses -------------------------------------------------------------------------------------
 INPROGRESS = "INPROGRESS"

@@ -31,6 +31,19 @@ def behaviour(emulator: LocalEmulator, tmp_path_factory: pytest.TempPathFactory)
 
 
 @pytest.fixture
+def scratch_table(emulator: LocalEmulator) -> Iterator[str]:
+    """An empty table of the idempotency schema that only this test uses (its name)."""
+    client, name = emulator.client("dynamodb"), f"scratch-{uuid.uuid4().hex[:12]}"
+    client.create_table(
+        TableName=name, BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+    )
+    yield name
+    client.delete_table(TableName=name)
+
+
+@pytest.fixture
 def unique() -> str:
     """A value no other test uses, to keep each test's keys apart."""
     return uuid.uuid4().hex[:12]
