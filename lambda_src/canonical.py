@@ -20,9 +20,12 @@ try:  # imported as part of the library
 except ImportError:  # imported by the Lambda runtime from the asset root
     import schema  # type: ignore[no-redef]
 
-# A float written by ``json.dumps`` always contains a digit followed by "." or "e"/"E". Without such a
-# sequence the text holds no float and is canonical already (the common, fast case).
-_FLOAT_HINT = re.compile(r"\d[.eE]")
+# ``json.dumps`` writes an integral float as "<digits>.0" or with an exponent ("1e+16"); a float that is
+# not integral never ends in ".0". Without such a sequence the text holds no integral float and is
+# canonical already (the common, fast case; a match inside a string only costs the slow path).
+_INTEGRAL_FLOAT_HINT = re.compile(r"\d\.0(?:[,\]}]|$)|\d[eE]")
+# Below 2**53 every integral double converts to int exactly; above, the decimal value of the text is used.
+_EXACT_INT_LIMIT = 2.0**53
 _PATH_SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\['((?:[^'\\]|\\.)+)'\]|\[(\d+)\]")
 
 
@@ -35,25 +38,26 @@ KeyMissing.__name__ = KeyMissing.__qualname__ = schema.KEY_MISSING
 
 
 def _number(token: str) -> int | float:
-    value = Decimal(token)
-    if value == value.to_integral_value():
-        return int(value)
-    return float(token)
+    value = float(token)
+    if not value.is_integer():
+        return value
+    return int(value) if abs(value) < _EXACT_INT_LIMIT else int(Decimal(token))
 
 
 def canonical_json(value: Any) -> str:
     """Serialize ``value`` so that equal JSON values give equal text."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    if not _FLOAT_HINT.search(text):
+    if not _INTEGRAL_FLOAT_HINT.search(text):
         return text
     # Re-read with a float hook (the C parser calls it once per float token, never for strings).
     normalized = json.loads(text, parse_float=_number)
-    return json.dumps(normalized, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    # Parsed from sorted text, every object's keys are in order already: no second sort.
+    return json.dumps(normalized, separators=(",", ":"), ensure_ascii=False)
 
 
 def digest(value: Any) -> str:
     """The SHA-256 hex digest of the canonical form of ``value``."""
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+    return _sha256(canonical_json(value))
 
 
 def parse_path(path: str) -> list[str | int]:
@@ -135,4 +139,19 @@ def select(document: Any, kind: str, expression: Any = None) -> Any:
 
 def idempotency_id(namespace: str, document: Any, kind: str, expression: Any = None) -> str:
     """The record id of ``document`` under a key spec: ``{namespace}#{sha256 of the selection}``."""
-    return f"{namespace}#{digest([kind, expression, select(document, kind, expression)])}"
+    return key_and_validation(namespace, document, kind, expression)[0]
+
+
+def key_and_validation(namespace: str, document: Any, kind: str, expression: Any = None) -> tuple[str, str]:
+    """``(record id, validation)`` of ``document``: the id as ``idempotency_id`` gives it, and the
+    digest of the whole document. The document is serialized once, also when it is the selection
+    (the canonical form of a list is its items' canonical forms, comma-separated, in brackets)."""
+    selection = select(document, kind, expression)
+    document_text = canonical_json(document)
+    selection_text = document_text if selection is document else canonical_json(selection)
+    spec = f"[{canonical_json(kind)},{canonical_json(expression)},{selection_text}]"
+    return f"{namespace}#{_sha256(spec)}", _sha256(document_text)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

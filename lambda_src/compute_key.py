@@ -40,9 +40,10 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     now = int(time.time())
     # Whole seconds, so that the ISO deadline and the epoch value agree exactly.
     lease_end = now + int(event["lease_seconds"])
+    record_id, validation = canonical.key_and_validation(event["namespace"], document, event["kind"], event.get("expression"))
     meta = {
-        "id": canonical.idempotency_id(event["namespace"], document, event["kind"], event.get("expression")),
-        "validation": canonical.digest(document),
+        "id": record_id,
+        "validation": validation,
         "owner": f"{event['execution']}#{uuid.uuid4().hex}",
         # DynamoDB numbers travel as strings through the DynamoDB service integration.
         "now": str(now),

@@ -88,3 +88,19 @@ def test_the_id_is_namespaced_and_depends_on_the_key_expression():
     elsewhere = canonical.idempotency_id("other", document, schema.KIND_PATHS, ["$.a"])
     assert by_a.startswith("ns#") and len(by_a.split("#")[1]) == 64
     assert len({by_a, by_b, elsewhere}) == 3
+
+
+@pytest.mark.parametrize(
+    ("kind", "expression"),
+    [("whole_input", None), ("jmespath", "[order.id, amount]"), ("paths", ["$.order.id", "$.amount"])],
+)
+def test_the_id_and_validation_computed_together_equal_those_computed_apart(kind, expression):
+    document = {"order": {"id": 7, "lines": [1.0, 2.5, {"b": 1, "a": -0.0}]}, "amount": 3.0, "note": "ü 1.0,"}
+    record_id, validation = canonical.key_and_validation("ns", document, kind, expression)
+    selection = canonical.select(document, kind, expression)
+    assert record_id == f"ns#{canonical.digest([kind, expression, selection])}"
+    assert validation == canonical.digest(document)
+
+
+def test_integral_floats_beyond_exact_double_integers_keep_the_decimal_value_of_their_text():
+    assert canonical.canonical_json([1e300, 2.0**52, -0.0]) == f"[{10**300},{2**52},0]"
