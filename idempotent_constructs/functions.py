@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import jsii
-from aws_cdk import Acknowledgment, Aws, Duration, IStableAnyProducer, IStableListProducer, Lazy, RemovalPolicy, Stack, Validations
+from aws_cdk import Acknowledgment, Aws, Duration, IStableAnyProducer, Lazy, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -132,7 +132,9 @@ class ReleaseFunction(_SharedFunction):
 
     One EventBridge rule matches the status changes of every state machine registered with
     ``watch``; the function may read those state machines' execution histories and delete items of
-    their tables, nothing else.
+    their tables, nothing else. State machines named with a common prefix (the generated names
+    start with the stack's name) are matched and granted by that prefix, once, so neither the rule's
+    event pattern (2,048 characters by default) nor the role's policy grows with each workflow.
     """
 
     def __init__(self, scope: Construct, construct_id: str) -> None:
@@ -142,7 +144,8 @@ class ReleaseFunction(_SharedFunction):
             handler="release.handler",
             description="idempotent-constructs: releases keys of crashed Standard executions",
         )
-        self._state_machine_arns: list[str] = []
+        self._state_machine_arns: list[Any] = []
+        self._watched: set[str] = set()
         self.rule = events.Rule(
             self,
             "OnExecutionEnded",
@@ -152,31 +155,36 @@ class ReleaseFunction(_SharedFunction):
                 detail_type=["Step Functions Execution Status Change"],
                 detail={
                     "status": ["FAILED", "TIMED_OUT", "ABORTED"],
-                    "stateMachineArn": Lazy.list(_ListProducer(self._state_machine_arns)),
+                    "stateMachineArn": Lazy.any(_ListProducer(self._state_machine_arns)),
                 },
             ),
         )
         # Delivery retries; a function error is retried twice more by Lambda's asynchronous invocation.
         self.rule.add_target(targets.LambdaFunction(self.function, retry_attempts=8))
 
-    def watch(self, state_machine: sfn.IStateMachine, state_machine_name: str, table: dynamodb.ITable) -> None:
-        """Release the keys that executions of ``state_machine`` (named ``state_machine_name``) hold
-        in ``table`` when they end without releasing them."""
-        self._state_machine_arns.append(state_machine.state_machine_arn)
-        self.role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["states:DescribeExecution", "states:GetExecutionHistory"],
-                resources=[executions_arn(state_machine_name)],
+    def watch(self, state_machine_name: str, table: dynamodb.ITable, *, name_prefix: str | None = None) -> None:
+        """Release the keys that executions of the state machine ``state_machine_name`` hold in
+        ``table`` when they end without releasing them. With ``name_prefix`` (which the name starts
+        with), every state machine of this stack whose name starts with it is watched instead."""
+        pattern = f"{name_prefix}*" if name_prefix else state_machine_name
+        if pattern not in self._watched:
+            self._watched.add(pattern)
+            arn = f"arn:{Aws.PARTITION}:states:{Aws.REGION}:{Aws.ACCOUNT_ID}:stateMachine:"
+            self._state_machine_arns.append({"prefix": f"{arn}{name_prefix}"} if name_prefix else f"{arn}{state_machine_name}")
+            self.role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=["states:DescribeExecution", "states:GetExecutionHistory"],
+                    resources=[executions_arn(pattern)],
+                )
             )
-        )
+            acknowledge_own_executions(
+                self.role,
+                pattern,
+                "states:DescribeExecution and GetExecutionHistory on the watched state machines' own "
+                "executions (any execution name): the release function reads which records a crashed "
+                "execution held, and that it has not been redriven since.",
+            )
         table.grant(self.role, "dynamodb:DeleteItem")
-        acknowledge_own_executions(
-            self.role,
-            state_machine_name,
-            "states:DescribeExecution and GetExecutionHistory on the watched state machine's own "
-            "executions (any execution name): the release function reads which records a crashed "
-            "execution held, and that it has not been redriven since.",
-        )
 
 
 class ResultFunction(_SharedFunction):
@@ -275,14 +283,14 @@ class _LifecycleRules:
         return {"Rules": rules}
 
 
-@jsii.implements(IStableListProducer)
+@jsii.implements(IStableAnyProducer)
 class _ListProducer:
     """A list that is read when the template is synthesized, after every workflow has registered."""
 
-    def __init__(self, values: list[str]) -> None:
+    def __init__(self, values: list[Any]) -> None:
         self._values = values
 
-    def produce(self) -> list[str]:
+    def produce(self) -> list[Any]:
         return list(self._values)
 
 

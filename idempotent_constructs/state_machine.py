@@ -25,10 +25,14 @@ MAX_NAME_LENGTH = 80
 
 def generated_name(construct: Construct) -> str:
     """A state machine name unique in the account and region, stable across deploys."""
-    stack = Stack.of(construct)
     suffix = construct.node.addr[:8]
-    readable = re.sub(r"[^A-Za-z0-9_-]", "-", f"{stack.stack_name}-{construct.node.id}")
+    readable = re.sub(r"[^A-Za-z0-9_-]", "-", f"{name_prefix(construct)}{construct.node.id}")
     return f"{readable[: MAX_NAME_LENGTH - len(suffix) - 1]}-{suffix}"
+
+
+def name_prefix(construct: Construct) -> str:
+    """How every generated name in the construct's stack starts: ``{stack name}-``."""
+    return re.sub(r"[^A-Za-z0-9_-]", "-", f"{Stack.of(construct).stack_name}-")
 
 
 class IdempotentStateMachine(Construct):
@@ -125,7 +129,8 @@ class IdempotentStateMachine(Construct):
                 "that is still running",
             )
 
-        if state_machine_name is None and not express:
+        generated = state_machine_name is None and not express
+        if generated:
             # A name known at synth time lets the role be limited to this state machine's own
             # executions for the owner check (a generated name would make the role depend on the
             # state machine, which depends on the role).
@@ -170,7 +175,12 @@ class IdempotentStateMachine(Construct):
 
         if not express:
             self.release_function: ReleaseFunction | None = release_function(self)
-            self.release_function.watch(self.state_machine, state_machine_name, self.guard.table)
+            prefix = name_prefix(self)
+            self.release_function.watch(
+                state_machine_name,
+                self.guard.table,
+                name_prefix=prefix if generated and state_machine_name.startswith(prefix) else None,
+            )
             acknowledge_own_executions(
                 self.state_machine,
                 state_machine_name,
