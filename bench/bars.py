@@ -1,0 +1,64 @@
+"""The quality bars of DESIGN section 9, evaluated on the measured figures (never assumed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# (variant, key column of the DESIGN table, extra Lambda calls allowed on a first run because the
+# result-storing Lambda earns them)
+_OVERHEAD = (
+    ("ours/from_paths", "from_paths", 0),
+    ("ours/whole_input", "whole_input", 0),
+    ("ours/whole_input+large", "whole_input", 1),
+)
+# Per key column: (states, Lambda calls) at most, for a first run and a replay.
+_LIMITS = {
+    "from_paths": {"first_run": (3, 0), "replay": (4, 0)},
+    "whole_input": {"first_run": (4, 1), "replay": (5, 1)},
+}
+POLL_CYCLE_STATES = 3
+HASHING_RATIO = 1.0
+HASHING_SIZE = "200_kib/realistic (with floats)"
+
+
+def overhead_bar(variant: str, path: str) -> tuple[int, int] | None:
+    """(states, Lambda calls) allowed for ``path`` ("first_run", "replay_100k", ...) of ``variant``."""
+    for name, column, earned in _OVERHEAD:
+        if name == variant:
+            states, calls = _LIMITS[column][path.removesuffix("_100k")]
+            return states, calls + (earned if path.startswith("first_run") else 0)
+    return None
+
+
+def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
+    bars: list[dict[str, Any]] = []
+
+    def add(section: str, what: str, figure: str, bar: str, met: bool) -> None:
+        bars.append({"section": section, "what": what, "figure": figure, "bar": bar, "met": bool(met)})
+
+    variants = results["overhead"]["variants"]
+    for variant, _, _ in _OVERHEAD:
+        for path in ("first_run", "first_run_100k", "replay", "replay_100k"):
+            states, calls = overhead_bar(variant, path)
+            measured = variants[variant][path]
+            add("overhead", f"{variant} {path.replace('_', ' ')}",
+                f"{measured['states_entered']} states, {measured['lambda_invocations']} Lambda",
+                f"<= {states} states, <= {calls} Lambda",
+                measured["states_entered"] <= states and measured["lambda_invocations"] <= calls)
+        waiting = variants[variant].get("waiting")
+        if waiting:
+            cycle = waiting["cycle"] or {"states_entered": None}
+            add("overhead", f"{variant} poll cycle within the lease",
+                f"{cycle['states_entered']} states per cycle ({waiting['states_per_poll']} per poll over the whole wait)"
+                if waiting["cycle"] else "not measured (fewer than two polls)",
+                f"<= {POLL_CYCLE_STATES} states", waiting["cycle"] and cycle["states_entered"] <= POLL_CYCLE_STATES)
+    growth = results["growth"]
+    others = growth["other_growing_types"]
+    add("growth", "the k-th workflow adds only its state machine, role, policy and log group",
+        ", ".join(f"{kind} +{step}" for kind, step in growth["per_workflow"]["wrapped"]["by_type"].items()),
+        "only those four types, one each", growth["only_own_resources"])
+    hashing = results["hashing"]["key_hashing"][HASHING_SIZE]
+    add("hashing", "canonical hashing of a 200 KiB payload vs Powertools' key hashing",
+        f"{hashing['ratio_key']}x ({hashing['median_us']['ours_key']:.0f} us vs {hashing['median_us']['powertools_key']:.0f} us)",
+        f"<= {HASHING_RATIO}x", hashing["ratio_key"] <= HASHING_RATIO)
+    return bars

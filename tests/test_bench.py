@@ -1,0 +1,68 @@
+"""The benchmark's smoke run (what CI runs so that ``python -m bench`` cannot rot): every section runs
+and writes numbers, the baseline is measured next to ours, and the scenarios behaved as they must."""
+
+from __future__ import annotations
+
+import json
+import numbers
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SECTIONS = ("overhead", "cost", "growth", "synth_time", "hashing")
+
+
+def _numbers(value) -> list[float]:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, numbers.Number):
+        return [value]
+    if isinstance(value, dict):
+        return [number for item in value.values() for number in _numbers(item)]
+    if isinstance(value, list):
+        return [number for item in value for number in _numbers(item)]
+    return []
+
+
+def test_the_smoke_benchmark_measures_every_section_next_to_the_baseline(tmp_path, node_bin):
+    output = tmp_path / "results.json"
+    completed = subprocess.run(
+        [sys.executable, "-m", "bench", "--smoke", "--output", str(output)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PATH": f"{node_bin}{os.pathsep}{os.environ.get('PATH', '')}"},
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    results = json.loads(output.read_text())
+    for section in SECTIONS:
+        assert _numbers(results[section]), f"section {section} has no figures"
+
+    variants = results["overhead"]["variants"]
+    assert results["overhead"]["checks"] == []
+    for name in ("ours/from_paths", "ours/whole_input", "baseline"):
+        replay = variants[name]["replay"]
+        assert replay["states_entered"] > 0 and replay["transitions"] >= replay["states_entered"]
+        assert replay["dynamodb_calls_total"] > 0 and replay["write_units"] > 0 and replay["read_units"] > 0
+        assert not replay["body_ran"] and replay["same_output"]
+        cycle = variants[name]["waiting"]["cycle"]
+        assert cycle["states_entered"] > 0 and cycle["dynamodb_calls"] == {"GetItem": 1}
+    assert variants["baseline"]["first_run"]["dynamodb_calls"]["TransactWriteItems"] == 1
+    assert variants["baseline"]["blocked"]["still_waiting"]
+    assert variants["ours/from_paths"]["takeover"]["body_ran"]
+    assert variants["ours/whole_input+large"]["first_run_100k"]["s3_calls_in_lambda"] == {"PutObject": 1}
+
+    cost = results["cost"]["per_million"]
+    for name in ("ours/from_paths", "baseline"):
+        for path in ("first_run", "replay", "poll_cycle"):
+            assert cost[name][path]["small"]["total"] > 0 and cost[name][path]["100_kib"]["total"] > 0
+    growth = results["growth"]
+    assert growth["per_workflow"]["wrapped"]["resources"] > 0 and growth["per_workflow"]["bare"]["resources"] > 0
+    assert results["synth_time"]["ratio"] > 0
+    assert results["hashing"]["key_hashing"]["200_kib/realistic (with floats)"]["ratio_key"] > 0
+    assert set(results["hashing"]["imports"]["modules"]) == {"compute_key", "release", "results"}
+    assert results["bars"] and all(isinstance(bar["met"], bool) for bar in results["bars"])
+    # The report shows every section and every bar's verdict.
+    for heading in ("1. Per-execution overhead", "2. Cost per million", "3. Stack growth", "4. Synth time", "5. Key hashing"):
+        assert heading in completed.stdout
+    assert f"Bars (DESIGN section 9): {sum(bar['met'] for bar in results['bars'])} of {len(results['bars'])} met" in completed.stdout
