@@ -139,7 +139,7 @@ def select(document: Any, kind: str, expression: Any = None) -> Any:
 
 def idempotency_id(namespace: str, document: Any, kind: str, expression: Any = None) -> str:
     """The record id of ``document`` under a key spec: ``{namespace}#{sha256 of the selection}``."""
-    return key_and_validation(namespace, document, kind, expression)[0]
+    return _record_id(namespace, kind, expression, canonical_json(select(document, kind, expression)))
 
 
 def key_and_validation(namespace: str, document: Any, kind: str, expression: Any = None) -> tuple[str, str]:
@@ -149,8 +149,11 @@ def key_and_validation(namespace: str, document: Any, kind: str, expression: Any
     selection = select(document, kind, expression)
     document_text = canonical_json(document)
     selection_text = document_text if selection is document else canonical_json(selection)
-    spec = f"[{canonical_json(kind)},{canonical_json(expression)},{selection_text}]"
-    return f"{namespace}#{_sha256(spec)}", _sha256(document_text)
+    return _record_id(namespace, kind, expression, selection_text), _sha256(document_text)
+
+
+def _record_id(namespace: str, kind: str, expression: Any, selection_text: str) -> str:
+    return f"{namespace}#{_sha256(f'[{canonical_json(kind)},{canonical_json(expression)},{selection_text}]')}"
 
 
 def _sha256(text: str) -> str:
