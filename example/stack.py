@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Acknowledgment, Duration, Stack, Validations
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -86,14 +86,3 @@ class OrdersStack(Stack):
             max_wait=Duration.minutes(2),
         )
         self.table = table
-        # cdk-nag (AwsSolutionsChecks): the only wildcard left is inherent to logging and tracing.
-        Validations.of(self.orders.state_machine).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions::AwsSolutions-IAM5[Resource::*]",
-                reason=(
-                "X-Ray (xray:PutTraceSegments, xray:PutTelemetryRecords, xray:GetSamplingRules, "
-                "xray:GetSamplingTargets) and CloudWatch Logs delivery (logs:CreateLogDelivery and "
-                "friends) used by tracing and execution logging support only Resource '*'."
-                ),
-            )
-        )

@@ -14,6 +14,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
+    from .dashboard import IdempotencyDashboard
     from .guard import IdempotencyGuard
     from .key import IdempotencyKey
     from .policies import FailurePolicy, InFlightPolicy, ResultStorage
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 # which import this package first like any submodule's, never pay for the CDK.
 _LAZY = {
     "FailurePolicy": "policies",
+    "IdempotencyDashboard": "dashboard",
     "IdempotencyGuard": "guard",
     "IdempotencyKey": "key",
     "IdempotencyTable": "table",
@@ -36,6 +38,7 @@ _LAZY = {
 __all__ = [
     "FailurePolicy",
     "IdempotencyConfigurationError",
+    "IdempotencyDashboard",
     "IdempotencyError",
     "IdempotencyGuard",
     "IdempotencyKey",

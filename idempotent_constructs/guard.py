@@ -342,6 +342,10 @@ class IdempotencyGuard(sfn.StateMachineFragment):
     def _name(self, name: str) -> str:
         return f"{self.prefix}{name}"
 
+    def state_name(self, state: str) -> str:
+        """The name of one of this guard's states in the definition, such as ``state_name("Replay")``."""
+        return self._name(state)
+
     @staticmethod
     def _retry_transient(
         task: sfn.CustomState | sfn.TaskStateBase, errors: list[str] = TRANSIENT_DYNAMODB_ERRORS, *, after_body: bool = False

@@ -3,23 +3,35 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 from collections.abc import Sequence
 
-from aws_cdk import Annotations, Duration, Stack
+from aws_cdk import Acknowledgment, Annotations, Duration, Stack, Validations
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs_module
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from .errors import Problems
+from .errors import IdempotencyConfigurationError, Problems
 from .functions import ReleaseFunction, acknowledge_own_executions, release_function
 from .guard import DEFAULT_LEASE, IdempotencyGuard
 from .key import IdempotencyKey, namespace_problems
+from .lambda_src import schema
 from .policies import FailurePolicy, InFlightPolicy, ResultStorage
 from .table import IdempotencyTable
 
 EXPRESS_MAX_DURATION = Duration.minutes(5)
+# The states whose entries the outcome metrics count, with the type of their "entered" log event.
+OUTCOME_STATES = {
+    "Body": "ParallelStateEntered",
+    "Replay": "PassStateEntered",
+    "Restore": "TaskStateEntered",
+    "Backoff": "WaitStateEntered",
+    "Takeover": "TaskStateEntered",
+    "PayloadMismatch": "FailStateEntered",
+}
 MAX_NAME_LENGTH = 80
 
 
@@ -173,6 +185,17 @@ class IdempotentStateMachine(Construct):
             role=role,
         )
 
+        if role is None:
+            # cdk-nag (AwsSolutionsChecks): the one wildcard of the role we create is inherent to the
+            # logging and tracing that are on by default.
+            Validations.of(self.state_machine).acknowledge(
+                Acknowledgment(
+                    id="AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+                    reason="X-Ray (xray:PutTraceSegments, xray:PutTelemetryRecords, xray:GetSamplingRules, "
+                    "xray:GetSamplingTargets) and CloudWatch Logs delivery (logs:CreateLogDelivery and friends), "
+                    "used by tracing and execution logging, support only Resource '*'.",
+                )
+            )
         if not express:
             self.release_function: ReleaseFunction | None = release_function(self)
             prefix = name_prefix(self)
@@ -189,6 +212,71 @@ class IdempotentStateMachine(Construct):
             )
         else:
             self.release_function = None
+
+    # --- metrics ------------------------------------------------------------------------------------
+    # Outcomes are states entered, counted from the execution log by one metric filter (created on
+    # first use, so a stack without metrics gets no extra resource), by state name; no Lambda call.
+    def metric_executed(self, **props: Any) -> cloudwatch.IMetric:
+        """Runs of the definition (first runs, runs after a release, takeovers)."""
+        return self._states_entered("Executed", ["Body"], props)
+
+    def metric_replayed(self, **props: Any) -> cloudwatch.IMetric:
+        """Duplicates answered with the stored result."""
+        return self._states_entered("Replayed", ["Replay", "Restore"] if self.guard.result_function else ["Replay"], props)
+
+    def metric_waited(self, **props: Any) -> cloudwatch.IMetric:
+        """Duplicates that arrived while another execution held the key and waited for it."""
+        return self._states_entered("Waited", ["Backoff"], props)
+
+    def metric_taken_over(self, **props: Any) -> cloudwatch.IMetric:
+        """Keys taken over from a holder whose lease lapsed (and whose execution ended, for Standard)."""
+        return self._states_entered("TakenOver", ["Takeover"], props)
+
+    def metric_mismatched(self, **props: Any) -> cloudwatch.IMetric:
+        """Requests that reused a key with another payload (``Idempotency.PayloadMismatch``)."""
+        return self._states_entered("Mismatched", ["PayloadMismatch"], props)
+
+    def metric_key_missing(self, **props: Any) -> cloudwatch.IMetric:
+        """Inputs without their key (``Idempotency.KeyMissing``), counted by the key function."""
+        return cloudwatch.Metric(
+            namespace=schema.metrics_namespace(self.guard.namespace), metric_name=schema.KEY_MISSING_METRIC,
+            statistic="Sum", label="KeyMissing", **props,
+        )
+
+    def _states_entered(self, label: str, states: list[str], props: dict[str, Any]) -> cloudwatch.IMetric:
+        if self.log_group is None:
+            raise IdempotencyConfigurationError(
+                self.node.path, [f"metric_{label}: metrics count states in the execution log, which this workflow "
+                                 "sends elsewhere (logs=...); leave logs at its default to use them"]
+            )
+        self._metric_filter()
+        metrics = {
+            f"m{index}": cloudwatch.Metric(
+                namespace=schema.metrics_namespace(self.guard.namespace), metric_name=schema.STATES_ENTERED_METRIC,
+                dimensions_map={"State": self.guard.state_name(state)}, statistic="Sum", **props,
+            )
+            for index, state in enumerate(states)
+        }
+        if len(metrics) == 1:
+            return metrics["m0"].with_(label=label)
+        return cloudwatch.MathExpression(expression=" + ".join(metrics), using_metrics=metrics, label=label)
+
+    def _metric_filter(self) -> None:
+        if self.node.try_find_child("Outcomes") is not None:
+            return
+        entered = " || ".join(
+            f'($.type = "{event}" && $.details.name = "{self.guard.state_name(state)}")' for state, event in OUTCOME_STATES.items()
+        )
+        logs_module.MetricFilter(
+            self,
+            "Outcomes",
+            log_group=self.log_group,
+            filter_pattern=logs_module.FilterPattern.literal(f"{{ {entered} }}"),
+            metric_namespace=schema.metrics_namespace(self.guard.namespace),
+            metric_name=schema.STATES_ENTERED_METRIC,
+            metric_value="1",
+            dimensions={"State": "$.details.name"},
+        )
 
     @property
     def key_function(self):

@@ -25,10 +25,13 @@ from datetime import datetime, timezone
 from typing import Any
 
 try:  # imported as part of the library
-    from . import canonical, schema
+    from . import canonical, schema, telemetry
 except ImportError:  # imported by the Lambda runtime from the asset root
     import canonical  # type: ignore[no-redef]
     import schema  # type: ignore[no-redef]
+    import telemetry  # type: ignore[no-redef]
+
+logger = telemetry.get_logger("compute_key")
 
 
 def _iso(epoch_seconds: int) -> str:
@@ -40,7 +43,16 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     now = int(time.time())
     # Whole seconds, so that the ISO deadline and the epoch value agree exactly.
     lease_end = now + int(event["lease_seconds"])
-    record_id, validation = canonical.key_and_validation(event["namespace"], document, event["kind"], event.get("expression"))
+    try:
+        record_id, validation = canonical.key_and_validation(event["namespace"], document, event["kind"], event.get("expression"))
+    except canonical.KeyMissing as missing:
+        telemetry.emit_metric(event["namespace"], schema.KEY_MISSING_METRIC)
+        logger.warning("key missing", extra={"fields": {"idempotency_namespace": event["namespace"], "reason": str(missing)}})
+        raise
+    logger.info(
+        "key computed",
+        extra={"fields": {**telemetry.record_fields(record_id), "kind": event["kind"], "execution": event["execution"]}},
+    )
     meta = {
         "id": record_id,
         "validation": validation,

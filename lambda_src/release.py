@@ -17,21 +17,19 @@ logged and left to the lease. Only record ids and counts are logged, never paylo
 from __future__ import annotations
 
 import json
-import logging
-import os
 from typing import Any, Iterator
 
 import boto3
 from botocore.exceptions import ClientError
 
 try:  # imported as part of the library
-    from . import schema
+    from . import schema, telemetry
 except ImportError:  # imported by the Lambda runtime from the asset root
     import schema  # type: ignore[no-redef]
+    import telemetry  # type: ignore[no-redef]
 
 ENDED = {"FAILED", "TIMED_OUT", "ABORTED"}
-logger = logging.getLogger("idempotent_constructs.release")
-logger.setLevel(os.environ.get("LOG_LEVEL", "INFO"))
+logger = telemetry.get_logger("release")
 
 
 def held_records(history: list[dict[str, Any]], execution_arn: str) -> Iterator[tuple[str, str, str]]:
@@ -93,9 +91,9 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, int]:
                 skipped += 1  # finished, released or taken over meanwhile
             elif code == "AccessDeniedException":
                 denied += 1  # a guard's table this function was not granted: the lease will do
-                logger.warning(json.dumps({"execution": execution_arn, "record": record_id, "denied": table}))
+                logger.warning("not allowed to release", extra={"fields": {**telemetry.record_fields(record_id), "execution": execution_arn, "table": table}})
             else:
                 raise  # transient: Lambda retries the asynchronous invocation
     result = {"released": released, "skipped": skipped, "denied": denied}
-    logger.info(json.dumps({"execution": execution_arn, "status": detail["status"], **result}))
+    logger.info("execution ended", extra={"fields": {"execution": execution_arn, "status": detail["status"], **result}})
     return result

@@ -25,20 +25,18 @@ from __future__ import annotations
 
 import gzip
 import json
-import logging
-import os
 from typing import Any
 
 import boto3
 from botocore.config import Config
 
 try:  # imported as part of the library
-    from . import schema
+    from . import schema, telemetry
 except ImportError:  # imported by the Lambda runtime from the asset root
     import schema  # type: ignore[no-redef]
+    import telemetry  # type: ignore[no-redef]
 
-logger = logging.getLogger("idempotent_constructs.results")
-logger.setLevel(os.environ.get("LOG_LEVEL", "INFO"))
+logger = telemetry.get_logger("results")
 _CONFIG = Config(retries={"mode": "standard", "max_attempts": 10})
 _clients: dict[str, Any] = {}
 
@@ -116,7 +114,10 @@ def _store(event: dict[str, Any]) -> None:
         )
     except _client("dynamodb").exceptions.ConditionalCheckFailedException as error:
         raise LeaseLost("Another execution took this idempotency key over; this run's result was not stored.") from error
-    logger.info("stored result of %s: %d bytes of JSON as %s (%d bytes)", meta["id"], len(text), attribute, len(payload))
+    logger.info(
+        "result stored",
+        extra={"fields": {**telemetry.record_fields(meta["id"]), "json_bytes": len(text), "stored_as": attribute, "stored_bytes": len(payload)}},
+    )
 
 
 def _restore(table: str, record_id: str) -> Any:

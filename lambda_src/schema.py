@@ -47,6 +47,20 @@ NAMESPACE_MAX_LENGTH = 256
 def valid_namespace(name: str) -> bool:
     return len(name) <= NAMESPACE_MAX_LENGTH and re.fullmatch(NAMESPACE_PATTERN, name) is not None
 
+# --- metrics ----------------------------------------------------------------------------------------
+# Every workflow's metrics live in the CloudWatch namespace "IdempotentConstructs/{namespace}" (the
+# characters CloudWatch does not allow in a namespace become "-").
+METRICS_PREFIX = "IdempotentConstructs/"
+# From the state machine's execution log (a metric filter): entered states, by state name.
+STATES_ENTERED_METRIC = "StatesEntered"
+# From the key function (embedded metric format).
+KEY_MISSING_METRIC = "KeyMissing"
+
+
+def metrics_namespace(namespace: str) -> str:
+    return METRICS_PREFIX + re.sub(r"[^A-Za-z0-9._/#:\- ]", "-", namespace)
+
+
 # --- statuses -------------------------------------------------------------------------------------
 INPROGRESS = "INPROGRESS"
 COMPLETED = "COMPLETED"

@@ -10,14 +10,16 @@ from typing import Any
 
 import cfnlint.api
 import pytest
-from aws_cdk import App, Duration, RemovalPolicy, Size, Stack
+from aws_cdk import App, Duration, RemovalPolicy, Size, Stack, Validations
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_stepfunctions as sfn
+from cdk_nag import AwsSolutionsChecks
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from example.stack import OrdersStack
 from idempotent_constructs import (
     FailurePolicy,
+    IdempotencyDashboard,
     IdempotencyGuard,
     IdempotencyKey,
     IdempotencyTable,
@@ -60,7 +62,7 @@ def everything_on(app: App) -> Stack:
             state_name_prefix="Line/",
         )
     )
-    IdempotentStateMachine(
+    orders = IdempotentStateMachine(
         stack,
         "Orders",
         table=table,
@@ -78,7 +80,7 @@ def everything_on(app: App) -> Stack:
         timeout=Duration.hours(1),
         tracing_enabled=True,
     )
-    IdempotentStateMachine(
+    quotes = IdempotentStateMachine(
         stack,
         "Quotes",
         table=table,
@@ -87,6 +89,7 @@ def everything_on(app: App) -> Stack:
         state_machine_type=sfn.StateMachineType.EXPRESS,
         timeout=Duration.minutes(5),
     )
+    IdempotencyDashboard(stack, "Dashboard", workflows=[orders, quotes])
     return stack
 
 
@@ -139,3 +142,12 @@ def test_asl_validator_rejects_a_broken_definition(templates, node_bin, tmp_path
     (definition,) = state_machine_definitions(templates["Minimal"]).values()
     definition["States"]["Idempotency.Acquire"]["Next"] = "NoSuchState"
     assert asl_validator(node_bin, definition, tmp_path).returncode != 0
+
+
+def test_the_everything_on_stack_passes_cdk_nag_with_only_the_findings_acknowledged_in_the_constructs(tmp_path):
+    app = App(outdir=str(tmp_path))
+    everything_on(app)
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    app.synth()  # raises on any unacknowledged finding
+    report = json.loads((tmp_path / "validation-report.json").read_text())
+    assert [plugin["conclusion"] for plugin in report["pluginReports"]] == ["success"]

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
 from datetime import datetime, timezone
 
 from idempotent_constructs.functions import lambda_source_dir
-from idempotent_constructs.lambda_src import compute_key, schema
+import pytest
+
+from idempotent_constructs.lambda_src import canonical, compute_key, schema
 
 EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:Orders:run-1"
 
@@ -66,7 +69,29 @@ def test_the_handler_imports_as_a_top_level_module_like_lambda_does():
     result = subprocess.run(
         [sys.executable, "-c", script], cwd=lambda_source_dir(), capture_output=True, text=True, check=True
     )
-    assert result.stdout.strip().strip('"').startswith("n#")
+    log_line, printed_id = result.stdout.strip().splitlines()
+    assert printed_id.strip('"').startswith("n#")
+    assert json.loads(log_line)["idempotency_namespace"] == "n"
+
+
+def test_a_computed_key_is_logged_as_one_json_line_with_its_namespace_and_hash_and_no_payload(capsys):
+    meta = compute_key.handler(event({"card": "4111-SECRET-1111"}))["idempotency"]
+    (line,) = [json.loads(text) for text in capsys.readouterr().out.splitlines()]
+    namespace, _, key_hash = meta["id"].rpartition("#")
+    assert (line["level"], line["message"], line["idempotency_namespace"], line["idempotency_key_hash"]) == (
+        "INFO", "key computed", namespace, key_hash
+    )
+    assert "SECRET" not in json.dumps(line)
+
+
+def test_a_missing_key_is_counted_as_a_key_missing_metric_in_embedded_metric_format(capsys):
+    with pytest.raises(canonical.KeyMissing):
+        compute_key.handler(event({}))
+    lines = [json.loads(text) for text in capsys.readouterr().out.splitlines()]
+    (metric,) = [line for line in lines if "_aws" in line]
+    (directive,) = metric["_aws"]["CloudWatchMetrics"]
+    assert directive["Namespace"] == schema.metrics_namespace(event({})["namespace"])
+    assert directive["Metrics"] == [{"Name": "KeyMissing", "Unit": "Count"}] and metric["KeyMissing"] == 1
 
 
 def test_meta_only_returns_fresh_metadata_without_the_payload():
