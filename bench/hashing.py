@@ -104,7 +104,8 @@ before = set(sys.modules)
 started = time.perf_counter()
 import {module}
 elapsed = time.perf_counter() - started
-third_party = sorted({{name.split('.')[0] for name in set(sys.modules) - before}} - set(sys.stdlib_module_names) - {{'{module}', 'canonical', 'schema', '__mp_main__'}})
+own = {{path.split('.')[0] for path in __import__('os').listdir('.') if path.endswith('.py')}}
+third_party = sorted({{name.split('.')[0] for name in set(sys.modules) - before}} - set(sys.stdlib_module_names) - own - {{'__mp_main__'}})
 print(elapsed, ','.join(third_party))
 """
 

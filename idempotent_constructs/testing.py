@@ -551,6 +551,38 @@ class Execution:
         )
 
 
+def wait_for_execution(
+    client: Any,
+    execution_arn: str,
+    *,
+    history: Callable[[str], list[dict[str, Any]]],
+    timeout: float,
+    pause: float = 0.05,
+    max_pause: float = 0.5,
+) -> Execution:
+    """Poll ``describe_execution`` (backing off from ``pause`` to ``max_pause``) until the execution
+    ends; return it with its ``history``. Works against the emulator and against AWS."""
+    deadline = time.monotonic() + timeout
+    while True:
+        described = client.describe_execution(executionArn=execution_arn)
+        if described["status"] in _TERMINAL:
+            break
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{execution_arn} still {described['status']} after {timeout} s")
+        time.sleep(pause)
+        pause = min(pause * 1.5, max_pause)
+    output = described.get("output")
+    return Execution(
+        arn=execution_arn,
+        status=described["status"],
+        input=json.loads(described["input"]),
+        output=json.loads(output) if output is not None else None,
+        error=described.get("error"),
+        cause=described.get("cause"),
+        history=history(execution_arn),
+    )
+
+
 class Deployment:
     """A stack deployed into the emulator."""
 
@@ -608,28 +640,10 @@ class Deployment:
 
     def wait(self, execution_arn: str, timeout: float = 120.0) -> Execution:
         """Wait until the execution has finished and return it with its history."""
-        client = self.emulator.client("stepfunctions")
-        deadline = time.monotonic() + timeout
-        pause = 0.05
-        while True:
-            described = client.describe_execution(executionArn=execution_arn)
-            if described["status"] in _TERMINAL:
-                break
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{execution_arn} still {described['status']} after {timeout} s")
-            # Back off: every call goes through the emulator, and many waiting callers would
-            # otherwise take the CPU from the executions they wait for.
-            time.sleep(pause)
-            pause = min(pause * 1.5, 0.5)
-        output = described.get("output")
-        return Execution(
-            arn=execution_arn,
-            status=described["status"],
-            input=json.loads(described["input"]),
-            output=json.loads(output) if output is not None else None,
-            error=described.get("error"),
-            cause=described.get("cause"),
-            history=self.history(execution_arn),
+        # Back off from 50 ms: every call goes through the emulator, and many waiting callers would
+        # otherwise take the CPU from the executions they wait for.
+        return wait_for_execution(
+            self.emulator.client("stepfunctions"), execution_arn, history=self.history, timeout=timeout
         )
 
     def wait_for_state(self, execution_arn: str, state_name: str, timeout: float = 60.0) -> None:
