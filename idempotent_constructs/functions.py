@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
+import importlib.util
 import math
+import shutil
+import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -77,6 +82,40 @@ def _as_nag_renders(resolved: Any) -> str:
     return f"<{'.'.join(resolved['Fn::GetAtt'])}>"
 
 
+# Bundled with the handlers: Powertools' Logger and Metrics, pure Python, and what they import that the
+# Lambda runtime lacks. Copied at synth time (no Docker, no layer version to pin per region).
+BUNDLED_PACKAGES = ("aws_lambda_powertools", "typing_extensions")
+
+
+def lambda_asset_dir() -> Path:
+    """The shared functions' code: ``lambda_src`` plus ``BUNDLED_PACKAGES`` from this environment,
+    staged once per content in the temporary directory (so repeated synths copy nothing)."""
+    source = lambda_source_dir()
+    handlers = sorted(path for path in source.glob("*.py") if path.name != "__init__.py")
+    packages = [Path(importlib.util.find_spec(name).origin) for name in BUNDLED_PACKAGES]
+    digest = hashlib.sha256()
+    for path in handlers:
+        digest.update(path.name.encode() + path.read_bytes())
+    for name in BUNDLED_PACKAGES:
+        digest.update(f"{name}=={importlib.metadata.version(name.replace('_', '-'))}".encode())
+    target = Path(tempfile.gettempdir()) / "idempotent-constructs-assets" / digest.hexdigest()[:32]
+    if not target.exists():
+        staging = Path(tempfile.mkdtemp(dir=target.parent if target.parent.exists() else None))
+        for path in handlers:
+            shutil.copy2(path, staging / path.name)
+        for origin in packages:
+            if origin.name == "__init__.py":
+                shutil.copytree(origin.parent, staging / origin.parent.name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            else:
+                shutil.copy2(origin, staging / origin.name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            staging.rename(target)
+        except OSError:  # staged meanwhile by another process: same content
+            shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
 def lambda_source_dir() -> Path:
     """The directory that becomes the Lambda asset (``lambda_src`` in the repository and the wheel)."""
     return Path(str(resources.files("idempotent_constructs.lambda_src")))
@@ -97,9 +136,7 @@ class _SharedFunction(Construct):
             runtime=RUNTIME,
             architecture=lambda_.Architecture.ARM_64,
             handler=handler,
-            code=lambda_.Code.from_asset(
-                str(lambda_source_dir()), exclude=["__pycache__", "*.pyc", "__init__.py"]
-            ),
+            code=lambda_.Code.from_asset(str(lambda_asset_dir())),
             memory_size=256,
             timeout=Duration.seconds(30),
             role=self.role,

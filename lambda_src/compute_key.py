@@ -31,7 +31,7 @@ except ImportError:  # imported by the Lambda runtime from the asset root
     import schema  # type: ignore[no-redef]
     import telemetry  # type: ignore[no-redef]
 
-logger = telemetry.get_logger("compute_key")
+logger = telemetry.get_logger()
 
 
 def _iso(epoch_seconds: int) -> str:
@@ -47,11 +47,11 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
         record_id, validation = canonical.key_and_validation(event["namespace"], document, event["kind"], event.get("expression"))
     except canonical.KeyMissing as missing:
         telemetry.emit_metric(event["namespace"], schema.KEY_MISSING_METRIC)
-        logger.warning("key missing", extra={"fields": {"idempotency_namespace": event["namespace"], "reason": str(missing)}})
+        logger.warning("key missing", extra={"idempotency_namespace": event["namespace"], "reason": str(missing)})
         raise
     logger.info(
         "key computed",
-        extra={"fields": {**telemetry.record_fields(record_id), "kind": event["kind"], "execution": event["execution"]}},
+        extra={**telemetry.record_fields(record_id), "kind": event["kind"], "execution": event["execution"]},
     )
     meta = {
         "id": record_id,

@@ -29,7 +29,7 @@ except ImportError:  # imported by the Lambda runtime from the asset root
     import telemetry  # type: ignore[no-redef]
 
 ENDED = {"FAILED", "TIMED_OUT", "ABORTED"}
-logger = telemetry.get_logger("release")
+logger = telemetry.get_logger()
 
 
 def held_records(history: list[dict[str, Any]], execution_arn: str) -> Iterator[tuple[str, str, str]]:
@@ -91,9 +91,9 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, int]:
                 skipped += 1  # finished, released or taken over meanwhile
             elif code == "AccessDeniedException":
                 denied += 1  # a guard's table this function was not granted: the lease will do
-                logger.warning("not allowed to release", extra={"fields": {**telemetry.record_fields(record_id), "execution": execution_arn, "table": table}})
+                logger.warning("not allowed to release", extra={**telemetry.record_fields(record_id), "execution": execution_arn, "table": table})
             else:
                 raise  # transient: Lambda retries the asynchronous invocation
     result = {"released": released, "skipped": skipped, "denied": denied}
-    logger.info("execution ended", extra={"fields": {"execution": execution_arn, "status": detail["status"], **result}})
+    logger.info("execution ended", extra={"execution": execution_arn, "status": detail["status"], **result})
     return result

@@ -36,7 +36,7 @@ except ImportError:  # imported by the Lambda runtime from the asset root
     import schema  # type: ignore[no-redef]
     import telemetry  # type: ignore[no-redef]
 
-logger = telemetry.get_logger("results")
+logger = telemetry.get_logger()
 _CONFIG = Config(retries={"mode": "standard", "max_attempts": 10})
 _clients: dict[str, Any] = {}
 
@@ -116,7 +116,7 @@ def _store(event: dict[str, Any]) -> None:
         raise LeaseLost("Another execution took this idempotency key over; this run's result was not stored.") from error
     logger.info(
         "result stored",
-        extra={"fields": {**telemetry.record_fields(meta["id"]), "json_bytes": len(text), "stored_as": attribute, "stored_bytes": len(payload)}},
+        extra={**telemetry.record_fields(meta["id"]), "json_bytes": len(text), "stored_as": attribute, "stored_bytes": len(payload)},
     )
 
 

@@ -30,5 +30,5 @@ def test_a_missing_key_is_counted_in_the_workflows_metric_namespace(behaviour, c
     failed = behaviour.run("Flaky", {"other": "no order here"})
     assert failed.error == schema.KEY_MISSING
     metrics = [line for line in json_lines(capsys.readouterr().out) if "_aws" in line]
-    namespaces = {m["_aws"]["CloudWatchMetrics"][0]["Namespace"] for m in metrics if m.get(schema.KEY_MISSING_METRIC) == 1}
+    namespaces = {m["_aws"]["CloudWatchMetrics"][0]["Namespace"] for m in metrics if m.get(schema.KEY_MISSING_METRIC) == [1.0]}
     assert schema.metrics_namespace("Behaviour/Flaky") in namespaces

@@ -91,7 +91,7 @@ def test_a_missing_key_is_counted_as_a_key_missing_metric_in_embedded_metric_for
     (metric,) = [line for line in lines if "_aws" in line]
     (directive,) = metric["_aws"]["CloudWatchMetrics"]
     assert directive["Namespace"] == schema.metrics_namespace(event({})["namespace"])
-    assert directive["Metrics"] == [{"Name": "KeyMissing", "Unit": "Count"}] and metric["KeyMissing"] == 1
+    assert directive["Metrics"] == [{"Name": "KeyMissing", "Unit": "Count"}] and metric["KeyMissing"] == [1.0]
 
 
 def test_meta_only_returns_fresh_metadata_without_the_payload():
