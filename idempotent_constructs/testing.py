@@ -62,6 +62,8 @@ class _InProcessLambda:
     """
 
     def __init__(self) -> None:
+        # What each function printed, by function name: Lambda sends it to the function's log group.
+        self.logs: dict[str, list[str]] = {}
         self._root = Path(tempfile.mkdtemp(prefix="idempotent-constructs-lambda-"))
         self._modules: dict[tuple[str, str], types.ModuleType] = {}
         self._lock = threading.Lock()
@@ -111,7 +113,7 @@ class _InProcessLambda:
             aws_request_id=str(uuid.uuid4()),
             get_remaining_time_in_millis=lambda: int(function.timeout) * 1000,
         )
-        with self._environment(function):
+        with self._environment(function), _FunctionOutput.captured() as printed:
             try:
                 result = handler(event, context)
             except Exception as error:  # reported to the caller like Lambda does
@@ -121,7 +123,43 @@ class _InProcessLambda:
                     "stackTrace": traceback.format_tb(error.__traceback__),
                 }
                 return json.dumps(payload), True, ""
+            finally:
+                self.logs.setdefault(function.function_name, []).extend(printed.getvalue().splitlines())
         return json.dumps(result), False, ""
+
+
+class _FunctionOutput(io.TextIOBase):
+    """Stands in for ``sys.stdout`` while functions run: what a function prints goes to its own log
+    (Lambda sends it to the function's log group), not to the terminal; anything printed by another
+    thread meanwhile still goes where it went. Installed on each invocation, since test runners swap
+    ``sys.stdout`` between tests."""
+
+    _lock = threading.Lock()
+    _local = threading.local()
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+
+    def _target(self) -> Any:
+        return getattr(self._local, "buffer", None) or self.real
+
+    def write(self, text: str) -> int:
+        return self._target().write(text)
+
+    def flush(self) -> None:
+        self._target().flush()
+
+    @classmethod
+    @contextlib.contextmanager
+    def captured(cls) -> Iterator[io.StringIO]:
+        with cls._lock:
+            if not isinstance(sys.stdout, cls):
+                sys.stdout = cls(sys.stdout)
+        cls._local.buffer = io.StringIO()
+        try:
+            yield cls._local.buffer
+        finally:
+            cls._local.buffer = None
 
 
 def _import_isolated(root: Path, module_name: str) -> types.ModuleType:
@@ -727,6 +765,8 @@ class LocalEmulator:
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
+        if isinstance(sys.stdout, _FunctionOutput):
+            sys.stdout = sys.stdout.real
         self._patches.remove()
         self.status_change_events.stop()
         self._mock.stop()
