@@ -15,6 +15,14 @@ if (NODE_BIN / "node").exists():
     os.environ["PATH"] = f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--aws", action="store_true", default=False,
+        help="run the real-AWS suite (tests/aws): deploys the example stack to the account of your AWS "
+        "credentials, runs the demo's scenarios, destroys it",
+    )
+
+
 @pytest.fixture(scope="session")
 def node_bin() -> Path:
     if not (NODE_BIN / "node").exists() or shutil.which("node") is None:

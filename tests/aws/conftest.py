@@ -1,16 +1,16 @@
 """The real-AWS suite: deploy the example stack with `cdk deploy` into the account and region of your
 AWS credentials, run the demo's scenarios against real Step Functions, Lambda and DynamoDB, destroy.
 
-Opt in: ``./dev test -m aws -rs``. Without credentials every test is skipped with the reason shown;
-in a run that does not name the marker (``./dev test``, ``-m "not emulator"``) the suite is
-deselected, so a developer whose shell holds credentials never deploys anything by accident.
+Opt in: ``./dev test tests/aws --aws``. Without ``--aws`` (``./dev test``, CI) every test is
+skipped with that reason, so a developer whose shell holds credentials never deploys anything by
+accident; with it but without credentials (or a region, or a CDK bootstrap) every test is skipped
+with the reason what is missing.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -40,34 +40,20 @@ _DELETERS = {
     "AWS::Logs::LogGroup": ("logs", "delete_log_group", "logGroupName"),
 }
 _CDK_TIMEOUT = 30 * 60  # seconds; a first deploy takes about 2-4 minutes, a destroy about 1-2
-_deselected: list[pytest.Item] = []
+OPT_IN = (
+    "real-AWS suite not asked for: it deploys the example stack to the account of your AWS credentials "
+    "and destroys it; run `./dev test tests/aws --aws` (README, 'Confirming on real AWS')"
+)
 
 
 # --- selection --------------------------------------------------------------------------------------
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # addopts' `-m 'not aws'` is replaced by any -m given on the command line, and a broad expression
-    # (`-m "not emulator"`, `-m ""`) would then select this suite and deploy to whatever account the
-    # shell's credentials reach. Only an expression that names the marker selects it.
-    if "aws" in re.findall(r"\w+", config.getoption("markexpr") or ""):
-        return
-    ours = [item for item in items if item.get_closest_marker("aws")]
-    if ours:
-        config.hook.pytest_deselected(items=ours)
-        items[:] = [item for item in items if not item.get_closest_marker("aws")]
-
-
-def pytest_deselected(items: list[pytest.Item]) -> None:
-    _deselected.extend(item for item in items if item.get_closest_marker("aws"))
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    # Deselected tests have no skip reason for -rs to show; say why this suite did not run.
-    if _deselected:
-        terminalreporter.write_line(
-            f"real-AWS suite not run: {len(_deselected)} test(s) in tests/aws deselected; they deploy the "
-            "example stack to your AWS account, so they run only when asked for: -m aws -rs "
-            "(README, 'Confirming on real AWS')"
-        )
+    # Without --aws the suite is skipped, with its reason shown (-ra), even when the shell holds
+    # credentials: no -m expression or test selection deploys anything by accident.
+    if not config.getoption("aws"):
+        for item in items:
+            if item.get_closest_marker("aws"):
+                item.add_marker(pytest.mark.skip(reason=OPT_IN))
 
 
 # --- preconditions: each missing one skips the suite with its reason -------------------------------
@@ -271,7 +257,7 @@ def aws_stack(request: pytest.FixtureRequest, node_bin: Path, tmp_path_factory: 
     the asset files `cdk deploy` uploads to the CDK bootstrap bucket (as every deploy does)."""
     if any(item.get_closest_marker("emulator") for item in request.session.items):
         pytest.skip(
-            "the real-AWS suite runs on its own (-m aws): the emulator suite in the same session "
+            "the real-AWS suite runs on its own (`./dev test tests/aws --aws`): the emulator suite in the same session "
             "replaces AWS with moto for the whole session"
         )
     session = _session_or_skip()

@@ -1,7 +1,7 @@
 """The demo's scenarios (example/demo.py) on real AWS: first run and replay, ten concurrent duplicates,
 and a failure that releases its key, against the example stack deployed with `cdk deploy`.
 
-Opt in with `./dev test -m aws -rs`, with AWS credentials and a region in the environment; without
+Opt in with `./dev test tests/aws --aws`, with AWS credentials and a region in the environment; without
 them every test here is skipped with the reason shown. The `aws_stack` fixture (conftest.py) deploys
 the example stack once under a unique name (`IdempotentOrders-it-<random>`) and, whatever happens,
 destroys it at the end with `cdk destroy --force` and then deletes what the stack retains by design,
