@@ -53,8 +53,10 @@ def execution_name(key: str, prefix: str = "") -> str:
 
 
 def _execution_arn(state_machine_arn: str, name: str) -> str:
+    """The ARN of execution ``name`` of a state machine, also when started through a version or an
+    alias (``...:stateMachine:orders:3``): executions are named under the state machine itself."""
     prefix, _, machine = state_machine_arn.rpartition(":stateMachine:")
-    return f"{prefix}:execution:{machine}:{name}"
+    return f"{prefix}:execution:{machine.partition(':')[0]}:{name}"
 
 
 def start_idempotent_execution(
@@ -68,15 +70,17 @@ def start_idempotent_execution(
     return the execution that already carries that name.
 
     :param payload: the execution input (JSON-serializable).
-    :param key: the idempotency key of the request. Default: the canonical JSON of ``payload`` (so
-        equal payloads, whatever their key order or ``1`` vs ``1.0``, get one execution).
+    :param key: the idempotency key of the request, for example an order id; its readable part shows
+        in the execution's name (consoles, CloudTrail), so pass no secret. Default: the SHA-256 of
+        the canonical JSON of ``payload`` alone (equal payloads, whatever their key order or ``1``
+        vs ``1.0``, get one execution, and no payload value shows in the name).
     :param client: a boto3 Step Functions client. Default: ``boto3.client("stepfunctions")``.
     """
     if client is None:
         import boto3
 
         client = boto3.client("stepfunctions")
-    name = execution_name(key if key is not None else canonical.canonical_json(payload))
+    name = execution_name(key) if key is not None else canonical.digest(payload)[:MAX_NAME_LENGTH]
     text = json.dumps(payload, separators=(",", ":"))
     try:
         response = client.start_execution(stateMachineArn=state_machine_arn, name=name, input=text)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -87,33 +89,37 @@ def _as_nag_renders(resolved: Any) -> str:
 BUNDLED_PACKAGES = ("aws_lambda_powertools", "typing_extensions")
 
 
-def lambda_asset_dir() -> Path:
-    """The shared functions' code: ``lambda_src`` plus ``BUNDLED_PACKAGES`` from this environment,
-    staged once per content in the temporary directory (so repeated synths copy nothing)."""
-    source = lambda_source_dir()
-    handlers = sorted(path for path in source.glob("*.py") if path.name != "__init__.py")
-    packages = [Path(importlib.util.find_spec(name).origin) for name in BUNDLED_PACKAGES]
+def lambda_code() -> lambda_.Code:
+    """The shared functions' code: ``lambda_src`` plus ``BUNDLED_PACKAGES`` as installed here. Its
+    hash covers the handlers' bytes and the packages' versions, so the functions are updated exactly
+    when either changes."""
+    handlers = sorted(path for path in lambda_source_dir().glob("*.py") if path.name != "__init__.py")
     digest = hashlib.sha256()
     for path in handlers:
         digest.update(path.name.encode() + path.read_bytes())
     for name in BUNDLED_PACKAGES:
         digest.update(f"{name}=={importlib.metadata.version(name.replace('_', '-'))}".encode())
-    target = Path(tempfile.gettempdir()) / "idempotent-constructs-assets" / digest.hexdigest()[:32]
-    if not target.exists():
-        staging = Path(tempfile.mkdtemp(dir=target.parent if target.parent.exists() else None))
-        for path in handlers:
-            shutil.copy2(path, staging / path.name)
-        for origin in packages:
-            if origin.name == "__init__.py":
-                shutil.copytree(origin.parent, staging / origin.parent.name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-            else:
-                shutil.copy2(origin, staging / origin.name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            staging.rename(target)
-        except OSError:  # staged meanwhile by another process: same content
-            shutil.rmtree(staging, ignore_errors=True)
-    return target
+    asset_hash = digest.hexdigest()
+    return lambda_.Code.from_asset(str(_staged(asset_hash, tuple(handlers))), asset_hash=asset_hash)
+
+
+@functools.cache
+def _staged(asset_hash: str, handlers: tuple[Path, ...]) -> Path:
+    """The handlers and the packages, copied once per process (and content) into a directory of its
+    own (``mkdtemp``: private to this user), which the CDK then copies into the cloud assembly; it is
+    removed when the process exits. Local copying, no Docker, no Lambda layer to pin per region."""
+    staging = Path(tempfile.mkdtemp(prefix=f"idempotent-constructs-asset-{asset_hash[:12]}-"))
+    atexit.register(shutil.rmtree, staging, ignore_errors=True)
+    for path in handlers:
+        shutil.copy2(path, staging / path.name)
+    for name in BUNDLED_PACKAGES:
+        origin = Path(importlib.util.find_spec(name).origin)
+        if origin.name == "__init__.py":
+            ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+            shutil.copytree(origin.parent, staging / origin.parent.name, ignore=ignore)
+        else:
+            shutil.copy2(origin, staging / origin.name)
+    return staging
 
 
 def lambda_source_dir() -> Path:
@@ -136,7 +142,7 @@ class _SharedFunction(Construct):
             runtime=RUNTIME,
             architecture=lambda_.Architecture.ARM_64,
             handler=handler,
-            code=lambda_.Code.from_asset(str(lambda_asset_dir())),
+            code=lambda_code(),
             memory_size=256,
             timeout=Duration.seconds(30),
             role=self.role,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from idempotent_constructs.executions import execution_name, start_idempotent_execution
+from idempotent_constructs.executions import _execution_arn, execution_name, start_idempotent_execution
 
 
 def test_an_execution_name_is_valid_deterministic_and_at_most_80_characters():
@@ -10,6 +10,12 @@ def test_an_execution_name_is_valid_deterministic_and_at_most_80_characters():
     assert name == execution_name("order 42/eu: {\"a\": 1}" * 10)
     assert len(name) <= 80 and all(c.isalnum() or c in "-_" for c in name)
     assert execution_name("order-1") != execution_name("order-2")
+
+
+def test_an_execution_started_through_a_version_or_an_alias_is_named_under_its_state_machine():
+    machine = "arn:aws:states:eu-west-1:123456789012:stateMachine:orders"
+    execution = "arn:aws:states:eu-west-1:123456789012:execution:orders:n"
+    assert _execution_arn(machine, "n") == _execution_arn(f"{machine}:3", "n") == _execution_arn(f"{machine}:live", "n") == execution
 
 
 def test_a_second_start_for_the_same_key_returns_the_first_execution_instead_of_starting_another(behaviour, unique):
@@ -35,3 +41,4 @@ def test_without_a_key_equal_payloads_in_any_key_order_share_one_execution(behav
     behaviour.wait(first.execution_arn)
     again = start_idempotent_execution(arn, {"b": 1, "a": unique}, client=client)
     assert (again.started, again.execution_arn, again.same_input) == (False, first.execution_arn, True)
+    assert unique not in first.execution_arn  # the name is a digest: no payload value in consoles or CloudTrail
