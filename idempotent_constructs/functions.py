@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
+import contextvars
 import functools
 import hashlib
 import importlib.metadata
@@ -12,7 +14,7 @@ import shutil
 import tempfile
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import jsii
 from aws_cdk import Acknowledgment, Aws, Duration, IStableAnyProducer, Lazy, RemovalPolicy, Stack, Validations
@@ -61,6 +63,31 @@ def item_statement(table: dynamodb.ITable, namespace: str, *actions: str) -> iam
         resources=[table.table_arn],
         conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{namespace}#*"]}},
     )
+
+
+_bound_items: contextvars.ContextVar[list[tuple[dynamodb.ITable, str]] | None] = contextvars.ContextVar(
+    "idempotent_constructs_bound_items", default=None
+)
+
+
+@contextlib.contextmanager
+def items_bound() -> Iterator[list[tuple[dynamodb.ITable, str]]]:
+    """Collects ``(table, namespace)`` of every guard state bound into the state machines created
+    inside the block (their graphs are bound in the ``StateMachine`` constructor, nested Parallel and
+    Map branches included): the records an execution of them can hold."""
+    items: list[tuple[dynamodb.ITable, str]] = []
+    token = _bound_items.set(items)
+    try:
+        yield items
+    finally:
+        _bound_items.reset(token)
+
+
+def item_bound(table: dynamodb.ITable, namespace: str) -> None:
+    """Called by each guard state as it joins a state machine's graph."""
+    items = _bound_items.get()
+    if items is not None:
+        items.append((table, namespace))
 
 
 # What DynamoDB needs of a caller of a table encrypted with a customer managed key (named one by one:
@@ -174,10 +201,11 @@ class ReleaseFunction(_SharedFunction):
     """Frees the keys of Standard executions that failed, timed out or were aborted (one per stack).
 
     One EventBridge rule matches the status changes of every state machine registered with
-    ``watch``; the function may read those state machines' execution histories and delete items of
-    their tables, nothing else. State machines named with a common prefix (the generated names
-    start with the stack's name) are matched and granted by that prefix, once, so neither the rule's
-    event pattern (2,048 characters by default) nor the role's policy grows with each workflow.
+    ``watch``; the function may read those state machines' execution histories and delete the
+    records of the namespaces their guards use, nothing else (one statement per table, listing the
+    namespaces). State machines named with this stack's prefix (``generated_name``) are matched and
+    granted by that prefix, once, so the rule's event pattern (2,048 characters by default) does not
+    grow with each workflow.
     """
 
     def __init__(self, scope: Construct, construct_id: str) -> None:
@@ -189,6 +217,7 @@ class ReleaseFunction(_SharedFunction):
         )
         self._state_machine_arns: list[Any] = []
         self._watched: set[str] = set()
+        self._namespaces: dict[str, list[str]] = {}  # table node path -> LeadingKeys patterns
         self.rule = events.Rule(
             self,
             "OnExecutionEnded",
@@ -205,10 +234,13 @@ class ReleaseFunction(_SharedFunction):
         # Delivery retries; a function error is retried twice more by Lambda's asynchronous invocation.
         self.rule.add_target(targets.LambdaFunction(self.function, retry_attempts=8))
 
-    def watch(self, state_machine_name: str, table: dynamodb.ITable, *, name_prefix: str | None = None) -> None:
-        """Release the keys that executions of the state machine ``state_machine_name`` hold in
-        ``table`` when they end without releasing them. With ``name_prefix`` (which the name starts
-        with), every state machine of this stack whose name starts with it is watched instead."""
+    def watch(
+        self, state_machine_name: str, items: list[tuple[dynamodb.ITable, str]], *, name_prefix: str | None = None
+    ) -> None:
+        """Release the records that executions of the state machine ``state_machine_name`` hold in
+        ``items`` (``(table, namespace)`` of its guards, ``items_bound``) when they end without
+        releasing them. With ``name_prefix`` (which the name starts with), every state machine of
+        this stack whose name starts with it is watched instead."""
         pattern = f"{name_prefix}*" if name_prefix else state_machine_name
         if pattern not in self._watched:
             self._watched.add(pattern)
@@ -227,7 +259,24 @@ class ReleaseFunction(_SharedFunction):
                 "executions (any execution name): the release function reads which records a crashed "
                 "execution held, and that it has not been redriven since.",
             )
-        table.grant(self.role, "dynamodb:DeleteItem")
+        for table, namespace in items:
+            self._deletable(table).append(f"{namespace}#*")
+
+    def _deletable(self, table: dynamodb.ITable) -> list[str]:
+        """The LeadingKeys patterns of ``table`` this function may delete, rendered at synth time."""
+        path = table.node.path
+        if path not in self._namespaces:
+            self._namespaces[path] = patterns = []
+            self.role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=["dynamodb:DeleteItem"],
+                    resources=[table.table_arn],
+                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": Lazy.any(_ListProducer(patterns, unique=True))}},
+                )
+            )
+            if table.encryption_key is not None:
+                self.role.add_to_policy(key_statement(table.encryption_key))
+        return self._namespaces[path]
 
 
 class ResultFunction(_SharedFunction):
@@ -330,11 +379,12 @@ class _LifecycleRules:
 class _ListProducer:
     """A list that is read when the template is synthesized, after every workflow has registered."""
 
-    def __init__(self, values: list[Any]) -> None:
+    def __init__(self, values: list[Any], *, unique: bool = False) -> None:
         self._values = values
+        self._unique = unique
 
     def produce(self) -> list[Any]:
-        return list(self._values)
+        return sorted(set(self._values)) if self._unique else list(self._values)
 
 
 def _singleton(scope: IConstruct, construct_id: str, kind: type) -> Any:

@@ -43,6 +43,7 @@ from .functions import (
     KeyFunction,
     ResultFunction,
     executions_arn,
+    item_bound,
     item_statement,
     key_statement,
     key_function,
@@ -173,6 +174,7 @@ class _ItemTask(sfn.CustomState):
         if output_path is not None:
             state["OutputPath"] = output_path
         super().__init__(scope, construct_id, state_json=state)
+        self.table, self.namespace = table, namespace
         self.statements = [item_statement(table, namespace, f"dynamodb:{action[0].upper()}{action[1:]}")]
         if table.encryption_key is not None:
             self.statements.append(key_statement(table.encryption_key))
@@ -181,6 +183,7 @@ class _ItemTask(sfn.CustomState):
         super().bind_to_graph(graph)
         for statement in self.statements:
             graph.register_policy_statement(statement)
+        item_bound(self.table, self.namespace)
 
 
 def _attributes(values: dict[str, tasks.DynamoAttributeValue]) -> dict[str, Any]:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from aws_cdk import Duration, Size
+from aws_cdk import App, Duration, NestedStack, Size, Stack
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk.assertions import Template
 
-from idempotent_constructs import IdempotencyConfigurationError, IdempotencyTable, IdempotentStateMachine, ResultStorage
-from tests.synth import resources, stack, template
+from idempotent_constructs import (
+    IdempotencyConfigurationError, IdempotencyGuard, IdempotencyTable, IdempotentStateMachine, ResultStorage,
+)
+from tests.synth import allows, resources, stack, template
 
 
 def large_results(**storage):
@@ -79,3 +83,55 @@ def test_fails_when_the_inline_threshold_is_outside_1_to_64_kib(threshold):
 def test_a_bucket_or_threshold_without_large_results_is_refused():
     with pytest.raises(ValueError, match="ResultStorage.large"):
         ResultStorage(large=False, inline_threshold=Size.kibibytes(4))
+
+
+def release_function_statements(tpl):
+    (policy,) = [p for name, p in resources(tpl, "AWS::IAM::Policy").items() if name.startswith("IdempotencyReleaseFunction")]
+    return policy["Properties"]["PolicyDocument"]["Statement"]
+
+
+def test_the_release_function_may_delete_only_records_of_the_namespaces_its_workflows_and_their_guards_use():
+    def build(s):
+        table = IdempotencyTable(s, "Table", encryption_key=kms.Key(s, "Key"))
+        charge = IdempotencyGuard(s, "Charge", table=table, body=sfn.Pass(s, "Pay"), namespace="orders/charge")
+        IdempotentStateMachine(s, "Orders", table=table, definition=charge, namespace="orders/orders")
+        IdempotentStateMachine(s, "Refunds", table=table, definition=sfn.Pass(s, "Refund"), namespace="orders/refunds")
+        mine = IdempotencyGuard(s, "Mine", table=table, body=sfn.Pass(s, "Own"), namespace="orders/mine")
+        sfn.StateMachine(s, "Plain", definition_body=sfn.DefinitionBody.from_chainable(mine))  # not watched
+
+    tpl = template(build)
+    statements = release_function_statements(tpl)
+    (table_id,) = resources(tpl, "AWS::DynamoDB::Table")
+    table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
+    for namespace in ("orders/orders", "orders/charge", "orders/refunds"):
+        assert allows(statements, "dynamodb:DeleteItem", table_arn, f"{namespace}#0f3a")
+        assert not allows(statements, "dynamodb:PutItem", table_arn, f"{namespace}#0f3a")
+    assert not allows(statements, "dynamodb:DeleteItem", table_arn, "orders/mine#0f3a")
+    assert not allows(statements, "dynamodb:DeleteItem", table_arn, "orders/ordersX#0f3a")
+    (key_id,) = resources(tpl, "AWS::KMS::Key")
+    kms_statements = [s for s in statements if s["Resource"] == {"Fn::GetAtt": [key_id, "Arn"]}]
+    assert kms_statements and {"kms:Decrypt", "kms:GenerateDataKey"} <= set(kms_statements[0]["Action"])
+
+
+def test_the_release_rule_matches_this_stacks_generated_names_and_no_other_stacks():
+    app = App()
+    stacks = {name: Stack(app, name) for name in ("Orders", "Orders-Eu")}
+    stacks["Nested"] = NestedStack(stacks["Orders"], "Eu")
+    for target in stacks.values():
+        IdempotentStateMachine(target, "Flow", table=IdempotencyTable(target, "Table"), definition=sfn.Pass(target, "Work"))
+    names, watched = {}, {}
+    for label, target in stacks.items():
+        tpl = Template.from_stack(target)
+        (machine,) = tpl.find_resources("AWS::StepFunctions::StateMachine").values()
+        names[label] = machine["Properties"]["StateMachineName"]
+        (rule,) = tpl.find_resources("AWS::Events::Rule").values()
+        (pattern,) = rule["Properties"]["EventPattern"]["detail"]["stateMachineArn"]
+        # {"prefix": ...} for this stack's generated names; the exact ARN in a nested stack.
+        prefixed = "prefix" in pattern
+        arn = pattern["prefix"] if prefixed else pattern
+        watched[label] = (prefixed, arn["Fn::Join"][1][-1].rpartition(":stateMachine:")[2])
+    assert watched == {"Orders": (True, "Orders_"), "Orders-Eu": (True, "Orders-Eu_"), "Nested": (False, names["Nested"])}
+    assert names["Nested"].startswith("Orders-Eu-Flow-")
+    for label, name in names.items():
+        matching = [other for other, (prefix, text) in watched.items() if name.startswith(text) if prefix or name == text]
+        assert matching == [label], (names, watched)

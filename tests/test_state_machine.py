@@ -106,7 +106,7 @@ def test_standard_workflows_get_a_synth_time_name_and_check_lapsed_holders_with_
     tpl = workflow()
     (machine,) = resources(tpl, "AWS::StepFunctions::StateMachine").values()
     name = machine["Properties"]["StateMachineName"]
-    assert name.startswith("Test-Orders-") and len(name) <= 80
+    assert name.startswith("Test_Orders-") and len(name) <= 80
     assert "Idempotency.OwnerCheck" in only_definition(tpl)["States"]
     assert f":execution:{name}:*" in json.dumps(resources(tpl, "AWS::IAM::Policy"))
 
