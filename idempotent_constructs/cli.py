@@ -97,7 +97,7 @@ def key(namespace: str, whole_input: bool, jmespath: str | None, paths: tuple[st
     document = _read_json(payload)
     try:
         selection = canonical.select(document, kind, expression)
-        record_id = canonical.idempotency_id(namespace, document, kind, expression)
+        record_id, _ = canonical.key_and_validation(namespace, document, kind, expression)  # as the workflow does
     except canonical.KeyMissing as error:
         raise click.ClickException(
             f"{schema.KEY_MISSING}: {error}; the workflow fails this input before writing any record"

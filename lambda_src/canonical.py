@@ -30,7 +30,9 @@ _PATH_SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\['((?:[^'\\]|\\.)+)'\]
 
 
 class KeyMissing(Exception):
-    """The key selection is missing, null or empty."""
+    """The key selection is missing, null or empty, or cannot be computed from this input (a JMESPath
+    function given a value of the wrong type, a number beyond the range of a double). Messages name
+    the expression, never a value of the input."""
 
 
 # Lambda reports an exception's class name as the Step Functions error name.
@@ -115,7 +117,13 @@ def select(document: Any, kind: str, expression: Any = None) -> Any:
         import jmespath  # imported lazily: most keys do not need it
 
         compiled = jmespath.compile(expression)
-        selection = compiled.search(document)
+        try:
+            selection = compiled.search(document)
+        except jmespath.exceptions.JMESPathTypeError as error:
+            raise KeyMissing(
+                f"the JMESPath key expression {expression!r} cannot be evaluated on the input: its function "
+                f"{error.function_name}() got a value of type {error.actual_type}, not {' or '.join(error.expected_types)}"
+            ) from None
         if _is_empty(selection):
             raise KeyMissing(f"the JMESPath key expression {expression!r} selects nothing in the input")
         # A multiselect names each part of the key: every part must be there.
@@ -139,7 +147,7 @@ def select(document: Any, kind: str, expression: Any = None) -> Any:
 
 def idempotency_id(namespace: str, document: Any, kind: str, expression: Any = None) -> str:
     """The record id of ``document`` under a key spec: ``{namespace}#{sha256 of the selection}``."""
-    return _record_id(namespace, kind, expression, canonical_json(select(document, kind, expression)))
+    return _record_id(namespace, kind, expression, _canonical_input(select(document, kind, expression)))
 
 
 def key_and_validation(namespace: str, document: Any, kind: str, expression: Any = None) -> tuple[str, str]:
@@ -147,9 +155,18 @@ def key_and_validation(namespace: str, document: Any, kind: str, expression: Any
     digest of the whole document. The document is serialized once, also when it is the selection
     (the canonical form of a list is its items' canonical forms, comma-separated, in brackets)."""
     selection = select(document, kind, expression)
-    document_text = canonical_json(document)
-    selection_text = document_text if selection is document else canonical_json(selection)
+    document_text = _canonical_input(document)
+    selection_text = document_text if selection is document else _canonical_input(selection)
     return _record_id(namespace, kind, expression, selection_text), _sha256(document_text)
+
+
+def _canonical_input(value: Any) -> str:
+    try:
+        return canonical_json(value)
+    except ValueError:  # Python reads 1e400 as inf, which has no JSON form, so no canonical one
+        raise KeyMissing(
+            "the key cannot be computed: the input holds a number beyond the range of a double (such as 1e400)"
+        ) from None
 
 
 def _record_id(namespace: str, kind: str, expression: Any, selection_text: str) -> str:

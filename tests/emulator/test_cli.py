@@ -111,6 +111,19 @@ def test_a_payload_without_the_key_fails_with_key_missing_as_the_workflow_would(
 
 
 @pytest.mark.parametrize(
+    ("spec", "payload", "reason"),
+    [
+        (["--jmespath", "abs(order.id)"], '{"order": {"id": "A-17"}}', "abs() got a value of type string"),
+        (["--path", "$.order.id"], '{"order": {"id": 1, "total": 1e400}}', "beyond the range of a double"),
+    ],
+    ids=["jmespath-type-error", "number-out-of-range"],
+)
+def test_a_key_that_cannot_be_computed_is_a_one_line_key_missing_error_too(spec, payload, reason):
+    line = one_line_error(run_cli("key", "--namespace", "Stack/Orders", *spec, input=payload))
+    assert schema.KEY_MISSING in line and reason in line and "A-17" not in line
+
+
+@pytest.mark.parametrize(
     ("arguments", "named"),
     [
         (["--namespace", "Stack#Orders"], "'Stack#Orders' is not a namespace"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -75,6 +76,21 @@ def test_a_missing_null_or_empty_selection_raises_key_missing(document, kind, ex
     with pytest.raises(canonical.KeyMissing) as raised:
         canonical.select(document, kind, expression)
     assert type(raised.value).__name__ == schema.KEY_MISSING
+
+
+@pytest.mark.parametrize(
+    ("document", "kind", "expression", "reason"),
+    [
+        ({"a": "secret-text"}, schema.KIND_JMESPATH, "abs(a)", "abs() got a value of type string, not number"),
+        ({"a": 1e400}, schema.KIND_WHOLE_INPUT, None, "beyond the range of a double"),
+        ({"a": 1e400, "b": 1}, schema.KIND_PATHS, ["$.b"], "beyond the range of a double"),  # the validation digest
+    ],
+    ids=["jmespath-type-error", "infinite-key", "infinite-elsewhere"],
+)
+def test_a_key_that_cannot_be_computed_raises_key_missing_without_naming_values(document, kind, expression, reason):
+    with pytest.raises(canonical.KeyMissing, match=re.escape(reason)) as raised:
+        canonical.key_and_validation("ns", document, kind, expression)
+    assert "secret-text" not in str(raised.value)
 
 
 def test_a_list_the_key_selects_may_hold_empty_values_when_it_is_one_field():
