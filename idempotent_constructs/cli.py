@@ -182,7 +182,9 @@ def _with_table(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--table", envvar=schema.TABLE_NAME_ENV, metavar="NAME",
                      help=f"The idempotency table (or set {schema.TABLE_NAME_ENV})."),
         click.option("--stack", metavar="NAME", help="A deployed stack whose idempotency table to use."),
-        click.option("--region", metavar="REGION", help="AWS region. Default: AWS_REGION or your profile's."),
+        # boto3 reads AWS_DEFAULT_REGION, not AWS_REGION (which the AWS CLI and the CDK read first).
+        click.option("--region", metavar="REGION", envvar="AWS_REGION",
+                     help="AWS region. Default: AWS_REGION, AWS_DEFAULT_REGION or your profile's."),
         click.option("--profile", metavar="NAME", help="AWS profile. Default: AWS_PROFILE or the default one."),
     )):
         run = option(run)

@@ -427,6 +427,12 @@ def test_an_unknown_profile_or_no_region_says_so_in_one_line(scratch, no_aws_con
     assert "no AWS region: pass --region or set AWS_REGION" in one_line_error(run_cli("list", "--table", scratch.name))
 
 
+def test_the_region_comes_from_aws_region_as_for_the_aws_cli_and_the_cdk(scratch, monkeypatch):
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    monkeypatch.setenv("AWS_REGION", "eu-west-3")  # the emulator's table is in us-east-1: not found there
+    assert "table {!r} not found in region eu-west-3".format(scratch.name) in one_line_error(run_cli("show", "a#b", "--table", scratch.name))
+
+
 class _Relay(http.server.BaseHTTPRequestHandler):
     """An HTTP endpoint in front of moto: hands each request to moto as if it went to AWS."""
 
