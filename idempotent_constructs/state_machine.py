@@ -269,6 +269,7 @@ class IdempotentStateMachine(Construct):
                                  "sends elsewhere (logs=...); leave logs at its default to use them"]
             )
         self._metric_filter()
+        props = {"label": label, **props}
         metrics = {
             f"m{index}": cloudwatch.Metric(
                 namespace=schema.metrics_namespace(self.guard.namespace), metric_name=schema.STATES_ENTERED_METRIC,
@@ -277,8 +278,12 @@ class IdempotentStateMachine(Construct):
             for index, state in enumerate(states)
         }
         if len(metrics) == 1:
-            return metrics["m0"].with_(label=label)
-        return cloudwatch.MathExpression(expression=" + ".join(metrics), using_metrics=metrics, label=label)
+            return metrics["m0"]
+        # A period in which one state was never entered has no data point for it: count it as 0.
+        return cloudwatch.MathExpression(
+            expression=" + ".join(f"FILL({name}, 0)" for name in metrics), using_metrics=metrics,
+            label=props["label"], period=props.get("period"),
+        )
 
     def _metric_filter(self) -> None:
         if self.node.try_find_child("Outcomes") is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from aws_cdk import Duration
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 
@@ -65,6 +66,15 @@ def test_the_dashboard_graphs_every_outcome_of_every_workflow():
     body = "".join(part if isinstance(part, str) else "" for part in dashboard["Properties"]["DashboardBody"]["Fn::Join"][1])
     labels = [m[-1].get("label") for m in json.loads(body)["widgets"][0]["properties"]["metrics"]]
     assert labels == ["Executed", "Replayed", "Waited", "TakenOver", "Mismatched", "KeyMissing"]
+
+
+def test_replays_from_two_states_add_up_with_missing_periods_counted_as_zero_and_keep_your_period_and_label():
+    target = stack()
+    workflow = orders(target, result_storage=ResultStorage.large())
+    replayed = workflow.metric_replayed(period=Duration.minutes(1), label="Duplicates")
+    assert replayed.expression == "FILL(m0, 0) + FILL(m1, 0)"
+    assert (replayed.period.to_seconds(), replayed.label) == (60, "Duplicates")
+    assert {m.period.to_seconds() for m in replayed.using_metrics.values()} == {60}
 
 
 def test_metrics_of_a_workflow_logging_elsewhere_fail_with_what_to_do():
