@@ -9,6 +9,7 @@ Powertools-decorated function can share the table.
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 # --- attributes -----------------------------------------------------------------------------------
@@ -57,8 +58,16 @@ STATES_ENTERED_METRIC = "StatesEntered"
 KEY_MISSING_METRIC = "KeyMissing"
 
 
+METRICS_NAMESPACE_MAX_LENGTH = 255  # CloudWatch's limit
+
+
 def metrics_namespace(namespace: str) -> str:
-    return METRICS_PREFIX + re.sub(r"[^A-Za-z0-9._/#:\- ]", "-", namespace)
+    """The CloudWatch namespace of a workflow's metrics; a long one ends in a hash of the whole."""
+    name = METRICS_PREFIX + re.sub(r"[^A-Za-z0-9._/#:\- ]", "-", namespace)
+    if len(name) <= METRICS_NAMESPACE_MAX_LENGTH:
+        return name
+    digest = hashlib.sha256(namespace.encode()).hexdigest()[:16]
+    return f"{name[: METRICS_NAMESPACE_MAX_LENGTH - len(digest) - 1]}-{digest}"
 
 
 # --- statuses -------------------------------------------------------------------------------------
