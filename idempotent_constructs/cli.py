@@ -292,8 +292,9 @@ def reset(record_id: str, yes: bool, force: bool, target: Target) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 @_with_table
 def purge_expired(dry_run: bool, as_json: bool, target: Target) -> None:
-    """Delete the finished records whose expiration has passed, now rather than when DynamoDB's TTL
-    gets to them (it can take days). The workflows already treat them as absent.
+    """Delete the finished records whose expiration has passed (by more than 5 minutes, in case this
+    machine's clock runs ahead), now rather than when DynamoDB's TTL gets to them (it can take
+    days). The workflows already treat them as absent.
 
     A record that changes meanwhile is kept. A record in progress is never purged, even when its
     expiration has passed: the workflows take it over only through its lease, never by expiry;

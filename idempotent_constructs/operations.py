@@ -148,10 +148,14 @@ class PurgeSummary:
     """Expired records that changed or vanished between the scan and their delete, kept."""
 
 
+PURGE_GRACE_SECONDS = 300
+
+
 def purge_expired(
     table_name: str,
     *,
     now: int | None = None,
+    grace_seconds: int = PURGE_GRACE_SECONDS,
     dry_run: bool = False,
     client: Any = None,
     on_page: Callable[[int], None] | None = None,
@@ -171,18 +175,21 @@ def purge_expired(
     ``reset(..., force=True)`` removes one on purpose.
 
     :param now: epoch seconds to compare ``expiration`` with. Default: the current time.
+    :param grace_seconds: only records expired at least this long ago are deleted, so that a clock
+        running ahead of the workflows' (the key function's) never deletes a record they still
+        replay from. Default: ``PURGE_GRACE_SECONDS`` (5 minutes).
     :param dry_run: count what would be deleted, delete nothing. Default: ``False``.
     :param on_page: called with the number of records each page of the scan read, to show progress.
     """
     dynamodb = _client(client)
-    now = int(time.time()) if now is None else int(now)
+    cutoff = (int(time.time()) if now is None else int(now)) - grace_seconds
     names = {f"#{name}": name for name in (schema.ID, schema.STATUS, schema.EXPIRATION, schema.OWNER)}
     pages = dynamodb.get_paginator("scan").paginate(
         TableName=table_name,
         FilterExpression=f"#{schema.EXPIRATION} < :now",
         ProjectionExpression=", ".join(names),
         ExpressionAttributeNames=names,
-        ExpressionAttributeValues={":now": {"N": str(now)}},
+        ExpressionAttributeValues={":now": {"N": str(cutoff)}},
     )
     scanned = deleted = in_progress = changed = 0
     for page in pages:

@@ -289,11 +289,12 @@ def test_reset_of_an_unknown_key_says_so(scratch):
 def expired_and_live(scratch) -> str:
     now = int(time.time())
     return scratch(
-        item("Orders#done-expired", schema.COMPLETED, expiration=now - 60),
+        item("Orders#done-expired", schema.COMPLETED, expiration=now - 600),
         item("Orders#failed-expired", schema.FAILED, expiration=now - 3600),
-        item("Orders#powertools-expired", schema.COMPLETED, expiration=now - 60, owner=None),
+        item("Orders#powertools-expired", schema.COMPLETED, expiration=now - 600, owner=None),
         item("Orders#done-live", schema.COMPLETED, expiration=now + 3600),
-        item("Orders#held-expired", schema.INPROGRESS, expiration=now - 60),
+        item("Orders#just-expired", schema.COMPLETED, expiration=now - 60),  # within the 5-minute grace
+        item("Orders#held-expired", schema.INPROGRESS, expiration=now - 600),
         item("Orders#no-expiration", schema.COMPLETED),
     )
 
@@ -301,16 +302,16 @@ def expired_and_live(scratch) -> str:
 def test_purge_deletes_expired_finished_records_and_keeps_live_ones_and_those_in_progress(scratch):
     result = run_cli("purge-expired", "--table", expired_and_live(scratch))
     assert result.exit_code == 0, result.output
-    assert "Deleted 3 expired records of 6 scanned" in result.stdout
+    assert "Deleted 3 expired records of 7 scanned" in result.stdout
     assert "Kept 1 expired record in progress: a purge never deletes one" in result.stdout
-    assert scratch.ids() == ["Orders#done-live", "Orders#held-expired", "Orders#no-expiration"]
+    assert scratch.ids() == ["Orders#done-live", "Orders#held-expired", "Orders#just-expired", "Orders#no-expiration"]
 
 
 def test_purge_as_a_dry_run_counts_and_deletes_nothing(scratch):
     table = expired_and_live(scratch)
     summary = json.loads(run_cli("purge-expired", "--dry-run", "--json", "--table", table).stdout)
-    assert summary == {"dry_run": True, "scanned": 6, "deleted": 3, "in_progress": 1, "changed": 0}
-    assert len(scratch.ids()) == 6
+    assert summary == {"dry_run": True, "scanned": 7, "deleted": 3, "in_progress": 1, "changed": 0}
+    assert len(scratch.ids()) == 7
 
 
 # --- which table ----------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import pytest
 
 from idempotent_constructs.lambda_src import schema
 from idempotent_constructs import TableNotFoundError
-from idempotent_constructs.operations import list_records, plain, purge_expired, table_of_stack
+from idempotent_constructs.operations import PURGE_GRACE_SECONDS, list_records, plain, purge_expired, table_of_stack
 
 NOW = 1_800_000_000
 OWNER = "arn:aws:states:us-east-1:123456789012:execution:Orders:run-1#holder"
@@ -50,13 +50,13 @@ class RacingWorkflow:
     [
         {"status": schema.INPROGRESS, "expiration": NOW + 86400, "owner": "arn:...:run-2#new"},
         {"status": schema.COMPLETED, "expiration": NOW + 86400, "owner": "arn:...:run-2#new"},
-        {"status": schema.COMPLETED, "expiration": NOW - 60, "owner": "arn:...:run-2#new"},
+        {"status": schema.COMPLETED, "expiration": NOW - 3600, "owner": "arn:...:run-2#new"},
     ],
     ids=["acquired-again", "completed-again", "taken-over"],
 )
 def test_a_purge_never_deletes_a_record_that_changed_between_the_scan_and_the_delete(emulator, table, rewrite):
     client = emulator.client("dynamodb")
-    put(client, table, "Orders#1", schema.COMPLETED, NOW - 60)
+    put(client, table, "Orders#1", schema.COMPLETED, NOW - 3600)
     racing = RacingWorkflow(client, lambda record_id: put(client, table, record_id, **rewrite))
     summary = purge_expired(table, now=NOW, client=racing)
     assert (summary.deleted, summary.changed) == (0, 1)
@@ -64,13 +64,17 @@ def test_a_purge_never_deletes_a_record_that_changed_between_the_scan_and_the_de
     assert kept[schema.OWNER]["S"] == rewrite["owner"]
 
 
-def test_a_record_expires_only_once_its_expiration_is_past(emulator, table):
+def test_a_record_is_purged_only_once_its_expiration_is_past_by_the_grace_period(emulator, table):
+    # The grace covers a clock running ahead of the key function's, which decides what replays.
     client = emulator.client("dynamodb")
     put(client, table, "Orders#at-now", schema.COMPLETED, NOW)
-    put(client, table, "Orders#before", schema.FAILED, NOW - 1)
+    put(client, table, "Orders#within-grace", schema.COMPLETED, NOW - PURGE_GRACE_SECONDS)
+    put(client, table, "Orders#before", schema.FAILED, NOW - PURGE_GRACE_SECONDS - 1)
     summary = purge_expired(table, now=NOW, client=client)
-    assert (summary.scanned, summary.deleted) == (2, 1)
-    assert [item[schema.ID]["S"] for item in list_records(table, client=client)] == ["Orders#at-now"]
+    assert (summary.scanned, summary.deleted) == (3, 1)
+    kept = sorted(item[schema.ID]["S"] for item in list_records(table, client=client))
+    assert kept == ["Orders#at-now", "Orders#within-grace"]
+    assert purge_expired(table, now=NOW, grace_seconds=0, client=client).deleted == 1
 
 
 def test_a_listing_resumes_after_a_record_that_no_longer_exists(emulator, table):
