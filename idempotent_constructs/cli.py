@@ -159,8 +159,14 @@ class Target:
     dynamodb: Any
 
     def total(self) -> int | None:
-        """DynamoDB's item count (refreshed about every six hours), to size a progress bar."""
-        return self.dynamodb.describe_table(TableName=self.table)["Table"].get("ItemCount") or None
+        """DynamoDB's item count (refreshed about every six hours), to size a progress bar; ``None``
+        (a bar without a total) if DescribeTable is not allowed."""
+        try:
+            return self.dynamodb.describe_table(TableName=self.table)["Table"].get("ItemCount") or None
+        except self.dynamodb.exceptions.ClientError as error:
+            if error.response["Error"]["Code"] in ("AccessDeniedException", "UnauthorizedOperation"):
+                return None
+            raise
 
 
 def _with_table(command: Callable[..., Any]) -> Callable[..., Any]:

@@ -257,7 +257,8 @@ def _plain_value(value: dict[str, Any]) -> Any:
 
 
 # --- finding a stack's table ----------------------------------------------------------------------
-_TABLE_ARN = re.compile(r"^arn:[^:]+:dynamodb:[^:]*:[^:]*:table/([^/]+)")
+# A table's ARN, or one under it (a stream's, an index's): the table name.
+_TABLE_ARN = re.compile(r"^arn:[^:]+:dynamodb:[^:]*:[^:]*:table/([^/]+)(?:/.*)?$", re.DOTALL)
 _NAMES_THE_TABLE = re.compile(r"idempotency.*table|table.*idempotency", re.IGNORECASE | re.DOTALL)
 
 

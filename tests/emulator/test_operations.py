@@ -126,6 +126,14 @@ def test_a_stack_output_may_give_the_table_as_an_arn(emulator):
     assert table_of_stack(name, cloudformation=emulator.client("cloudformation"), dynamodb=emulator.client("dynamodb")) == resources[0]["PhysicalResourceId"]
 
 
+def test_an_output_of_the_tables_stream_names_the_same_table(emulator):
+    stream = {"Fn::Join": ["", [{"Fn::GetAtt": ["Records", "Arn"]}, "/stream/2026-11-23T00:00:00.000"]]}
+    name = _stack(emulator, {"Records": TABLE}, {
+        "IdempotencyTableName": {"Value": {"Ref": "Records"}}, "IdempotencyTableStreamArn": {"Value": stream}})
+    resources = emulator.client("cloudformation").list_stack_resources(StackName=name)["StackResourceSummaries"]
+    assert table_of_stack(name, cloudformation=emulator.client("cloudformation"), dynamodb=emulator.client("dynamodb")) == resources[0]["PhysicalResourceId"]
+
+
 def test_two_outputs_naming_different_idempotency_tables_are_refused(emulator):
     name = _stack(emulator, {"First": TABLE, "Second": TABLE}, {
         "OrdersIdempotencyTable": {"Value": {"Ref": "First"}}, "RefundsIdempotencyTable": {"Value": {"Ref": "Second"}}})
