@@ -217,7 +217,7 @@ class ReleaseFunction(_SharedFunction):
         )
         self._state_machine_arns: list[Any] = []
         self._watched: set[str] = set()
-        self._namespaces: dict[str, list[str]] = {}  # table node path -> LeadingKeys patterns
+        self._deletable = _ItemGrants(self.role, "dynamodb:DeleteItem")
         self.rule = events.Rule(
             self,
             "OnExecutionEnded",
@@ -260,23 +260,7 @@ class ReleaseFunction(_SharedFunction):
                 "execution held, and that it has not been redriven since.",
             )
         for table, namespace in items:
-            self._deletable(table).append(f"{namespace}#*")
-
-    def _deletable(self, table: dynamodb.ITable) -> list[str]:
-        """The LeadingKeys patterns of ``table`` this function may delete, rendered at synth time."""
-        path = table.node.path
-        if path not in self._namespaces:
-            self._namespaces[path] = patterns = []
-            self.role.add_to_policy(
-                iam.PolicyStatement(
-                    actions=["dynamodb:DeleteItem"],
-                    resources=[table.table_arn],
-                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": Lazy.any(_ListProducer(patterns, unique=True))}},
-                )
-            )
-            if table.encryption_key is not None:
-                self.role.add_to_policy(key_statement(table.encryption_key))
-        return self._namespaces[path]
+            self._deletable.add(table, namespace)
 
 
 class ResultFunction(_SharedFunction):
@@ -293,13 +277,12 @@ class ResultFunction(_SharedFunction):
             handler="results.handler",
             description="idempotent-constructs: stores and restores large results",
         )
+        self._records = _ItemGrants(self.role, "dynamodb:UpdateItem", "dynamodb:GetItem")
 
     def serve(self, table: dynamodb.ITable, namespace: str, bucket: s3.IBucket | None) -> None:
         """Allow completing and reading records of ``namespace`` in ``table``, and keeping their
         results under the namespace's prefix in ``bucket``."""
-        self.role.add_to_policy(item_statement(table, namespace, "dynamodb:UpdateItem", "dynamodb:GetItem"))
-        if table.encryption_key is not None:
-            self.role.add_to_policy(key_statement(table.encryption_key))
+        self._records.add(table, namespace)
         if bucket is None:
             return
         objects = bucket.arn_for_objects(f"{schema.object_prefix(namespace)}*")
@@ -373,6 +356,31 @@ class _LifecycleRules:
         rules.append({"Id": "ExpireOthers", "Status": "Enabled", "ExpirationInDays": max(self._retention_days.values(), default=1)})
         rules.append({"Id": "AbortIncompleteUploads", "Status": "Enabled", "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 1}})
         return {"Rules": rules}
+
+
+class _ItemGrants:
+    """``actions`` on the records of the namespaces ``add``ed, for a role serving many: one statement
+    per table listing the namespaces (rendered at synth time), plus the use of its customer managed
+    key, so the policy grows by a namespace's name, not a statement, per namespace."""
+
+    def __init__(self, role: iam.IRole, *actions: str) -> None:
+        self.role, self.actions = role, list(actions)
+        self._patterns: dict[str, list[str]] = {}  # table node path -> dynamodb:LeadingKeys patterns
+
+    def add(self, table: dynamodb.ITable, namespace: str) -> None:
+        path = table.node.path
+        if path not in self._patterns:
+            self._patterns[path] = patterns = []
+            self.role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    actions=self.actions,
+                    resources=[table.table_arn],
+                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": Lazy.any(_ListProducer(patterns, unique=True))}},
+                )
+            )
+            if table.encryption_key is not None:
+                self.role.add_to_principal_policy(key_statement(table.encryption_key))
+        self._patterns[path].append(f"{namespace}#*")
 
 
 @jsii.implements(IStableAnyProducer)

@@ -269,7 +269,7 @@ class IdempotentStateMachine(Construct):
                                  "sends elsewhere (logs=...); leave logs at its default to use them"]
             )
         self._metric_filter()
-        props = {"label": label, **props}
+        label = props.pop("label", label)
         metrics = {
             f"m{index}": cloudwatch.Metric(
                 namespace=schema.metrics_namespace(self.guard.namespace), metric_name=schema.STATES_ENTERED_METRIC,
@@ -278,11 +278,11 @@ class IdempotentStateMachine(Construct):
             for index, state in enumerate(states)
         }
         if len(metrics) == 1:
-            return metrics["m0"]
+            return metrics["m0"].with_(label=label)
         # A period in which one state was never entered has no data point for it: count it as 0.
         return cloudwatch.MathExpression(
             expression=" + ".join(f"FILL({name}, 0)" for name in metrics), using_metrics=metrics,
-            label=props["label"], period=props.get("period"),
+            label=label, period=props.get("period"),
         )
 
     def _metric_filter(self) -> None:
