@@ -110,13 +110,8 @@ def key(namespace: str, whole_input: bool, jmespath: str | None, paths: tuple[st
 
 def _key_spec(jmespath: str | None, paths: tuple[str, ...]) -> tuple[str, Any]:
     if jmespath is not None:
-        import jmespath as jmespath_module
-        from jmespath.exceptions import JMESPathError
-
-        try:
-            jmespath_module.compile(jmespath)
-        except JMESPathError as error:
-            reason = str(error).splitlines()[0]
+        reason = canonical.jmespath_problem(jmespath)
+        if reason is not None:
             raise click.BadParameter(f"{jmespath!r} is not a JMESPath expression ({reason})", param_hint="--jmespath") from None
         return schema.KIND_JMESPATH, jmespath
     if paths:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import contextlib
-import contextvars
 import functools
 import hashlib
 import importlib.metadata
@@ -14,10 +12,10 @@ import shutil
 import tempfile
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import jsii
-from aws_cdk import Acknowledgment, Aws, Duration, IStableAnyProducer, Lazy, RemovalPolicy, Stack, Validations
+from aws_cdk import Acknowledgment, Aws, Duration, IStableAnyProducer, Lazy, RemovalPolicy, Stack, Stage, Validations
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -37,6 +35,7 @@ RELEASE_FUNCTION_ID = "IdempotencyReleaseFunction"
 RESULT_FUNCTION_ID = "IdempotencyResultFunction"
 RESULTS_BUCKET_ID = "IdempotencyResults"
 RUNTIME = lambda_.Runtime.PYTHON_3_14
+DISABLE_ASSET_STAGING = "aws:cdk:disable-asset-staging"  # the context `cdk synth --no-staging` sets
 
 
 def executions_arn(state_machine_name: str) -> str:
@@ -57,37 +56,22 @@ def acknowledge_own_executions(construct: IConstruct, state_machine_name: str, r
 
 
 def item_statement(table: dynamodb.ITable, namespace: str, *actions: str) -> iam.PolicyStatement:
-    """``actions`` on the items of ``table`` whose id starts with ``{namespace}#``, and no others."""
-    return iam.PolicyStatement(
+    """``actions`` on the items of ``table`` whose id starts with ``{namespace}#``, and no others.
+    The statement remembers ``(table, namespace)`` (``records_of``)."""
+    statement = iam.PolicyStatement(
         actions=list(actions),
         resources=[table.table_arn],
         conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{namespace}#*"]}},
     )
+    statement.idempotency_records = (table, namespace)
+    return statement
 
 
-_bound_items: contextvars.ContextVar[list[tuple[dynamodb.ITable, str]] | None] = contextvars.ContextVar(
-    "idempotent_constructs_bound_items", default=None
-)
-
-
-@contextlib.contextmanager
-def items_bound() -> Iterator[list[tuple[dynamodb.ITable, str]]]:
-    """Collects ``(table, namespace)`` of every guard state bound into the state machines created
-    inside the block (their graphs are bound in the ``StateMachine`` constructor, nested Parallel and
-    Map branches included): the records an execution of them can hold."""
-    items: list[tuple[dynamodb.ITable, str]] = []
-    token = _bound_items.set(items)
-    try:
-        yield items
-    finally:
-        _bound_items.reset(token)
-
-
-def item_bound(table: dynamodb.ITable, namespace: str) -> None:
-    """Called by each guard state as it joins a state machine's graph."""
-    items = _bound_items.get()
-    if items is not None:
-        items.append((table, namespace))
+def records_of(graph: sfn.StateGraph) -> list[tuple[dynamodb.ITable, str]]:
+    """``(table, namespace)`` of the records the states of ``graph`` may touch, those in its Parallel
+    branches and Map item processors included (their policy statements are pushed up to it)."""
+    found = (getattr(statement, "idempotency_records", None) for statement in graph.policy_statements)
+    return list(dict.fromkeys(item for item in found if item is not None))
 
 
 # What DynamoDB needs of a caller of a table encrypted with a customer managed key (named one by one:
@@ -116,7 +100,7 @@ def _as_nag_renders(resolved: Any) -> str:
 BUNDLED_PACKAGES = ("aws_lambda_powertools", "typing_extensions")
 
 
-def lambda_code() -> lambda_.Code:
+def lambda_code(scope: Construct) -> lambda_.Code:
     """The shared functions' code: ``lambda_src`` plus ``BUNDLED_PACKAGES`` as installed here. Its
     hash covers the handlers' bytes and the packages' versions, so the functions are updated exactly
     when either changes."""
@@ -127,16 +111,23 @@ def lambda_code() -> lambda_.Code:
     for name in BUNDLED_PACKAGES:
         digest.update(f"{name}=={importlib.metadata.version(name.replace('_', '-'))}".encode())
     asset_hash = digest.hexdigest()
-    return lambda_.Code.from_asset(str(_staged(asset_hash, tuple(handlers))), asset_hash=asset_hash)
+    # With asset staging disabled (`cdk synth --no-staging`, for SAM local), the cloud assembly points
+    # at the staged directory itself: keep it, beside the assembly, instead of a temporary one.
+    keep_in = Path(Stage.of(scope).outdir) if scope.node.try_get_context(DISABLE_ASSET_STAGING) else None
+    return lambda_.Code.from_asset(str(_staged(asset_hash, tuple(handlers), keep_in)), asset_hash=asset_hash)
 
 
 @functools.cache
-def _staged(asset_hash: str, handlers: tuple[Path, ...]) -> Path:
+def _staged(asset_hash: str, handlers: tuple[Path, ...], keep_in: Path | None = None) -> Path:
     """The handlers and the packages, copied once per process (and content) into a directory of its
     own (``mkdtemp``: private to this user), which the CDK then copies into the cloud assembly; it is
-    removed when the process exits. Local copying, no Docker, no Lambda layer to pin per region."""
-    staging = Path(tempfile.mkdtemp(prefix=f"idempotent-constructs-asset-{asset_hash[:12]}-"))
-    atexit.register(shutil.rmtree, staging, ignore_errors=True)
+    removed when the process exits, unless it is made in ``keep_in``. Local copying, no Docker, no
+    Lambda layer to pin per region."""
+    if keep_in is not None:
+        keep_in.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"idempotent-constructs-asset-{asset_hash[:12]}-", dir=keep_in))
+    if keep_in is None:
+        atexit.register(shutil.rmtree, staging, ignore_errors=True)
     for path in handlers:
         shutil.copy2(path, staging / path.name)
     for name in BUNDLED_PACKAGES:
@@ -169,7 +160,7 @@ class _SharedFunction(Construct):
             runtime=RUNTIME,
             architecture=lambda_.Architecture.ARM_64,
             handler=handler,
-            code=lambda_code(),
+            code=lambda_code(self),
             memory_size=256,
             timeout=Duration.seconds(30),
             role=self.role,
@@ -238,7 +229,7 @@ class ReleaseFunction(_SharedFunction):
         self, state_machine_name: str, items: list[tuple[dynamodb.ITable, str]], *, name_prefix: str | None = None
     ) -> None:
         """Release the records that executions of the state machine ``state_machine_name`` hold in
-        ``items`` (``(table, namespace)`` of its guards, ``items_bound``) when they end without
+        ``items`` (``(table, namespace)`` of its guards, ``records_of``) when they end without
         releasing them. With ``name_prefix`` (which the name starts with), every state machine of
         this stack whose name starts with it is watched instead."""
         pattern = f"{name_prefix}*" if name_prefix else state_machine_name

@@ -43,10 +43,10 @@ from .functions import (
     KeyFunction,
     ResultFunction,
     executions_arn,
-    item_bound,
     item_statement,
     key_statement,
     key_function,
+    records_of,
     result_function,
     results_bucket,
 )
@@ -174,7 +174,7 @@ class _ItemTask(sfn.CustomState):
         if output_path is not None:
             state["OutputPath"] = output_path
         super().__init__(scope, construct_id, state_json=state)
-        self.table, self.namespace = table, namespace
+        self.graph: sfn.StateGraph | None = None  # the graph it joined: its state machine's, or a branch's
         self.statements = [item_statement(table, namespace, f"dynamodb:{action[0].upper()}{action[1:]}")]
         if table.encryption_key is not None:
             self.statements.append(key_statement(table.encryption_key))
@@ -183,7 +183,7 @@ class _ItemTask(sfn.CustomState):
         super().bind_to_graph(graph)
         for statement in self.statements:
             graph.register_policy_statement(statement)
-        item_bound(self.table, self.namespace)
+        self.graph = graph
 
 
 def _attributes(values: dict[str, tasks.DynamoAttributeValue]) -> dict[str, Any]:
@@ -276,6 +276,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         self.prefix = state_name_prefix if state_name_prefix is not None else f"{construct_id}."
         self.table: dynamodb.ITable = table.table if isinstance(table, IdempotencyTable) else table
         self.owner_state_machine_name = owner_state_machine_name
+        self._item_tasks: list[_ItemTask] = []
         self.cache_errors = list(cache_errors) if cache_errors is not None else None
         self.result_storage = result_storage or ResultStorage.inline()
         self._validate()
@@ -426,7 +427,15 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             self, state, action=action, table=self.table, namespace=self.namespace, parameters=parameters, **options
         )
         task.add_prefix(self.prefix)
+        self._item_tasks.append(task)
         return task
+
+    def records_in_its_graph(self) -> list[tuple[dynamodb.ITable, str]]:
+        """``(table, namespace)`` of the records an execution of the graph this guard is bound into
+        can hold: this guard's, and those of every guard in the graph's branches and item processors
+        (for a guard that is a state machine's definition: all of the state machine's)."""
+        graph = next((task.graph for task in self._item_tasks if task.graph is not None), None)
+        return records_of(graph) if graph is not None else [(self.table, self.namespace)]
 
     def _put(self, state: str, condition: str, names: dict[str, str], values: dict[str, Any]) -> _ItemTask:
         task = self._item_task(

@@ -5,9 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 
-import jmespath
 from aws_cdk import Token
-from jmespath.exceptions import JMESPathError
 
 from .lambda_src import canonical, schema
 
@@ -64,10 +62,8 @@ class IdempotencyKey:
                 f"key: IdempotencyKey.from_jmespath() needs a non-empty expression, got {expression!r}; "
                 "pass one such as \"order.id\" or \"[order.id, customer.id]\""
             ]
-        try:
-            jmespath.compile(expression)
-        except JMESPathError as error:
-            reason = str(error).splitlines()[0]
+        reason = canonical.jmespath_problem(expression)
+        if reason is not None:
             return [
                 f"key: {expression!r} is not a valid JMESPath expression ({reason}); fix the "
                 "expression, for example \"order.id\" or \"[order.id, customer.id]\""

@@ -15,7 +15,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from .errors import IdempotencyConfigurationError, Problems
-from .functions import ReleaseFunction, acknowledge_own_executions, items_bound, release_function
+from .functions import ReleaseFunction, acknowledge_own_executions, release_function
 from .guard import DEFAULT_LEASE, IdempotencyGuard
 from .key import IdempotencyKey, namespace_problems
 from .lambda_src import schema
@@ -191,18 +191,17 @@ class IdempotentStateMachine(Construct):
             )
         else:
             self.log_group = None
-        with items_bound() as items:  # the records its executions can hold, nested guards' included
-            self.state_machine = sfn.StateMachine(
+        self.state_machine = sfn.StateMachine(
             self,
-                "StateMachine",
-                definition_body=sfn.DefinitionBody.from_chainable(self.guard),
-                state_machine_type=state_machine_type or sfn.StateMachineType.STANDARD,
-                state_machine_name=state_machine_name,
-                timeout=timeout,
-                logs=logs,
-                tracing_enabled=tracing_enabled is not False,
-                role=role,
-            )
+            "StateMachine",
+            definition_body=sfn.DefinitionBody.from_chainable(self.guard),
+            state_machine_type=state_machine_type or sfn.StateMachineType.STANDARD,
+            state_machine_name=state_machine_name,
+            timeout=timeout,
+            logs=logs,
+            tracing_enabled=tracing_enabled is not False,
+            role=role,
+        )
 
         if role is None:
             # cdk-nag (AwsSolutionsChecks): the one wildcard of the role we create is inherent to the
@@ -220,7 +219,7 @@ class IdempotentStateMachine(Construct):
             prefix = name_prefix(self)
             self.release_function.watch(
                 state_machine_name,
-                items,
+                self.guard.records_in_its_graph(),  # nested guards' included
                 name_prefix=prefix if generated and prefix and state_machine_name.startswith(prefix) else None,
             )
             acknowledge_own_executions(

@@ -145,6 +145,21 @@ def select(document: Any, kind: str, expression: Any = None) -> Any:
     return selection
 
 
+def jmespath_problem(expression: str) -> str | None:
+    """Why the JMESPath ``expression`` can never select a key (its syntax, an unknown function, a
+    wrong number of arguments), or ``None``. It is evaluated once on an empty input: a value of the
+    wrong type fails only some inputs (``KeyMissing`` for them)."""
+    import jmespath
+
+    try:
+        jmespath.compile(expression).search({})
+    except jmespath.exceptions.JMESPathTypeError:
+        return None
+    except jmespath.exceptions.JMESPathError as error:
+        return str(error).splitlines()[0]
+    return None
+
+
 def idempotency_id(namespace: str, document: Any, kind: str, expression: Any = None) -> str:
     """The record id of ``document`` under a key spec: ``{namespace}#{sha256 of the selection}``."""
     return _record_id(namespace, kind, expression, _canonical_input(select(document, kind, expression)))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from aws_cdk import App, Duration, NestedStack, Size, Stack
 from aws_cdk import aws_kms as kms
@@ -93,8 +95,16 @@ def release_function_statements(tpl):
 def test_the_release_function_may_delete_only_records_of_the_namespaces_its_workflows_and_their_guards_use():
     def build(s):
         table = IdempotencyTable(s, "Table", encryption_key=kms.Key(s, "Key"))
-        charge = IdempotencyGuard(s, "Charge", table=table, body=sfn.Pass(s, "Pay"), namespace="orders/charge")
-        IdempotentStateMachine(s, "Orders", table=table, definition=charge, namespace="orders/orders")
+        def guard(name):
+            return IdempotencyGuard(s, name, table=table, body=sfn.Pass(s, f"{name}Work"), namespace=f"orders/{name.lower()}")
+
+        # Map item processors are bound when they are declared, Parallel branches with the state machine.
+        lines = sfn.Map(s, "Lines").item_processor(guard("Line"))
+        parts = sfn.DistributedMap(s, "Parts").item_processor(guard("Part"))
+        both = sfn.Parallel(s, "Both").branch(guard("Charge")).branch(sfn.Pass(s, "Other"))
+        IdempotentStateMachine(
+            s, "Orders", table=table, definition=lines.next(parts).next(both), namespace="orders/orders"
+        )
         IdempotentStateMachine(s, "Refunds", table=table, definition=sfn.Pass(s, "Refund"), namespace="orders/refunds")
         mine = IdempotencyGuard(s, "Mine", table=table, body=sfn.Pass(s, "Own"), namespace="orders/mine")
         sfn.StateMachine(s, "Plain", definition_body=sfn.DefinitionBody.from_chainable(mine))  # not watched
@@ -103,7 +113,7 @@ def test_the_release_function_may_delete_only_records_of_the_namespaces_its_work
     statements = release_function_statements(tpl)
     (table_id,) = resources(tpl, "AWS::DynamoDB::Table")
     table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
-    for namespace in ("orders/orders", "orders/charge", "orders/refunds"):
+    for namespace in ("orders/orders", "orders/line", "orders/part", "orders/charge", "orders/refunds"):
         assert allows(statements, "dynamodb:DeleteItem", table_arn, f"{namespace}#0f3a")
         assert not allows(statements, "dynamodb:PutItem", table_arn, f"{namespace}#0f3a")
     assert not allows(statements, "dynamodb:DeleteItem", table_arn, "orders/mine#0f3a")
@@ -135,3 +145,15 @@ def test_the_release_rule_matches_this_stacks_generated_names_and_no_other_stack
     for label, name in names.items():
         matching = [other for other, (prefix, text) in watched.items() if name.startswith(text) if prefix or name == text]
         assert matching == [label], (names, watched)
+
+
+def test_with_asset_staging_disabled_the_functions_code_is_kept_beside_the_cloud_assembly(tmp_path):
+    # What `cdk synth --no-staging` sets (the CLI always enables asset metadata, which SAM reads).
+    app = App(outdir=str(tmp_path / "cdk.out"), context={"aws:cdk:disable-asset-staging": True, "aws:cdk:enable-asset-metadata": True})
+    target = Stack(app, "Test")
+    IdempotentStateMachine(target, "Orders", table=IdempotencyTable(target, "Table"), definition=sfn.Pass(target, "Work"))
+    functions = Template.from_stack(target).find_resources("AWS::Lambda::Function")
+    paths = {Path(function["Metadata"]["aws:asset:path"]) for function in functions.values()}
+    (path,) = paths  # one asset shared by the key and release functions
+    assert path.parent == tmp_path / "cdk.out" and (path / "compute_key.py").is_file()
+    assert (path / "aws_lambda_powertools").is_dir()

@@ -28,6 +28,7 @@ def test_the_default_key_is_the_whole_input():
 
 def test_valid_expressions_synthesize():
     build(IdempotencyKey.from_jmespath("[order.id, customer.id]"))
+    build(IdempotencyKey.from_jmespath("abs(order.total)"))  # a type error on some inputs is KeyMissing at run time
     build(IdempotencyKey.from_paths("$.order.id", "$['customer id']", "$.lines[0].sku"))
 
 
@@ -38,6 +39,14 @@ def test_fails_when_the_jmespath_expression_is_invalid():
     assert "Test/Orders" in message  # the construct
     assert "'order.[id'" in message  # the value
     assert "for example" in message  # the fix
+
+
+@pytest.mark.parametrize(
+    ("expression", "reason"), [("nope(order.id)", "Unknown function"), ("length(order.id, customer.id)", "Expected 1 argument")]
+)
+def test_fails_when_the_jmespath_expression_would_fail_on_every_input(expression, reason):
+    with pytest.raises(IdempotencyConfigurationError, match=rf"(?s)Test/Orders.*{reason}"):
+        build(IdempotencyKey.from_jmespath(expression))
 
 
 @pytest.mark.parametrize("path", ["$.items[*].id", "$..id", "order.id", "$.a[1:3]"])

@@ -255,6 +255,8 @@ def aws_stack(request: pytest.FixtureRequest, node_bin: Path, tmp_path_factory: 
     end, together with the resources it retains by design (the idempotency table, RETAIN so records
     survive a stack deletion, and its log groups): the account is left as it was found, apart from
     the asset files `cdk deploy` uploads to the CDK bootstrap bucket (as every deploy does)."""
+    if not request.config.getoption("aws"):  # also for a test here that lacks the aws marker
+        pytest.skip(OPT_IN)
     if any(item.get_closest_marker("emulator") for item in request.session.items):
         pytest.skip(
             "the real-AWS suite runs on its own (`./dev test tests/aws --aws`): the emulator suite in the same session "

@@ -128,11 +128,12 @@ def test_a_key_that_cannot_be_computed_is_a_one_line_key_missing_error_too(spec,
     [
         (["--namespace", "Stack#Orders"], "'Stack#Orders' is not a namespace"),
         (["--namespace", "S", "--jmespath", "order.[id"], "'order.[id' is not a JMESPath expression"),
+        (["--namespace", "S", "--jmespath", "nope(a)"], "'nope(a)' is not a JMESPath expression (Unknown function"),
         (["--namespace", "S", "--path", "$.items[*]"], "unsupported JSONPath '$.items[*]'"),
         (["--namespace", "S", "--jmespath", "a", "--path", "$.a"], "choose one key spec"),
         (["--namespace", "S", "no-such-file.json"], "'no-such-file.json' does not exist"),
     ],
-    ids=["namespace", "jmespath", "path", "two-specs", "file"],
+    ids=["namespace", "jmespath", "jmespath-function", "path", "two-specs", "file"],
 )
 def test_a_mistake_in_the_key_spec_is_a_usage_error_that_names_the_value(arguments, named):
     result = run_cli("key", *arguments, input="{}")
