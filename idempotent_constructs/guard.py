@@ -434,7 +434,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         """``(table, namespace)`` of the records an execution of the graph this guard is bound into
         can hold: this guard's, and those of every guard in the graph's branches and item processors
         (for a guard that is a state machine's definition: all of the state machine's)."""
-        graph = next((task.graph for task in self._item_tasks if task.graph is not None), None)
+        graph = self._item_tasks[0].graph  # all of a guard's states join one graph
         return records_of(graph) if graph is not None else [(self.table, self.namespace)]
 
     def _put(self, state: str, condition: str, names: dict[str, str], values: dict[str, Any]) -> _ItemTask:

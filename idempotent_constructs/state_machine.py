@@ -42,9 +42,10 @@ def generated_name(construct: Construct) -> str:
     ``{stack name}-{nested stack id}-{construct id}-{hash}``: no ``_``, so that no stack's prefix
     (``name_prefix``) matches it."""
     suffix = construct.node.addr[:8]
-    prefix, label = name_prefix(construct), _stack_label(Stack.of(construct))
-    readable = _NOT_IN_NAMES.sub("-", construct.node.id)
-    readable = f"{prefix}{readable}" if prefix else f"{label}-{readable}" if label else readable
+    stack = Stack.of(construct)
+    label, readable = _stack_label(stack), _NOT_IN_NAMES.sub("-", construct.node.id)
+    if label:
+        readable = f"{label}{'-' if stack.nested else '_'}{readable}"
     return f"{readable[: MAX_NAME_LENGTH - len(suffix) - 1]}-{suffix}"
 
 
