@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from aws_cdk.assertions import Template
 from idempotent_constructs import (
     IdempotencyConfigurationError, IdempotencyGuard, IdempotencyTable, IdempotentStateMachine, ResultStorage,
 )
+from idempotent_constructs.functions import lambda_code
 from tests.synth import allows, resources, stack, template
 
 
@@ -157,3 +159,10 @@ def test_with_asset_staging_disabled_the_functions_code_is_kept_beside_the_cloud
     (path,) = paths  # one asset shared by the key and release functions
     assert path.parent == tmp_path / "cdk.out" and (path / "compute_key.py").is_file()
     assert (path / "aws_lambda_powertools").is_dir()
+
+
+def test_the_functions_code_is_staged_in_a_temporary_directory_only_this_user_can_read():
+    code = lambda_code(stack())
+    staged = Path(code.path)
+    assert staged.parent == Path(tempfile.gettempdir()) and staged.stat().st_mode & 0o077 == 0  # mkdtemp: 0700
+    assert (staged / "compute_key.py").is_file() and (staged / "aws_lambda_powertools").is_dir()

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from idempotent_constructs import IdempotencyKey
-from idempotent_constructs.cli import cli
+from idempotent_constructs.cli import Target, cli
 from idempotent_constructs.lambda_src import schema
 from idempotent_constructs.operations import get_record
 
@@ -306,6 +306,19 @@ def test_purge_deletes_expired_finished_records_and_keeps_live_ones_and_those_in
     assert "Deleted 3 expired records of 7 scanned" in result.stdout
     assert "Kept 1 expired record in progress: a purge never deletes one" in result.stdout
     assert scratch.ids() == ["Orders#done-live", "Orders#held-expired", "Orders#just-expired", "Orders#no-expiration"]
+
+
+def test_without_describe_table_the_progress_bar_goes_without_a_total(emulator, scratch):
+    client = emulator.client("dynamodb")
+    denied = client.exceptions.ClientError({"Error": {"Code": "AccessDeniedException", "Message": "no"}}, "DescribeTable")
+
+    class NoDescribeTable:
+        exceptions = client.exceptions
+
+        def describe_table(self, **_):
+            raise denied
+
+    assert Target(scratch(), NoDescribeTable()).total() is None
 
 
 def test_purge_as_a_dry_run_counts_and_deletes_nothing(scratch):
