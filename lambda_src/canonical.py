@@ -1,18 +1,21 @@
-"""Canonical JSON, key selection and hashing: the one implementation every key goes through.
+"""Canonical JSON, key selection and hashing: the one Python implementation every key goes through.
 
 Stdlib only (plus ``jmespath``, which the Lambda Python runtime ships as a dependency of boto3), so the
 same code runs in the key function, in the constructs' synth-time validation and in tools.
 
-Canonical form (DESIGN B3): object keys sorted by code point, no insignificant whitespace, UTF-8, and
-numbers compared by value: an integral float (``1.0``, ``1e3``) is written as the integer it equals.
+It implements the canonical key specification, ``docs/canonical-key.md`` (version 2), which the
+generated JSONata states implement too (``idempotent_constructs.jsonata_key``): JSON values as
+JavaScript holds them (numbers are doubles), object members ordered by UTF-16 code units, numbers in
+ECMAScript's form to 15 digits plus an exact remainder, and long texts hashed in pieces.
 """
 
 from __future__ import annotations
 
+import decimal
 import hashlib
 import json
+import math
 import re
-from decimal import Decimal
 from typing import Any
 
 try:  # imported as part of the library
@@ -20,46 +23,130 @@ try:  # imported as part of the library
 except ImportError:  # imported by the Lambda runtime from the asset root
     import schema  # type: ignore[no-redef]
 
-# ``json.dumps`` writes an integral float as "<digits>.0" or with an exponent ("1e+16"); a float that is
-# not integral never ends in ".0". Without such a sequence the text holds no integral float and is
-# canonical already (the common, fast case; a match inside a string only costs the slow path).
-_INTEGRAL_FLOAT_HINT = re.compile(r"\d\.0(?:[,\]}]|$)|\d[eE]")
-# Below 2**53 every integral double converts to int exactly; above, the decimal value of the text is used.
-_EXACT_INT_LIMIT = 2.0**53
+SPEC_VERSION = 2
+HASH_PIECE = 2500  # code points hashed at once (docs/canonical-key.md, section 3)
+EXACT_LIMIT = 2**53  # a key number of this magnitude or more is no longer exact as a double
+# Python's own serialization is canonical already unless the text may hold a float or a long integer
+# (``1.0``, ``1e+16``, 16 digits or more), or a character from U+D800 up (where code point and UTF-16
+# orders part, and lone surrogates); a match inside a string only costs the slow path.
+_NOT_PLAIN = re.compile("\\d[.eE]|\\d{16}|[\ud800-\U0010ffff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_PRECISION_15 = decimal.Context(prec=15, rounding=decimal.ROUND_HALF_UP)
 _PATH_SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\['((?:[^'\\]|\\.)+)'\]|\[(\d+)\]")
 
 
 class KeyMissing(Exception):
     """The key selection is missing, null or empty, or cannot be computed from this input (a JMESPath
-    function given a value of the wrong type, a number beyond the range of a double). Messages name
-    the expression, never a value of the input."""
+    function given a value of the wrong type, a number no double carries exactly). Messages name the
+    expression, never a value of the input."""
 
 
 # Lambda reports an exception's class name as the Step Functions error name.
 KeyMissing.__name__ = KeyMissing.__qualname__ = schema.KEY_MISSING
 
 
-def _number(token: str) -> int | float:
-    value = float(token)
-    if not value.is_integer():
-        return value
-    return int(value) if abs(value) < _EXACT_INT_LIMIT else int(Decimal(token))
+class _Inexact(ValueError):
+    """A number of the key selection is 2**53 or more in magnitude."""
 
 
-def canonical_json(value: Any) -> str:
-    """Serialize ``value`` so that equal JSON values give equal text."""
+def js_number(value: float) -> str:
+    """ECMAScript's Number::toString of a finite double."""
+    if value == 0:
+        return "0"
+    if value < 0:
+        return "-" + js_number(-value)
+    _, digit_tuple, exponent = decimal.Decimal(repr(value)).normalize().as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    count, point = len(digits), len(digits) + int(exponent)  # value = 0.digits * 10**point
+    if count <= point <= 21:
+        return digits + "0" * (point - count)
+    if 0 < point <= 21:
+        return f"{digits[:point]}.{digits[point:]}"
+    if -6 < point <= 0:
+        return "0." + "0" * -point + digits
+    head = digits if count == 1 else f"{digits[0]}.{digits[1:]}"
+    return f"{head}e{'+' if point > 0 else '-'}{abs(point - 1)}"
+
+
+def _round_15(value: float) -> float:
+    """ECMAScript ``Number(value.toPrecision(15))``."""
+    return float(_PRECISION_15.plus(decimal.Decimal(value))) if value else 0.0
+
+
+def _number(value: float | int, exact: bool) -> str:
+    if exact and abs(value) >= EXACT_LIMIT:
+        raise _Inexact()
+    number = float(value)  # as JavaScript reads it
+    if not math.isfinite(number):
+        raise ValueError("not a double")
+    rounded = _round_15(number)
+    if not math.isfinite(rounded):
+        raise ValueError("beyond 15 digits")
+    if rounded == number:
+        return js_number(rounded)
+    return f"{js_number(rounded)}~{js_number(_round_15(number - rounded))}"
+
+
+def _string(text: str) -> str:
+    quoted = json.dumps(text, ensure_ascii=False)
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", quoted) if _SURROGATE.search(quoted) else quoted
+
+
+def _utf16(name: str) -> bytes:
+    return name.encode("utf-16-be", "surrogatepass")
+
+
+def _write(value: Any, out: list[str], exact: bool) -> None:
+    if isinstance(value, str):
+        out.append(_string(value))
+    elif value is None:
+        out.append("null")
+    elif value is True or value is False:
+        out.append("true" if value else "false")
+    elif isinstance(value, (int, float)):
+        out.append(_number(value, exact))
+    elif isinstance(value, dict):
+        out.append("{")
+        for position, name in enumerate(sorted(value, key=_utf16)):
+            if position:
+                out.append(",")
+            out.append(_string(name))
+            out.append(":")
+            _write(value[name], out, exact)
+        out.append("}")
+    elif isinstance(value, (list, tuple)):
+        out.append("[")
+        for position, item in enumerate(value):
+            if position:
+                out.append(",")
+            _write(item, out, exact)
+        out.append("]")
+    else:
+        raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def canonical_json(value: Any, *, exact: bool = False) -> str:
+    """The canonical text of ``value`` (docs/canonical-key.md, section 2). With ``exact``, a number of
+    magnitude 2**53 or more raises ``ValueError``, since a double cannot carry it exactly."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    if not _INTEGRAL_FLOAT_HINT.search(text):
+    if not _NOT_PLAIN.search(text):
         return text
-    # Re-read with a float hook (the C parser calls it once per float token, never for strings).
-    normalized = json.loads(text, parse_float=_number)
-    # Parsed from sorted text, every object's keys are in order already: no second sort.
-    return json.dumps(normalized, separators=(",", ":"), ensure_ascii=False)
+    out: list[str] = []
+    _write(value, out, exact)
+    return "".join(out)
+
+
+def text_digest(text: str) -> str:
+    """``D(text)``: SHA-256 hex, of the text or, for a long text, of its pieces' digests."""
+    if len(text) <= HASH_PIECE:
+        return _sha256(text)
+    pieces = "".join(_sha256(text[start : start + HASH_PIECE]) for start in range(0, len(text), HASH_PIECE))
+    return _sha256("chunks:" + pieces)
 
 
 def digest(value: Any) -> str:
-    """The SHA-256 hex digest of the canonical form of ``value``."""
-    return _sha256(canonical_json(value))
+    """The digest of the canonical text of ``value``."""
+    return text_digest(_canonical_input(value, exact=False))
 
 
 def parse_path(path: str) -> list[str | int]:
@@ -161,32 +248,42 @@ def jmespath_problem(expression: str) -> str | None:
 
 
 def idempotency_id(namespace: str, document: Any, kind: str, expression: Any = None) -> str:
-    """The record id of ``document`` under a key spec: ``{namespace}#{sha256 of the selection}``."""
-    return _record_id(namespace, kind, expression, _canonical_input(select(document, kind, expression)))
+    """The record id of ``document`` under a key spec: ``{namespace}#{digest of the selection}``."""
+    return record_id(namespace, kind, expression, _canonical_input(select(document, kind, expression), exact=True))
 
 
 def key_and_validation(namespace: str, document: Any, kind: str, expression: Any = None) -> tuple[str, str]:
     """``(record id, validation)`` of ``document``: the id as ``idempotency_id`` gives it, and the
-    digest of the whole document. The document is serialized once, also when it is the selection
-    (the canonical form of a list is its items' canonical forms, comma-separated, in brackets)."""
+    digest of the whole document."""
     selection = select(document, kind, expression)
-    document_text = _canonical_input(document)
-    selection_text = document_text if selection is document else _canonical_input(selection)
-    return _record_id(namespace, kind, expression, selection_text), _sha256(document_text)
+    document_text = _canonical_input(document, exact=selection is document)
+    selection_text = document_text if selection is document else _canonical_input(selection, exact=True)
+    return record_id(namespace, kind, expression, selection_text), text_digest(document_text)
 
 
-def _canonical_input(value: Any) -> str:
+def _canonical_input(value: Any, *, exact: bool) -> str:
     try:
-        return canonical_json(value)
-    except ValueError:  # Python reads 1e400 as inf, which has no JSON form, so no canonical one
+        return canonical_json(value, exact=exact)
+    except _Inexact:
+        raise KeyMissing(
+            "the key cannot be computed exactly: it holds a number of magnitude 2**53 or more, which a double "
+            "(as Step Functions reads JSON numbers) cannot tell from its neighbours; send it as a string"
+        ) from None
+    except ValueError:  # 1e400 is read as inf: no double, so no canonical form
         raise KeyMissing(
             "the key cannot be computed: the input holds a number beyond the range of a double (such as 1e400)"
         ) from None
 
 
-def _record_id(namespace: str, kind: str, expression: Any, selection_text: str) -> str:
-    return f"{namespace}#{_sha256(f'[{canonical_json(kind)},{canonical_json(expression)},{selection_text}]')}"
+def key_prefix(kind: str, expression: Any) -> str:
+    """The constant start of the hashed text of a key spec's record ids: ``[C(kind),C(expression),``."""
+    return f"[{canonical_json(kind)},{canonical_json(expression)},"
+
+
+def record_id(namespace: str, kind: str, expression: Any, selection_text: str) -> str:
+    """``{namespace}#D([C(kind),C(expression),C(selection)])`` from the selection's canonical text."""
+    return f"{namespace}#{text_digest(key_prefix(kind, expression) + selection_text + ']')}"
 
 
 def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -114,9 +114,31 @@ def test_the_id_and_validation_computed_together_equal_those_computed_apart(kind
     document = {"order": {"id": 7, "lines": [1.0, 2.5, {"b": 1, "a": -0.0}]}, "amount": 3.0, "note": "ü 1.0,"}
     record_id, validation = canonical.key_and_validation("ns", document, kind, expression)
     selection = canonical.select(document, kind, expression)
-    assert record_id == f"ns#{canonical.digest([kind, expression, selection])}"
+    assert record_id == f"ns#{canonical.digest([kind, expression, selection])}"  # [C(kind),C(expression),C(S)]
     assert validation == canonical.digest(document)
 
 
-def test_integral_floats_beyond_exact_double_integers_keep_the_decimal_value_of_their_text():
-    assert canonical.canonical_json([1e300, 2.0**52, -0.0]) == f"[{10**300},{2**52},0]"
+def test_numbers_are_written_as_javascript_writes_doubles_to_15_digits_with_the_exact_remainder():
+    assert canonical.canonical_json([1e300, 2.0**52, -0.0, 1e21, 1.5e-7, 0.000001]) == (
+        "[1e+300,4503599627370500~-4,0,1e+21,1.5e-7,0.000001]"
+    )
+    assert canonical.canonical_json(0.1 + 0.2) == "0.3~5.55111512312578e-17" != canonical.canonical_json(0.3)
+
+
+def test_object_members_are_ordered_by_utf16_code_units_and_lone_surrogates_escaped():
+    assert canonical.canonical_json({"\uff01": 1, "\U0001F600": 2, "10": 3, "9": 4}) == '{"10":3,"9":4,"😀":2,"！":1}'
+    assert canonical.canonical_json("a\ud800") == '"a\\ud800"'
+
+
+def test_a_key_number_of_2_to_the_53_or_more_is_refused_since_a_double_cannot_carry_it():
+    with pytest.raises(canonical.KeyMissing, match="2\\*\\*53"):
+        canonical.idempotency_id("ns", {"id": 1234567890123456789}, schema.KIND_PATHS, ["$.id"])
+    record_id, _ = canonical.key_and_validation("ns", {"id": 1, "nanos": 2**60}, schema.KIND_PATHS, ["$.id"])
+    assert record_id.startswith("ns#")
+
+
+def test_a_long_text_is_hashed_in_pieces_of_2500_code_points():
+    text = "é" * 2501
+    pieces = canonical._sha256(text[:2500]) + canonical._sha256(text[2500:])
+    assert canonical.text_digest(text) == canonical._sha256("chunks:" + pieces)
+    assert canonical.text_digest(text[:2500]) == canonical._sha256(text[:2500])

@@ -40,7 +40,8 @@ from typing import Any, Callable, Iterator
 import boto3
 from moto import mock_aws
 
-from .lambda_src import schema
+from ..lambda_src import schema
+from . import describe_execution, jsonata, task_parameters
 from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEventException
 
 ACCOUNT = "123456789012"
@@ -461,6 +462,10 @@ class _Patches:
         # fractional seconds (as in $$.State.EnteredTime).
         self._set(is_operator.IsTimestamp, "string_to_timestamp", staticmethod(_parse_rfc3339))
 
+        jsonata.install(self._set)
+        task_parameters.install(self._set)
+        describe_execution.install(self._set)
+
     def remove(self) -> None:
         while self._undo:
             self._undo.pop()()
@@ -700,15 +705,7 @@ class Deployment:
         return self.wait(self.start(state_machine, payload, name), timeout)
 
     def history(self, execution_arn: str) -> list[dict[str, Any]]:
-        client = self.emulator.client("stepfunctions")
-        events: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {"executionArn": execution_arn, "maxResults": 1000}
-        while True:
-            page = client.get_execution_history(**kwargs)
-            events.extend(page["events"])
-            if not page.get("nextToken"):
-                return events
-            kwargs["nextToken"] = page["nextToken"]
+        return self.emulator.history(execution_arn)
 
     def records_of(self, execution: "Execution | str", table: str = "") -> dict[str, dict[str, Any]]:
         """The idempotency records an execution (or its ARN) holds or finished, by id."""
@@ -780,6 +777,29 @@ class LocalEmulator:
 
     def client(self, service: str) -> Any:
         return boto3.client(service, region_name=self.region)
+
+    def history(self, execution_arn: str) -> list[dict[str, Any]]:
+        """Every history event of an execution, oldest first."""
+        client = self.client("stepfunctions")
+        events: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {"executionArn": execution_arn, "maxResults": 1000}
+        while True:
+            page = client.get_execution_history(**kwargs)
+            events.extend(page["events"])
+            if not page.get("nextToken"):
+                return events
+            kwargs["nextToken"] = page["nextToken"]
+
+    def run_definition(self, definition: dict[str, Any], payload: Any, timeout: float = 60.0) -> Execution:
+        """Create a Standard state machine from an Amazon States Language ``definition``, run it once
+        with ``payload`` and return the finished execution: a way to try a few states alone."""
+        client = self.client("stepfunctions")
+        name = f"definition-{uuid.uuid4().hex[:12]}"
+        arn = client.create_state_machine(
+            name=name, definition=json.dumps(definition), roleArn=f"arn:aws:iam::{ACCOUNT}:role/{name}"
+        )["stateMachineArn"]
+        execution = client.start_execution(stateMachineArn=arn, name=name, input=json.dumps(payload))["executionArn"]
+        return wait_for_execution(client, execution, history=self.history, timeout=timeout)
 
     @contextlib.contextmanager
     def faults(self, faults: Faults) -> Iterator[Faults]:

@@ -1,0 +1,350 @@
+"""Gap: moto parses JSONata states but cannot evaluate them.
+
+moto 5.2.5 parses JSONata states, binds ``$states``, variables and ``Assign``, but its one evaluator
+hook (``moto.stepfunctions.parser.asl.jsonata.jsonata._eval_jsonata``) is left unset, and it would
+evaluate a text in which every variable is pasted as a literal (strings unescaped). Here every JSONata
+field of a state is evaluated by ``jsonata-python`` with ``$states`` and the variables bound as values.
+
+What AWS does, and what is supplied so that the engine does the same (AWS implements JSONata 2.0.6,
+jsonata-js's semantics; AWS's page "Transforming data with JSONata in Step Functions"):
+
+- Step Functions' own functions: ``$hash(text, algorithm)`` (MD5, SHA-1, SHA-256, SHA-384, SHA-512 of
+  the UTF-8 text, lowercase hex), ``$uuid()`` (a v4 UUID), ``$parse(json_text)``, ``$partition(array,
+  size)``, ``$range(first, last, step)`` (``last`` included), ``$random([seed])`` (a seed gives a
+  repeatable number); non-integer arguments are rounded down. ``$eval`` is not available.
+- Numbers are JavaScript doubles: an integer beyond 2**53 in the input arrives rounded.
+- ``$string`` (and ``&``) write numbers as ``Number(x.toPrecision(15))`` in ECMAScript's
+  Number-to-String form (``1e+21``, ``1e-7``) and strings as ``JSON.stringify`` does (non-ASCII kept,
+  lone surrogates escaped); object keys in JavaScript's order. jsonata-python writes Python's forms.
+- Strings compare by UTF-16 code units (JavaScript's ``<`` and ``$sort``); Python compares code points.
+- An expression that evaluates to nothing, or that raises, fails the state with
+  ``States.QueryEvaluationError``, which Task, Parallel and Map states can catch.
+"""
+
+from __future__ import annotations
+
+import decimal
+import hashlib
+import json
+import math
+import random
+import re
+import threading
+import uuid
+from typing import Any, Callable
+
+import jsonata
+from jsonata import functions as jsonata_functions
+from jsonata import utils as jsonata_utils
+
+UNDEFINED = object()  # what an expression that selects nothing evaluates to (JSON has no form for it)
+_EXACT_INTEGERS = 2**53
+_HASHES = {"MD5": "md5", "SHA-1": "sha1", "SHA-256": "sha256", "SHA-384": "sha384", "SHA-512": "sha512"}
+_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,9}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class JSONataError(Exception):
+    """An expression raised while being evaluated (a type error, a bad argument, a failing function)."""
+
+
+# --- JavaScript's forms -------------------------------------------------------------------------------
+def js_number(value: float) -> str:
+    """ECMAScript's Number::toString for a finite double (shortest round-trip digits).
+
+    Written apart from ``lambda_src.canonical.js_number`` on purpose: the emulator stands in for AWS in
+    the tests that compare the library's Python keys with executions, so it must not share their code."""
+    if value == 0:
+        return "0"
+    if value < 0:
+        return "-" + js_number(-value)
+    _, digit_tuple, exponent = decimal.Decimal(repr(float(value))).normalize().as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    count = len(digits)
+    point = count + int(exponent)  # value = 0.digits * 10**point
+    if count <= point <= 21:
+        return digits + "0" * (point - count)
+    if 0 < point <= 21:
+        return f"{digits[:point]}.{digits[point:]}"
+    if -6 < point <= 0:
+        return "0." + "0" * -point + digits
+    head = digits if count == 1 else f"{digits[0]}.{digits[1:]}"
+    return f"{head}e{'+' if point > 0 else '-'}{abs(point - 1)}"
+
+
+def js_precision_15(value: float) -> float:
+    """``Number(value.toPrecision(15))``: ties round away from zero, on the double's exact value."""
+    if value == 0 or not math.isfinite(value):
+        return value
+    context = decimal.Context(prec=15, rounding=decimal.ROUND_HALF_UP)
+    return float(context.plus(decimal.Decimal(value)))
+
+
+def _js_quote(text: str) -> str:
+    quoted = json.dumps(text, ensure_ascii=False)
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", quoted)
+
+
+def _js_keys(document: dict[str, Any]) -> list[str]:
+    """JavaScript's own-property order: array-index keys ascending, then the rest as inserted."""
+    indices = sorted((key for key in document if _ARRAY_INDEX.fullmatch(key) and int(key) < 2**32 - 1), key=int)
+    return indices + [key for key in document if key not in set(indices)]
+
+
+def js_stringify(value: Any) -> str:
+    """``JSON.stringify`` with jsonata-js's replacer (numbers to 15 significant digits)."""
+    if value is None or value is jsonata_utils.Utils.NULL_VALUE:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        number = float(value)
+        return js_number(js_precision_15(number)) if math.isfinite(number) else "null"
+    if isinstance(value, str):
+        return _js_quote(value)
+    if isinstance(value, dict):
+        members = [
+            f"{_js_quote(key)}:{js_stringify(value[key])}" for key in _js_keys(value) if not _is_function(value[key])
+        ]
+        return "{" + ",".join(members) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join("null" if _is_function(item) else js_stringify(item) for item in value) + "]"
+    return '""'  # a function
+
+
+def _is_function(value: Any) -> bool:
+    return callable(value) or isinstance(value, (jsonata.Jsonata.JFunctionCallable,))
+
+
+def _utf16(text: str) -> bytes:
+    return text.encode("utf-16-be", "surrogatepass")
+
+
+# --- Step Functions' functions --------------------------------------------------------------------------
+def _string(value: Any = None, prettify: Any = None) -> Any:
+    if isinstance(value, jsonata_utils.Utils.JList) and value.outer_wrapper:
+        value = value[0]
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isfinite(value):
+        raise JSONataError("D3001: attempting to invoke string function on Infinity or NaN")
+    if prettify:
+        return json.dumps(json.loads(js_stringify(value)), indent=2, ensure_ascii=False)
+    return js_stringify(value)
+
+
+def _hash(text: Any = None, algorithm: Any = None) -> Any:
+    if text is None:
+        return None
+    if not isinstance(text, str) or algorithm not in _HASHES:
+        raise JSONataError(f"$hash takes a string and one of {sorted(_HASHES)}, got {type(text).__name__}, {algorithm!r}")
+    return hashlib.new(_HASHES[algorithm], text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _uuid() -> str:
+    return str(uuid.uuid4())
+
+
+def _parse(text: Any = None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as error:
+        raise JSONataError(f"$parse: the argument is not a JSON text: {error}") from None
+
+
+def _partition(items: Any = None, size: Any = None) -> Any:
+    if items is None:
+        return None
+    if not isinstance(items, list):
+        items = [items]
+    chunk = math.floor(size) if isinstance(size, (int, float)) and not isinstance(size, bool) else 0
+    if chunk < 1:
+        raise JSONataError("$partition: the chunk size must be a positive integer")
+    return [list(items[start : start + chunk]) for start in range(0, len(items), chunk)]
+
+
+def _range(first: Any = None, last: Any = None, step: Any = 1) -> Any:
+    numbers = [first, last, step]
+    if not all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in numbers):
+        raise JSONataError("$range takes three numbers")
+    first, last, step = (math.floor(n) for n in numbers)
+    if step == 0:
+        raise JSONataError("$range: the step must not be 0")
+    return list(range(first, last + (1 if step > 0 else -1), step))
+
+
+def _random(seed: Any = None) -> float:
+    if seed is None:
+        return random.random()
+    return random.Random(math.floor(seed)).random()
+
+
+def _sort(items: Any = None, comparator: Any = None) -> Any:
+    if items is not None and not isinstance(items, list):
+        items = [items]  # the signature <af?:a> reads one value as an array of one
+    if comparator is None and isinstance(items, list) and all(isinstance(item, str) for item in items):
+        return sorted(items, key=_utf16)
+    return jsonata_functions.Functions.sort(items, comparator)
+
+
+def _eval(*_: Any) -> Any:
+    raise JSONataError("$eval is not available in Step Functions: use $parse")
+
+
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "hash": _hash,
+    "uuid": _uuid,
+    "parse": _parse,
+    "partition": _partition,
+    "range": _range,
+    "random": _random,
+    "string": _string,
+    "sort": _sort,
+    "eval": _eval,
+}
+
+
+# --- evaluation -------------------------------------------------------------------------------------------
+_compiled = threading.local()
+
+
+def _expression(text: str) -> jsonata.Jsonata:
+    cache: dict[str, jsonata.Jsonata] = _compiled.__dict__.setdefault("cache", {})
+    expression = cache.get(text)
+    if expression is None:
+        expression = jsonata.Jsonata(text)
+        expression.set_output_convert_nulls(False)
+        for name, function in _FUNCTIONS.items():
+            expression.register_lambda(name, function)
+        cache[text] = expression
+    return expression
+
+
+def _to_javascript(value: Any) -> Any:
+    """Input as jsonata-js holds it: every number a double (an integer beyond 2**53 arrives rounded)."""
+    if isinstance(value, dict):
+        return {key: _to_javascript(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_to_javascript(item) for item in value]
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _EXACT_INTEGERS:
+        return float(value)
+    return value
+
+
+def _to_json(value: Any) -> Any:
+    """A result as Step Functions writes it: JSON values, an integral double as an integer."""
+    if value is jsonata_utils.Utils.NULL_VALUE:
+        return None
+    if isinstance(value, dict):
+        return {key: _to_json(item) for key, item in value.items() if not _is_function(item)}
+    if isinstance(value, (list, tuple)):
+        return [_to_json(item) for item in value]
+    if isinstance(value, float) and value.is_integer() and abs(value) < _EXACT_INTEGERS:
+        return int(value)
+    if _is_function(value):
+        return ""
+    return value
+
+
+def evaluate(text: str, bindings: dict[str, Any]) -> Any:
+    """The value of the JSONata expression ``text`` with ``bindings`` (name without ``$``: value), or
+    ``UNDEFINED``; raises ``JSONataError`` where jsonata-js would throw."""
+    values = {name: _to_javascript(value) for name, value in bindings.items()}
+    try:
+        result = _expression(text).evaluate(None, values)
+    except JSONataError:
+        raise
+    except Exception as error:  # jsonata-python's JException and the errors of its functions
+        raise JSONataError(f"{type(error).__name__}: {error}") from None
+    if result is None:
+        return UNDEFINED
+    if isinstance(result, jsonata_utils.Utils.JList) and result.outer_wrapper and len(result) == 1:
+        result = result[0]
+    return _to_json(result)
+
+
+# --- installation into moto -------------------------------------------------------------------------------
+def install(patch: Callable[[Any, str, Any], None]) -> None:
+    """Makes moto's interpreter evaluate JSONata with this module; ``patch(owner, name, value)`` sets an
+    attribute and remembers how to undo it."""
+    from moto.stepfunctions.parser.api import EvaluationFailedEventDetails, HistoryEventType
+    from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
+        FailureEvent,
+        FailureEventException,
+    )
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
+        StatesErrorNameType,
+    )
+    from moto.stepfunctions.parser.asl.component.common.string import string_expression
+    from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+
+    def fail(env: Any, expression: str, cause: str) -> None:
+        error = StatesErrorName(typ=StatesErrorNameType.StatesQueryEvaluationError)
+        details = EvaluationFailedEventDetails(
+            error=error.error_name, cause=f"The JSONata expression '{expression}' {cause}"
+        )
+        failure = FailureEvent(
+            env=env,
+            error_name=error,
+            event_type=HistoryEventType.EvaluationFailed,
+            event_details=EventDetails(evaluationFailedEventDetails=details),
+        )
+        env.event_manager.add_event(
+            context=env.event_history_context,
+            event_type=HistoryEventType.EvaluationFailed,
+            event_details=EventDetails(evaluationFailedEventDetails=details),
+        )
+        raise FailureEventException(failure_event=failure)
+
+    def bindings(env: Any, with_states: bool) -> dict[str, Any]:
+        store = env.variable_store
+        values = {**store._outer_scope, **store._inner_scope}
+        if with_states:
+            values["states"] = env.states._states_data
+        return values
+
+    def evaluate_jsonata(component: Any, env: Any) -> None:
+        try:
+            result = evaluate(component.expression, bindings(env, with_states=True))
+        except JSONataError as error:
+            fail(env, component.expression, f"threw an error during evaluation. {error}")
+        if result is UNDEFINED:
+            fail(env, component.expression, "returned nothing (undefined).")
+        env.stack.append(result)
+
+    def evaluate_variable(component: Any, env: Any) -> None:
+        from moto.stepfunctions.parser.asl.component.common.query_language import QueryLanguageMode
+
+        jsonata_mode = component.query_language_mode == QueryLanguageMode.JSONata
+        result = evaluate(component.expression, bindings(env, with_states=jsonata_mode))
+        env.stack.append(None if result is UNDEFINED else result)
+
+    patch(string_expression.StringJSONata, "_eval_body", evaluate_jsonata)
+    patch(string_expression.StringVariableSample, "_eval_body", evaluate_variable)
+
+    # Strings compare as JavaScript compares them (UTF-16 code units), in `<` and in `$sort`.
+    from jsonata.jsonata import Jsonata
+
+    compare = Jsonata.evaluate_comparison_expression
+
+    def compare_as_javascript(self: Any, lhs: Any, rhs: Any, op: Any) -> Any:
+        if isinstance(lhs, str) and isinstance(rhs, str):
+            return _ORDER[op](_utf16(lhs), _utf16(rhs))
+        return compare(self, lhs, rhs, op)
+
+    patch(Jsonata, "evaluate_comparison_expression", compare_as_javascript)
+    # `&` joins with Functions.string; `$string` itself is registered with each expression.
+    patch(jsonata_functions.Functions, "string", staticmethod(_string))
+
+
+_ORDER: dict[str, Callable[[bytes, bytes], bool]] = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}

@@ -1,0 +1,188 @@
+"""The emulator runs JSONata states as AWS does (idempotent_constructs.testing.jsonata), fails a task
+whose built parameters exceed the payload limit (testing.task_parameters), and honours DescribeExecution's
+includedData (testing.describe_execution).
+
+Each test runs a few states alone on the session's emulator (``LocalEmulator.run_definition``)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import pytest
+
+QUERY_EVALUATION_ERROR = "States.QueryEvaluationError"
+
+
+def jsonata_output(emulator, expression: str, payload=None):
+    """The value of ``expression`` in one JSONata Pass state."""
+    definition = {
+        "QueryLanguage": "JSONata",
+        "StartAt": "Evaluate",
+        "States": {"Evaluate": {"Type": "Pass", "Output": {"value": "{% " + expression + " %}"}, "End": True}},
+    }
+    execution = emulator.run_definition(definition, payload if payload is not None else {})
+    assert execution.status == "SUCCEEDED", (execution.error, execution.cause)
+    return execution.output["value"]
+
+
+def test_states_input_context_and_variables_assigned_by_an_earlier_state_are_bound(emulator):
+    definition = {
+        "QueryLanguage": "JSONata",
+        "StartAt": "Remember",
+        "States": {
+            "Remember": {"Type": "Pass", "Assign": {"order": "{% $states.input.order %}"}, "Next": "Use"},
+            "Use": {
+                "Type": "Pass",
+                "Output": "{% {'order': $order, 'execution': $states.context.Execution.Id} %}",
+                "End": True,
+            },
+        },
+    }
+    execution = emulator.run_definition(definition, {"order": {"id": "o-1", "note": "quote \" and \\ kept"}})
+    assert execution.output == {"order": {"id": "o-1", "note": "quote \" and \\ kept"}, "execution": execution.arn}
+
+
+@pytest.mark.parametrize("algorithm", ["MD5", "SHA-1", "SHA-256", "SHA-384", "SHA-512"])
+def test_hash_gives_the_lowercase_hex_digest_of_the_utf8_text(emulator, algorithm):
+    text = "naïve – ☃ – 😀"
+    expected = hashlib.new(algorithm.replace("-", "").lower(), text.encode("utf-8")).hexdigest()
+    assert jsonata_output(emulator, f"$hash($states.input.text, '{algorithm}')", {"text": text}) == expected
+
+
+def test_uuid_gives_a_fresh_version_4_uuid_each_call(emulator):
+    first, second = jsonata_output(emulator, "[$uuid(), $uuid()]")
+    pattern = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+    assert re.fullmatch(pattern, first) and re.fullmatch(pattern, second) and first != second
+
+
+def test_parse_reads_a_json_text_and_fails_the_state_on_anything_else(emulator):
+    assert jsonata_output(emulator, "$parse($states.input.text)", {"text": '{"a": [1, "b", null]}'}) == {"a": [1, "b", None]}
+    definition = {
+        "QueryLanguage": "JSONata",
+        "StartAt": "Parse",
+        "States": {"Parse": {"Type": "Pass", "Output": "{% $parse('{not json') %}", "End": True}},
+    }
+    assert emulator.run_definition(definition, {}).error == QUERY_EVALUATION_ERROR
+
+
+def test_partition_range_and_a_seeded_random_behave_as_aws_documents(emulator):
+    output = jsonata_output(
+        emulator, "{'partition': $partition([1, 2, 3, 4, 5], 2), 'range': $range(0, 10, 2), 'down': $range(3, 1, -1),"
+        " 'seeded': [$random(7), $random(7)], 'unseeded': $random()}"
+    )
+    assert output["partition"] == [[1, 2], [3, 4], [5]]
+    assert output["range"] == [0, 2, 4, 6, 8, 10] and output["down"] == [3, 2, 1]
+    assert output["seeded"][0] == output["seeded"][1] and 0 <= output["seeded"][0] < 1
+    assert 0 <= output["unseeded"] < 1
+
+
+def test_eval_is_not_available(emulator):
+    definition = {
+        "QueryLanguage": "JSONata",
+        "StartAt": "Eval",
+        "States": {"Eval": {"Type": "Pass", "Output": "{% $eval('1 + 1') %}", "End": True}},
+    }
+    assert emulator.run_definition(definition, {}).error == QUERY_EVALUATION_ERROR
+
+
+def test_string_writes_numbers_to_15_digits_in_javascript_form_and_keeps_non_ascii_text(emulator):
+    payload = {"9": 1.0, "10": 0.30000000000000004, "b": [1e21, 1.5e-7, -0.0, 123456789012345678], "a": "é\u0001"}
+    assert jsonata_output(emulator, "$string($states.input)", payload) == (
+        '{"9":1,"10":0.3,"b":[1e+21,1.5e-7,0,123456789012346000],"a":"é\\u0001"}'
+    )
+    assert jsonata_output(emulator, "'n=' & $states.input.n", {"n": 0.1 + 0.2}) == "n=0.3"
+
+
+def test_numbers_are_doubles_so_an_integer_beyond_2_to_the_53_arrives_rounded(emulator):
+    assert jsonata_output(emulator, "$states.input.n = 9007199254740992", {"n": 9007199254740993}) is True
+
+
+def test_strings_compare_and_sort_by_utf16_code_units_as_in_javascript(emulator):
+    # U+1F600 is stored as the surrogates D83D DE00, which sort before U+FF01.
+    output = jsonata_output(emulator, "{'sorted': $sort(['！', '😀', 'a']), 'less': '😀' < '！'}")
+    assert output == {"sorted": ["a", "😀", "！"], "less": True}
+
+
+def test_an_expression_that_selects_nothing_fails_with_a_query_evaluation_error_a_parallel_can_catch(emulator):
+    definition = {
+        "QueryLanguage": "JSONata",
+        "StartAt": "Guarded",
+        "States": {
+            "Guarded": {
+                "Type": "Parallel",
+                "Branches": [
+                    {
+                        "StartAt": "Select",
+                        "States": {"Select": {"Type": "Pass", "Output": "{% $states.input.missing %}", "End": True}},
+                    }
+                ],
+                "Catch": [{"ErrorEquals": ["States.QueryEvaluationError"], "Next": "Caught", "Output": "{% $states.errorOutput %}"}],
+                "End": True,
+            },
+            "Caught": {"Type": "Pass", "End": True},
+        },
+    }
+    execution = emulator.run_definition(definition, {"present": 1})
+    assert execution.status == "SUCCEEDED"
+    assert execution.output["Error"] == QUERY_EVALUATION_ERROR
+    assert "returned nothing (undefined)" in execution.output["Cause"]
+
+
+def task_with_arguments(text_bytes: int) -> dict:
+    """A DynamoDB PutItem whose built Arguments carry ``text_bytes`` bytes of text, caught by States.ALL."""
+    return {
+        "QueryLanguage": "JSONata",
+        "StartAt": "Put",
+        "States": {
+            "Put": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::dynamodb:putItem",
+                "Arguments": {
+                    "TableName": "no-such-table",
+                    "Item": {"id": {"S": "x"}, "data": {"S": "{% $pad('', " + str(text_bytes) + ", 'x') %}"}},
+                },
+                "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Caught", "Output": "{% $states.errorOutput %}"}],
+                "End": True,
+            },
+            "Caught": {"Type": "Pass", "End": True},
+        },
+    }
+
+
+def test_a_task_whose_built_arguments_exceed_256_kib_fails_uncatchably_with_data_limit_exceeded(emulator):
+    # The state's own input is tiny: only the built arguments are over the limit.
+    execution = emulator.run_definition(task_with_arguments(262_144), {})
+    assert (execution.status, execution.error) == ("FAILED", "States.DataLimitExceeded")
+    assert "Put" in execution.cause
+
+
+def test_a_task_whose_built_arguments_fit_is_called(emulator):
+    # Under the limit the call is made: the missing table fails it, and States.ALL catches that.
+    execution = emulator.run_definition(task_with_arguments(200_000), {})
+    assert execution.status == "SUCCEEDED"
+    assert execution.output["Error"].startswith("DynamoDB.")
+
+
+def test_a_failure_while_building_a_dynamodb_tasks_arguments_keeps_its_own_name(emulator):
+    definition = task_with_arguments(10)
+    definition["States"]["Put"]["Arguments"]["Item"]["id"] = {"S": "{% $states.input.missing %}"}
+    execution = emulator.run_definition(definition, {})
+    assert execution.output["Error"] == QUERY_EVALUATION_ERROR
+
+
+def test_results_of_jsonata_states_are_plain_json(emulator):
+    output = jsonata_output(emulator, "{'three': 1.5 * 2, 'null': null, 'list': [1, 2]}")
+    assert json.dumps(output) == '{"three": 3, "null": null, "list": [1, 2]}'
+
+
+def test_describe_execution_with_metadata_only_leaves_out_the_input_and_output(emulator):
+    # idempotent_constructs.testing.describe_execution: the owner check asks for metadata only.
+    definition = {"StartAt": "Done", "States": {"Done": {"Type": "Pass", "End": True}}}
+    execution = emulator.run_definition(definition, {"big": "x" * 1000})
+    client = emulator.client("stepfunctions")
+    metadata = client.describe_execution(executionArn=execution.arn, includedData="METADATA_ONLY")
+    everything = client.describe_execution(executionArn=execution.arn)
+    assert "input" not in metadata and "output" not in metadata and metadata["status"] == "SUCCEEDED"
+    assert "input" in everything and "output" in everything

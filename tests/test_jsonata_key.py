@@ -1,0 +1,106 @@
+"""The canonical key in JSONata (idempotent_constructs.jsonata_key) gives the texts, digests and record
+ids of the Python implementation (lambda_src/canonical.py), evaluated by jsonata-js 2.0.6, the JSONata
+that Step Functions implements (docs/canonical-key.md). The emulator's executions are checked against
+the same corpus in tests/emulator/test_canonical_key.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from idempotent_constructs import jsonata_key
+from idempotent_constructs.lambda_src import canonical, schema
+from tests.conftest import ROOT
+from tests.jsonata_js import JSONataJsError, evaluate
+
+# Payloads whose canonical text is easy to get wrong.
+CORPUS = [
+    {"b": [1.0, "é"], "a": None, "c": True, "d": False},
+    {"10": 1, "9": 2, "a": 3, "": 4},  # integer-like names: JavaScript objects would reorder them
+    {"\uff01": 1, "\U0001F600": 2, "\ue000": 3},  # UTF-16 order differs from code point order
+    {"quote": 'a"b', "backslash": "a\\b", "controls": "\b\f\n\r\t\u0001\u001f\u007f", "separators": "\u2028\u2029"},
+    {"lone": "\ud800x", "pair": "\U0001F600", "slash": "a/b", "html": "<&>"},
+    [1.0, 1e0, 100, 1e21, 1e-7, 1.5e-7, 0.000001, 123456.789, -0.0, 5e-324, 2.0**52],
+    [0.30000000000000004, 0.1 + 0.7, 1 / 3, 2 / 3, 123456789012345.5, 9007199254740991, -9007199254740991],
+    [1e300, -1e-300, 1.7976931348623157e300, 4.35e-320],
+    {"nested": [[1, [2, [3, []]]], {}, [], {"x": {"y": {"z": None}}}]},
+    "x" * 2499,
+    "y" * 2501,  # two pieces
+    {"text": "é" * 6000},  # more than 2,500 code points and 10,000 bytes
+    {"emoji": "😀" * 3000},
+    0,
+    "",
+]
+
+
+def js(expression: str, value=None):
+    return evaluate(expression, {"value": value}, cwd=str(ROOT))
+
+
+def test_the_canonical_text_of_each_payload_is_the_same_in_jsonata_and_python(node_bin):
+    texts = js(f"$map($value, function($v) {{ {jsonata_key.canonical_text('$v')} }})", CORPUS)
+    assert texts == [canonical.canonical_json(payload) for payload in CORPUS]
+
+
+def test_digests_of_short_and_long_texts_are_the_same_in_jsonata_and_python(node_bin):
+    texts = ["", "a", "x" * 2500, "x" * 2501, "é" * 7501, "😀" * 5000]
+    assert js(f"$map($value, function($t) {{ {jsonata_key.text_digest('$t')} }})", texts) == [
+        canonical.text_digest(text) for text in texts
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "expression"),
+    [
+        (schema.KIND_WHOLE_INPUT, None),
+        (schema.KIND_PATHS, ["$.order.id"]),
+        (schema.KIND_PATHS, ["$.order.id", "$['customer name']", "$.lines[1].sku"]),
+    ],
+)
+def test_record_ids_and_validations_are_the_same_in_jsonata_and_python(node_bin, kind, expression):
+    payloads = [
+        {"order": {"id": 1042}, "customer name": "Zoë", "lines": [{"sku": "a"}, {"sku": 0.1 + 0.2}], "at": 1.0},
+        {"order": {"id": "o-😀"}, "customer name": "\ud800", "lines": [{}, {"sku": -0.0}], "big": 2**60},
+        {"order": {"id": 9007199254740991}, "customer name": "x" * 3000, "lines": [[], {"sku": True}]},
+    ]
+    if kind == schema.KIND_WHOLE_INPUT:
+        payloads = [payload for payload in payloads if "big" not in payload]
+    native = jsonata_key.record_id_and_validation("Stack/Orders", kind, expression, "$v")
+    computed = js(f"$map($value, function($v) {{ {native} }})", payloads)
+    expected = [
+        dict(zip(("id", "validation"), canonical.key_and_validation("Stack/Orders", payload, kind, expression)))
+        for payload in payloads
+    ]
+    assert computed == expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "expression", "payload"),
+    [
+        (schema.KIND_WHOLE_INPUT, None, {}),
+        (schema.KIND_WHOLE_INPUT, None, {"id": 2**53}),
+        (schema.KIND_PATHS, ["$.id"], {"other": 1}),
+        (schema.KIND_PATHS, ["$.id"], {"id": None}),
+        (schema.KIND_PATHS, ["$.id"], {"id": ""}),
+        (schema.KIND_PATHS, ["$.id"], {"id": {"a": 1}}),
+        (schema.KIND_PATHS, ["$.id"], {"id": [1]}),
+        (schema.KIND_PATHS, ["$.id"], {"id": 1234567890123456789}),
+        (schema.KIND_PATHS, ["$.id.a"], {"id": [{"a": 1}]}),  # a JSONata path would map over the list
+        (schema.KIND_PATHS, ["$.list[0]"], {"list": {"0": 1}}),
+    ],
+)
+def test_a_key_that_cannot_be_computed_raises_in_jsonata_as_in_python(node_bin, kind, expression, payload):
+    with pytest.raises(canonical.KeyMissing):
+        canonical.idempotency_id("ns", payload, kind, expression)
+    with pytest.raises(JSONataJsError):
+        js(jsonata_key.record_id_and_validation("ns", kind, expression, "$value"), payload)
+
+
+def test_a_number_beyond_a_key_is_still_hashed_as_a_double_in_the_validation(node_bin):
+    payload = {"id": "o-1", "nanos": 1700000000123456789}
+    computed = js(jsonata_key.record_id_and_validation("ns", schema.KIND_PATHS, ["$.id"], "$value"), payload)
+    assert computed["validation"] == canonical.digest(payload)
+
+
+def test_literals_escape_quotes_backslashes_and_control_characters(node_bin):
+    text = "it's a \\ \"quote\"\n"
+    assert js(jsonata_key.literal(text)) == text
