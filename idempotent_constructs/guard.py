@@ -65,18 +65,30 @@ MAX_POLLS = 100
 # the branch's states and the GetItem and DescribeExecution tasks. Measured in the emulator.
 EVENTS_PER_POLL = 20
 MAX_STATE_NAME_LENGTH = 80
+# Every state a guard may generate, by the name it carries after the guard's prefix.
+STATE_NAMES = (
+    "ComputeKey", "Acquire", "Body", "Complete", "Inspect", "Route", "Replay", "Restore", "ResultMissing",
+    "Renew", "RenewForTakeover", "Takeover", "OwnerCheck", "OwnerRunning", "Backoff", "Await", "Poll", "Check",
+    "PollOwner", "StillRunning", "Busy", "Settled", "InFlight", "PayloadMismatch", "LeaseLost", "Caught",
+    "NameStepError", "CacheOrRelease", "Release", "RecordFailure", "Failed", "ReplayFailure",
+)
 # A compressed result in the record travels base64-encoded through the Inspect state's payload.
 MAX_INLINE_THRESHOLD = Size.kibibytes(64)
 
-# Transient errors of the DynamoDB service integration (its names are "DynamoDB.<error code>";
-# "DynamoDB.AmazonDynamoDBException" is what it raises when no error code came back).
+# Transient errors of the DynamoDB service integration ("DynamoDB.<error>"). AWS documents the prefix,
+# not the names: each is listed as the API's error code and as the SDK's exception name where the two
+# differ. "DynamoDB.AmazonDynamoDBException" is not among them: it is what the integration raises for
+# errors without a name of their own, permanent ones too (a validation error, access denied), which
+# retrying cannot mend.
 TRANSIENT_DYNAMODB_ERRORS = [
     "DynamoDB.ProvisionedThroughputExceededException",
     "DynamoDB.ThrottlingException",
     "DynamoDB.RequestLimitExceeded",
+    "DynamoDB.RequestLimitExceededException",
     "DynamoDB.InternalServerError",
+    "DynamoDB.InternalServerErrorException",
     "DynamoDB.ServiceUnavailable",
-    "DynamoDB.AmazonDynamoDBException",
+    "DynamoDB.ServiceUnavailableException",
 ]
 CONDITION_FAILED = "DynamoDB.ConditionalCheckFailedException"
 # Transient errors of the Step Functions API, called through the AWS SDK integration.
@@ -322,11 +334,11 @@ class IdempotencyGuard(sfn.StateMachineFragment):
                 f"result_storage: an inline_threshold of {threshold.to_bytes()} bytes is outside 1 KiB to 64 KiB "
                 "(a compressed result travels through the state payload on replay); use Size.kibibytes(n) with 1 <= n <= 64"
             )
-        longest = f"{self.prefix}PayloadMismatch"
+        longest = self.prefix + max(STATE_NAMES, key=len)
         if len(longest) > MAX_STATE_NAME_LENGTH:
             problems.add(
-                f"state_name_prefix: {self.prefix!r} makes state names longer than Step Functions' "
-                f"{MAX_STATE_NAME_LENGTH} characters; use a shorter construct id or state_name_prefix"
+                f"state_name_prefix: {self.prefix!r} makes state names such as {longest!r} ({len(longest)} characters) "
+                f"longer than Step Functions' {MAX_STATE_NAME_LENGTH}; use a shorter construct id or state_name_prefix"
             )
         for name, value in (
             ("expires_after", self.expires_after),
@@ -474,7 +486,10 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             parameters={
                 "ExecutionArn": sfn.JsonPath.array_get_item(
                     sfn.JsonPath.string_split(sfn.JsonPath.string_at(_attr(schema.OWNER)), "#"), 0
-                )
+                ),
+                # Without the holder's input and output: the response would carry them, JSON-escaped
+                # again, and a response over 256 KiB fails the waiter (States.DataLimitExceeded).
+                "IncludedData": "METADATA_ONLY",
             },
             result_selector={"Status.$": "$.Status", "ExecutionArn.$": "$.ExecutionArn"},
             result_path=_OWNER_STATE,

@@ -14,7 +14,7 @@ from idempotent_constructs import (
     IdempotencyTable,
     InFlightPolicy,
 )
-from idempotent_constructs.guard import EVENTS_PER_POLL, MAX_POLLS, poll_schedule
+from idempotent_constructs.guard import EVENTS_PER_POLL, MAX_POLLS, STATE_NAMES, poll_schedule
 from tests.synth import only_definition, resources, stack, template
 
 
@@ -178,7 +178,10 @@ def test_with_an_owner_state_machine_a_lapsed_lease_is_checked_with_describe_exe
     states = only_definition(tpl)["States"]
     check = states["ChargeOnce.OwnerCheck"]
     assert check["Resource"].endswith(":states:::aws-sdk:sfn:describeExecution")
-    assert check["Parameters"] == {"ExecutionArn.$": "States.ArrayGetItem(States.StringSplit($.record.Item.owner.S, '#'), 0)"}
+    assert check["Parameters"] == {
+        "ExecutionArn.$": "States.ArrayGetItem(States.StringSplit($.record.Item.owner.S, '#'), 0)",
+        "IncludedData": "METADATA_ONLY",  # never the holder's input, however large
+    }
     assert "ChargeOnce.PollOwner" in states["ChargeOnce.Await"]["Branches"][0]["States"]
     statements = [
         st for p in resources(tpl, "AWS::IAM::Policy").values() for st in p["Properties"]["PolicyDocument"]["Statement"]
@@ -192,9 +195,40 @@ def test_a_state_name_prefix_replaces_the_construct_id():
     assert "pay/ComputeKey" in guarded(state_name_prefix="pay/")["States"]
 
 
-def test_fails_when_the_prefix_makes_state_names_too_long():
-    with pytest.raises(IdempotencyConfigurationError, match="80 characters"):
-        guarded(state_name_prefix="x" * 70)
+def test_fails_when_the_prefix_makes_the_longest_state_name_longer_than_80_characters():
+    longest = max(STATE_NAMES, key=len)
+    assert f"{'x' * (80 - len(longest))}{longest}" in guarded(state_name_prefix="x" * (80 - len(longest)))["States"]
+    with pytest.raises(IdempotencyConfigurationError, match=f"{longest}' \\(81 characters\\) longer than Step Functions' 80"):
+        guarded(state_name_prefix="x" * (81 - len(longest)))
+
+
+def test_every_state_a_guard_generates_is_named_in_state_names():
+    def states_of(definition):
+        for name, state in definition["States"].items():
+            yield name
+            for branch in state.get("Branches", []):
+                yield from states_of(branch)
+
+    names = set()
+    for options in (
+        {"on_failure": FailurePolicy.CACHE, "cache_errors": ["Boom"], "owner_state_machine_name": "orders"},
+        {"on_in_flight": InFlightPolicy.FAIL},
+    ):
+        names |= {name for name in states_of(guarded(**options)) if name != "Charge"}
+    assert {name.removeprefix("ChargeOnce.") for name in names} <= set(STATE_NAMES)
+    assert all(name.startswith("ChargeOnce.") for name in names)
+
+
+def test_dynamodb_errors_without_a_name_of_their_own_are_not_retried_as_transient():
+    retried = {
+        error
+        for state in guarded()["States"].values()
+        if state.get("Resource", "").startswith("arn:") and ":dynamodb:" in str(state.get("Resource"))
+        for retry in state.get("Retry", [])
+        for error in retry["ErrorEquals"]
+    }
+    assert "DynamoDB.InternalServerError" in retried and "DynamoDB.InternalServerErrorException" in retried
+    assert "DynamoDB.AmazonDynamoDBException" not in retried
 
 
 def test_every_guard_of_a_stack_shares_one_key_function():
