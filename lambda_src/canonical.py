@@ -89,7 +89,7 @@ def _number(value: float | int, exact: bool) -> str:
 
 def _string(text: str) -> str:
     quoted = json.dumps(text, ensure_ascii=False)
-    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", quoted) if _SURROGATE.search(quoted) else quoted
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", quoted)
 
 
 def _utf16(name: str) -> bytes:

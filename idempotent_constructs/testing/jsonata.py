@@ -27,6 +27,7 @@ import decimal
 import hashlib
 import json
 import math
+import operator
 import random
 import re
 import threading
@@ -88,7 +89,8 @@ def _js_quote(text: str) -> str:
 def _js_keys(document: dict[str, Any]) -> list[str]:
     """JavaScript's own-property order: array-index keys ascending, then the rest as inserted."""
     indices = sorted((key for key in document if _ARRAY_INDEX.fullmatch(key) and int(key) < 2**32 - 1), key=int)
-    return indices + [key for key in document if key not in set(indices)]
+    named = set(indices)
+    return indices + [key for key in document if key not in named]
 
 
 def js_stringify(value: Any) -> str:
@@ -113,7 +115,7 @@ def js_stringify(value: Any) -> str:
 
 
 def _is_function(value: Any) -> bool:
-    return callable(value) or isinstance(value, (jsonata.Jsonata.JFunctionCallable,))
+    return callable(value) or isinstance(value, jsonata.Jsonata.JFunctionCallable)
 
 
 def _utf16(text: str) -> bytes:
@@ -280,6 +282,7 @@ def install(patch: Callable[[Any, str, Any], None]) -> None:
     from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
         StatesErrorNameType,
     )
+    from moto.stepfunctions.parser.asl.component.common.query_language import QueryLanguageMode
     from moto.stepfunctions.parser.asl.component.common.string import string_expression
     from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
 
@@ -318,8 +321,6 @@ def install(patch: Callable[[Any, str, Any], None]) -> None:
         env.stack.append(result)
 
     def evaluate_variable(component: Any, env: Any) -> None:
-        from moto.stepfunctions.parser.asl.component.common.query_language import QueryLanguageMode
-
         jsonata_mode = component.query_language_mode == QueryLanguageMode.JSONata
         result = evaluate(component.expression, bindings(env, with_states=jsonata_mode))
         env.stack.append(None if result is UNDEFINED else result)
@@ -342,9 +343,4 @@ def install(patch: Callable[[Any, str, Any], None]) -> None:
     patch(jsonata_functions.Functions, "string", staticmethod(_string))
 
 
-_ORDER: dict[str, Callable[[bytes, bytes], bool]] = {
-    "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b,
-}
+_ORDER: dict[str, Callable[[bytes, bytes], bool]] = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}

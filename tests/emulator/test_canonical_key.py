@@ -7,28 +7,14 @@ import pytest
 
 from idempotent_constructs import jsonata_key
 from idempotent_constructs.lambda_src import canonical, schema
+from tests.emulator.test_jsonata import jsonata_output, run_expression
 from tests.test_jsonata_key import CORPUS
-
-
-def run(emulator, expression: str, payload):
-    definition = {
-        "QueryLanguage": "JSONata",
-        "StartAt": "Key",
-        "States": {"Key": {"Type": "Pass", "Output": {"value": "{% " + expression + " %}"}, "End": True}},
-    }
-    return emulator.run_definition(definition, payload)
-
-
-def evaluated(emulator, expression: str, payload):
-    execution = run(emulator, expression, payload)
-    assert execution.status == "SUCCEEDED", (execution.error, execution.cause)
-    return execution.output["value"]
 
 
 @pytest.mark.parametrize("payload", CORPUS, ids=range(len(CORPUS)))
 def test_an_execution_writes_the_canonical_text_and_whole_input_id_the_python_api_gives(emulator, payload):
     document = {"payload": payload}
-    text = evaluated(emulator, jsonata_key.canonical_text("$states.input.payload"), document)
+    text = jsonata_output(emulator, jsonata_key.canonical_text("$states.input.payload"), document)
     assert text == canonical.canonical_json(payload)
     native = jsonata_key.record_id_and_validation("Stack/Orders", schema.KIND_WHOLE_INPUT, None, "$states.input")
     try:
@@ -36,16 +22,16 @@ def test_an_execution_writes_the_canonical_text_and_whole_input_id_the_python_ap
             zip(("id", "validation"), canonical.key_and_validation("Stack/Orders", document, schema.KIND_WHOLE_INPUT))
         )
     except canonical.KeyMissing:  # a number of 2**53 or more in a key: both refuse it
-        assert run(emulator, native, document).error == "States.QueryEvaluationError"
+        assert run_expression(emulator, native, document).error == "States.QueryEvaluationError"
     else:
-        assert evaluated(emulator, native, document) == expected
+        assert jsonata_output(emulator, native, document) == expected
 
 
 def test_an_execution_keyed_on_paths_writes_the_id_the_python_api_gives(emulator):
     payload = {"order": {"id": "o-😀"}, "customer name": "Zoë", "lines": [{}, {"sku": 0.1 + 0.2}], "big": 2**60}
     paths = ["$.order.id", "$['customer name']", "$.lines[1].sku"]
     native = jsonata_key.record_id_and_validation("Stack/Orders", schema.KIND_PATHS, paths, "$states.input")
-    assert evaluated(emulator, native, payload) == dict(
+    assert jsonata_output(emulator, native, payload) == dict(
         zip(("id", "validation"), canonical.key_and_validation("Stack/Orders", payload, schema.KIND_PATHS, paths))
     )
 
@@ -53,4 +39,4 @@ def test_an_execution_keyed_on_paths_writes_the_id_the_python_api_gives(emulator
 def test_a_key_that_cannot_be_computed_fails_the_state_with_a_query_evaluation_error(emulator):
     native = jsonata_key.record_id_and_validation("ns", schema.KIND_PATHS, ["$.id"], "$states.input")
     for payload in ({"id": None}, {"id": 1234567890123456789}, {"id": {"a": 1}}):
-        assert run(emulator, native, payload).error == "States.QueryEvaluationError"
+        assert run_expression(emulator, native, payload).error == "States.QueryEvaluationError"

@@ -15,14 +15,19 @@ import pytest
 QUERY_EVALUATION_ERROR = "States.QueryEvaluationError"
 
 
-def jsonata_output(emulator, expression: str, payload=None):
-    """The value of ``expression`` in one JSONata Pass state."""
+def run_expression(emulator, expression: str, payload=None):
+    """One JSONata Pass state whose output is ``{"value": expression}``, run once: the execution."""
     definition = {
         "QueryLanguage": "JSONata",
         "StartAt": "Evaluate",
         "States": {"Evaluate": {"Type": "Pass", "Output": {"value": "{% " + expression + " %}"}, "End": True}},
     }
-    execution = emulator.run_definition(definition, payload if payload is not None else {})
+    return emulator.run_definition(definition, payload if payload is not None else {})
+
+
+def jsonata_output(emulator, expression: str, payload=None):
+    """The value of ``expression`` in one JSONata Pass state."""
+    execution = run_expression(emulator, expression, payload)
     assert execution.status == "SUCCEEDED", (execution.error, execution.cause)
     return execution.output["value"]
 
@@ -59,12 +64,7 @@ def test_uuid_gives_a_fresh_version_4_uuid_each_call(emulator):
 
 def test_parse_reads_a_json_text_and_fails_the_state_on_anything_else(emulator):
     assert jsonata_output(emulator, "$parse($states.input.text)", {"text": '{"a": [1, "b", null]}'}) == {"a": [1, "b", None]}
-    definition = {
-        "QueryLanguage": "JSONata",
-        "StartAt": "Parse",
-        "States": {"Parse": {"Type": "Pass", "Output": "{% $parse('{not json') %}", "End": True}},
-    }
-    assert emulator.run_definition(definition, {}).error == QUERY_EVALUATION_ERROR
+    assert run_expression(emulator, "$parse('{not json')").error == QUERY_EVALUATION_ERROR
 
 
 def test_partition_range_and_a_seeded_random_behave_as_aws_documents(emulator):
@@ -79,12 +79,7 @@ def test_partition_range_and_a_seeded_random_behave_as_aws_documents(emulator):
 
 
 def test_eval_is_not_available(emulator):
-    definition = {
-        "QueryLanguage": "JSONata",
-        "StartAt": "Eval",
-        "States": {"Eval": {"Type": "Pass", "Output": "{% $eval('1 + 1') %}", "End": True}},
-    }
-    assert emulator.run_definition(definition, {}).error == QUERY_EVALUATION_ERROR
+    assert run_expression(emulator, "$eval('1 + 1')").error == QUERY_EVALUATION_ERROR
 
 
 def test_string_writes_numbers_to_15_digits_in_javascript_form_and_keeps_non_ascii_text(emulator):
