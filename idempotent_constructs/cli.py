@@ -447,7 +447,7 @@ def _described(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
         yield name, text
 
 
-_ORDER = [schema.ID, schema.STATUS, schema.EXPIRATION, schema.IN_PROGRESS_EXPIRATION, schema.IN_PROGRESS_DEADLINE,
+_ORDER = [schema.ID, schema.STATUS, schema.EXPIRATION, schema.IN_PROGRESS_EXPIRATION,
           schema.OWNER, schema.VALIDATION, schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION, schema.ERROR, schema.CAUSE]
 
 

@@ -81,6 +81,9 @@ def selection(kind: str, expression: object, source: str) -> str:
                 f"($exists($v) = false or $empty($v) or $type($v) in ['array', 'object']) ? $error({message}) : $v)"
             )
         return "[" + ", ".join(parts) + "]"
+    if kind == schema.KIND_JSONATA:
+        message = literal(f"the key expression {expression} selects nothing, null or an empty value")
+        return f"($v := ({expression}); ($exists($v) = false or $empty($v)) ? $error({message}) : $v)"
     raise ValueError(f"no JSONata selection for key kind {kind!r}")
 
 

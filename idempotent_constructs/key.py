@@ -45,12 +45,42 @@ class IdempotencyKey:
         """
         return cls(schema.KIND_PATHS, list(json_paths))
 
+    @classmethod
+    def from_jsonata(cls, expression: str) -> "IdempotencyKey":
+        """The key is what a JSONata expression selects from the input, which it reads as
+        ``$states.input``, for example ``"[$states.input.order.id, $states.input.customer.id]"``.
+
+        The expression is evaluated by Step Functions (JSONata 2.0.6); it is parsed when the
+        construct is created, so a syntax error fails ``cdk synth``. ``record_id`` evaluates it with
+        jsonata-python, made to follow jsonata-js where the two differ (``idempotent_constructs.testing``).
+        """
+        return cls(schema.KIND_JSONATA, expression)
+
     def problems(self) -> list[str]:
         """What is wrong with this key, as messages that name the value and the fix."""
         if self.kind == schema.KIND_JMESPATH:
             return self._jmespath_problems()
         if self.kind == schema.KIND_PATHS:
             return self._path_problems()
+        if self.kind == schema.KIND_JSONATA:
+            return self._jsonata_problems()
+        return []
+
+    def _jsonata_problems(self) -> list[str]:
+        expression = self.expression
+        if Token.is_unresolved(expression):
+            return []
+        if not isinstance(expression, str) or not expression.strip() or "%}" in expression:
+            return [
+                f"key: IdempotencyKey.from_jsonata() needs a non-empty expression without '%}}', got {expression!r}; "
+                "pass one such as \"$states.input.order.id\""
+            ]
+        import jsonata  # imported lazily: most keys do not need it
+
+        try:
+            jsonata.Jsonata(expression)
+        except Exception as error:  # jsonata-python reports syntax errors as JException
+            return [f"key: {expression!r} is not a valid JSONata expression ({error}); fix the expression, for example \"$states.input.order.id\""]
         return []
 
     def _jmespath_problems(self) -> list[str]:
@@ -92,7 +122,17 @@ class IdempotencyKey:
 
         Raises ``KeyMissing`` (named ``Idempotency.KeyMissing``) when the selection is missing,
         null or empty."""
-        return canonical.idempotency_id(namespace, payload, self.kind, self.expression)
+        if self.kind != schema.KIND_JSONATA:
+            return canonical.idempotency_id(namespace, payload, self.kind, self.expression)
+        from . import jsonata_engine as engine  # JSONata evaluated as jsonata-js does
+
+        try:
+            selection = engine.evaluate(self.expression, {"states": {"input": payload}})
+        except engine.JSONataError as error:
+            raise canonical.KeyMissing(f"the key expression {self.expression} raised: {error}") from None
+        if selection is engine.UNDEFINED or canonical.is_empty(selection):
+            raise canonical.KeyMissing(f"the key expression {self.expression} selects nothing, null or an empty value")
+        return canonical.selection_id(namespace, self.kind, self.expression, selection)
 
     def __repr__(self) -> str:
         return f"IdempotencyKey({self.kind!r}, {self.expression!r})"

@@ -15,7 +15,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from .errors import IdempotencyConfigurationError, Problems
-from .functions import ReleaseFunction, acknowledge_own_executions, release_function
+from .functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
 from .guard import DEFAULT_LEASE, IdempotencyGuard
 from .key import IdempotencyKey, namespace_problems
 from .lambda_src import schema
@@ -31,6 +31,7 @@ OUTCOME_STATES = {
     "Backoff": "WaitStateEntered",
     "Takeover": "TaskStateEntered",
     "PayloadMismatch": "FailStateEntered",
+    "KeyMissing": "FailStateEntered",
 }
 MAX_NAME_LENGTH = 80
 _NOT_IN_NAMES = re.compile(r"[^A-Za-z0-9-]")  # what generated names replace by '-'
@@ -98,6 +99,7 @@ class IdempotentStateMachine(Construct):
         logs: sfn.LogOptions | None = None,
         tracing_enabled: bool | None = None,
         role: iam.IRole | None = None,
+        query_language: sfn.QueryLanguage | None = None,
     ) -> None:
         """
         :param table: where the records live.
@@ -127,6 +129,9 @@ class IdempotentStateMachine(Construct):
             without execution data, so no payload reaches the logs.
         :param tracing_enabled: X-Ray tracing. Default: ``True``.
         :param role: the execution role. Default: a new role with exactly the permissions used.
+        :param query_language: the state machine's query language, as ``sfn.StateMachine`` takes it
+            (``QueryLanguage.JSONATA`` makes it the default of ``definition``'s states). The generated
+            states are JSONata either way. Default: ``QueryLanguage.JSONPATH``.
         """
         super().__init__(scope, construct_id)
         express = state_machine_type == sfn.StateMachineType.EXPRESS
@@ -202,6 +207,7 @@ class IdempotentStateMachine(Construct):
             logs=logs,
             tracing_enabled=tracing_enabled is not False,
             role=role,
+            query_language=query_language,
         )
 
         if role is None:
@@ -241,7 +247,7 @@ class IdempotentStateMachine(Construct):
 
     def metric_replayed(self, **props: Any) -> cloudwatch.IMetric:
         """Duplicates answered with the stored result."""
-        return self._states_entered("Replayed", ["Replay", "Restore"] if self.guard.result_function else ["Replay"], props)
+        return self._states_entered("Replayed", ["Replay", "Restore"], props)
 
     def metric_waited(self, **props: Any) -> cloudwatch.IMetric:
         """Duplicates that arrived while another execution held the key and waited for it."""
@@ -256,11 +262,8 @@ class IdempotentStateMachine(Construct):
         return self._states_entered("Mismatched", ["PayloadMismatch"], props)
 
     def metric_key_missing(self, **props: Any) -> cloudwatch.IMetric:
-        """Inputs without their key (``Idempotency.KeyMissing``), counted by the key function."""
-        return cloudwatch.Metric(
-            namespace=schema.metrics_namespace(self.guard.namespace), metric_name=schema.KEY_MISSING_METRIC,
-            statistic="Sum", label="KeyMissing", **props,
-        )
+        """Inputs without their key (``Idempotency.KeyMissing``)."""
+        return self._states_entered("KeyMissing", ["KeyMissing"], props)
 
     def _states_entered(self, label: str, states: list[str], props: dict[str, Any]) -> cloudwatch.IMetric:
         if self.log_group is None:
@@ -303,8 +306,8 @@ class IdempotentStateMachine(Construct):
         )
 
     @property
-    def key_function(self):
-        """The stack's shared key function."""
+    def key_function(self) -> KeyFunction | None:
+        """The stack's shared key function, which only a JMESPath key calls; ``None`` otherwise."""
         return self.guard.key_function
 
     def grant_start_execution(self, grantee: iam.IGrantable) -> iam.Grant:

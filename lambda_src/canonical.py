@@ -190,7 +190,7 @@ def _lookup(document: Any, segments: list[str | int]) -> Any:
     return document
 
 
-def _is_empty(value: Any) -> bool:
+def is_empty(value: Any) -> bool:
     return value is None or value == "" or value == [] or value == {}
 
 
@@ -198,7 +198,7 @@ def select(document: Any, kind: str, expression: Any = None) -> Any:
     """The part of ``document`` a key is computed from; raises ``KeyMissing`` if it is absent."""
     if kind == schema.KIND_WHOLE_INPUT:
         selection = document
-        if _is_empty(selection):
+        if is_empty(selection):
             raise KeyMissing("the input is empty: the whole input is the idempotency key")
     elif kind == schema.KIND_JMESPATH:
         import jmespath  # imported lazily: most keys do not need it
@@ -211,18 +211,18 @@ def select(document: Any, kind: str, expression: Any = None) -> Any:
                 f"the JMESPath key expression {expression!r} cannot be evaluated on the input: its function "
                 f"{error.function_name}() got a value of type {error.actual_type}, not {' or '.join(error.expected_types)}"
             ) from None
-        if _is_empty(selection):
+        if is_empty(selection):
             raise KeyMissing(f"the JMESPath key expression {expression!r} selects nothing in the input")
         # A multiselect names each part of the key: every part must be there.
         if compiled.parsed["type"] in ("multi_select_list", "multi_select_dict"):
             parts = selection if isinstance(selection, list) else list(selection.values())
-            if any(map(_is_empty, parts)):
+            if any(map(is_empty, parts)):
                 raise KeyMissing(f"a part of the JMESPath key {expression!r} is missing, null or empty in the input")
     elif kind == schema.KIND_PATHS:
         selection = []
         for path in expression:
             value = _lookup(document, parse_path(path))
-            if _is_empty(value):
+            if is_empty(value):
                 raise KeyMissing(f"the key path {path} is missing, null or empty in the input")
             if isinstance(value, (dict, list)):
                 raise KeyMissing(f"the key path {path} selects an object or a list, not a scalar")
@@ -250,6 +250,11 @@ def jmespath_problem(expression: str) -> str | None:
 def idempotency_id(namespace: str, document: Any, kind: str, expression: Any = None) -> str:
     """The record id of ``document`` under a key spec: ``{namespace}#{digest of the selection}``."""
     return record_id(namespace, kind, expression, _canonical_input(select(document, kind, expression), exact=True))
+
+
+def selection_id(namespace: str, kind: str, expression: Any, selection: Any) -> str:
+    """The record id of a key ``selection`` already made (a JSONata key's, evaluated elsewhere)."""
+    return record_id(namespace, kind, expression, _canonical_input(selection, exact=True))
 
 
 def key_and_validation(namespace: str, document: Any, kind: str, expression: Any = None) -> tuple[str, str]:

@@ -7,7 +7,7 @@ frees them within seconds instead.
 
 It first asks whether the execution is still over (a redrive may have restarted it since the event
 was sent: then it leaves everything alone). It then reads the execution's history for the records it
-acquired (the Acquire and Takeover writes, whose items carry the owner token) and deletes each one on
+acquired (the Acquire and Takeover writes, which carry the owner token) and deletes each one on
 condition that it is still in progress and still owned by that execution's holder, so it can never
 touch another holder's record or a finished one. A transient error is raised, so that Lambda retries
 the asynchronous invocation (twice); a record it may not delete (a table it was not granted) is
@@ -33,16 +33,16 @@ logger = telemetry.get_logger()
 
 
 def held_records(history: list[dict[str, Any]], execution_arn: str) -> Iterator[tuple[str, str, str]]:
-    """``(table, id, owner)`` of every record the execution wrote as its own holder."""
+    """``(table, id, owner)`` of every record the execution wrote as its own holder: the guard's
+    Acquire and Takeover, and the writes after them, are updates whose ``:owner`` is its token."""
     for event in history:
         details = event.get("taskScheduledEventDetails")
-        if not details or details.get("resourceType") != "dynamodb" or details.get("resource") != "putItem":
+        if not details or details.get("resourceType") != "dynamodb" or details.get("resource") != "updateItem":
             continue
         parameters = json.loads(details["parameters"])
-        item = parameters.get("Item", {})
-        owner = item.get(schema.OWNER, {}).get("S", "")
-        if owner.startswith(f"{execution_arn}#") and schema.ID in item:
-            yield parameters["TableName"], item[schema.ID]["S"], owner
+        owner = parameters.get("ExpressionAttributeValues", {}).get(f":{schema.OWNER}", {}).get("S", "")
+        if owner.startswith(f"{execution_arn}#") and schema.ID in parameters.get("Key", {}):
+            yield parameters["TableName"], parameters["Key"][schema.ID]["S"], owner
 
 
 def _history(client: Any, execution_arn: str) -> list[dict[str, Any]]:

@@ -1,10 +1,12 @@
-"""Result function: stores large results of ``ResultStorage.large()`` guards, and restores them on replay.
+"""Result function: stores the results the native ``Complete`` cannot keep, and restores them on replay.
 
-Shared by every such guard of a stack. Step Functions cannot measure a result's size, so a guard with
-large results always completes through this function, which picks the cheapest form that fits:
+Shared by every guard of a stack. A guard completes natively when its result is small and
+``$string`` gives it back exactly; otherwise it completes through this function, which picks the
+cheapest form that fits:
 
-* up to ``inline_threshold`` bytes of JSON: the JSON itself in ``data``, as the native write does;
-* otherwise gzip-compressed: in ``data_gzip`` if that fits under the threshold, else as an S3 object
+* up to ``inline_threshold`` bytes of JSON (and ``schema.RECORD_DATA_LIMIT`` once escaped): the JSON
+  itself in ``data``, exact (Python writes every double with the digits that give it back);
+* otherwise gzip-compressed: in ``data_gzip`` if that fits under ``record_limit``, else as an S3 object
   ``{namespace}#/{hash}/{holder}.json.gz`` with ``data_location`` pointing at it ("#" cannot occur in
   a namespace, so one namespace's prefix never contains another's). The object is written
   before the record, under a name only this holder uses, so a stale holder can never overwrite the
@@ -12,11 +14,13 @@ large results always completes through this function, which picks the cheapest f
 
 Events (built by the generated states)::
 
-    {"action": "store", "table": "...", "bucket": "..." | null, "inline_threshold": 8192,
-     "result": <the chain's output>, "idempotency": {<the guard's metadata>}}
+    {"action": "store", "table": "...", "bucket": "..." (absent without one), "inline_threshold": 8192,
+     "record_limit": 8192, "result": <the chain's output>,
+     "idempotency": {"id", "owner", "validation", "expiration"}}
     {"action": "restore", "table": "...", "id": "<record id>"}
 
-``store`` returns nothing; ``restore`` reads the record (consistently) and returns the result, or
+``store`` returns nothing, or raises ``Idempotency.ResultTooLarge`` for a result that fits nowhere;
+``restore`` reads the record (consistently) and returns the result, or
 raises ``Idempotency.ResultMissing`` if the record holds no readable result (its S3 object was
 deleted, or a guard without large results wrote it). Only record ids and sizes are logged.
 """
@@ -49,9 +53,14 @@ class ResultMissing(Exception):
     """The record says the work completed, but its result cannot be read."""
 
 
+class ResultTooLarge(Exception):
+    """The result fits neither in the record, compressed, nor anywhere else (no bucket)."""
+
+
 # Lambda reports an exception's class name as the Step Functions error name.
 LeaseLost.__name__ = LeaseLost.__qualname__ = schema.LEASE_LOST
 ResultMissing.__name__ = ResultMissing.__qualname__ = schema.RESULT_MISSING
+ResultTooLarge.__name__ = ResultTooLarge.__qualname__ = schema.RESULT_TOO_LARGE
 
 
 def _client(service: str) -> Any:
@@ -65,20 +74,25 @@ def serialize(result: Any) -> bytes:
     return json.dumps(result, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
 
 
-def storage_form(text: bytes, threshold: int) -> tuple[str, bytes]:
+def storage_form(text: bytes, threshold: int, record_limit: int | None = None) -> tuple[str, bytes]:
     """``(attribute, bytes)``: where a result of ``text`` goes, ``DATA_LOCATION`` meaning S3."""
-    if len(text) <= threshold:
+    escaped = len(json.dumps(text.decode(), ensure_ascii=False).encode())
+    if len(text) <= threshold and escaped <= schema.RECORD_DATA_LIMIT:
         return schema.DATA, text
     packed = gzip.compress(text, compresslevel=6, mtime=0)
-    return (schema.DATA_GZIP if len(packed) <= threshold else schema.DATA_LOCATION), packed
+    limit = threshold if record_limit is None else record_limit
+    return (schema.DATA_GZIP if len(packed) <= limit else schema.DATA_LOCATION), packed
 
 
 def _store(event: dict[str, Any]) -> None:
     meta = event["idempotency"]
     text = serialize(event["result"])
-    attribute, payload = storage_form(text, int(event["inline_threshold"]))
+    attribute, payload = storage_form(text, int(event["inline_threshold"]), event.get("record_limit"))
     if attribute == schema.DATA_LOCATION and not event.get("bucket"):
-        raise ValueError("the result is too large to keep in the record and no bucket is configured")
+        raise ResultTooLarge(
+            f"the result ({len(text)} bytes of JSON, {len(payload)} compressed) is too large for the record; "
+            "use ResultStorage.large() to keep it in S3"
+        )
     if attribute == schema.DATA_LOCATION:
         namespace, _, digest = meta["id"].rpartition("#")
         key = f"{schema.object_prefix(namespace)}{digest}/{meta['owner'].rpartition('#')[2]}.json.gz"
@@ -92,14 +106,12 @@ def _store(event: dict[str, Any]) -> None:
         value = {"S": payload.decode()}
     attributes = {
         schema.STATUS: {"S": schema.COMPLETED},
-        schema.EXPIRATION: {"N": meta["expiration"]},
-        schema.IN_PROGRESS_EXPIRATION: {"N": meta["lease_expiration"]},
-        schema.IN_PROGRESS_DEADLINE: {"S": meta["deadline"]},
+        schema.EXPIRATION: {"N": str(meta["expiration"])},
         schema.OWNER: {"S": meta["owner"]},
         schema.VALIDATION: {"S": meta["validation"]},
         attribute: value,
     }
-    others = [name for name in (schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION) if name != attribute]
+    others = [name for name in (schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION, schema.ERROR, schema.CAUSE) if name != attribute]
     names = {f"#{name}": name for name in [schema.ID, *attributes, *others]}
     try:
         _client("dynamodb").update_item(

@@ -17,16 +17,18 @@ ID = "id"  # S: "{namespace}#{sha256 of the canonical key selection}", the parti
 STATUS = "status"  # S: one of the statuses below
 EXPIRATION = "expiration"  # N: epoch seconds, the table's TTL attribute; past it, the record is absent
 IN_PROGRESS_EXPIRATION = "in_progress_expiration"  # N: epoch milliseconds, end of the holder's lease
-# S: the same instant as ``in_progress_expiration`` as an ISO-8601 UTC timestamp. Step Functions has no
-# numeric clock, only ``$$.State.EnteredTime``; a Choice state can compare timestamps but not numbers it
-# cannot compute, so the lease check inside the state machine reads this attribute.
-IN_PROGRESS_DEADLINE = "in_progress_deadline"
 OWNER = "owner"  # S: "{execution ARN}#{holder id}", the fencing token of every write after acquire
 VALIDATION = "validation"  # S: sha256 of the canonical payload, to detect a key reused for another payload
 DATA = "data"  # S: the result as JSON (absent when the result is stored in one of the two forms below)
 # With ``ResultStorage.large()``, a result above the inline threshold is gzip-compressed and kept
 DATA_GZIP = "data_gzip"  # B: in the record, if it then fits under the threshold,
 DATA_LOCATION = "data_location"  # S: or in S3, at "s3://{bucket}/{key}", the record pointing there.
+# The largest result kept as JSON in ``data``, counted in bytes of the JSON string literal it becomes
+# (escaped once more), so that a record read into a state stays far below Step Functions' 256 KiB.
+RECORD_DATA_LIMIT = 100 * 1024
+# The largest compressed result ``ResultStorage.inline()`` keeps in ``data_gzip`` (DynamoDB's items
+# hold 400 KB; reads into a state leave ``data_gzip`` out).
+RECORD_GZIP_LIMIT = 300_000
 
 
 def object_prefix(namespace: str) -> str:
@@ -36,6 +38,7 @@ def object_prefix(namespace: str) -> str:
 
 ERROR = "error"  # S: error name of a cached failure
 CAUSE = "cause"  # S: error cause of a cached failure
+ATTRIBUTES = (ID, STATUS, EXPIRATION, IN_PROGRESS_EXPIRATION, OWNER, VALIDATION, DATA, DATA_GZIP, DATA_LOCATION, ERROR, CAUSE)
 
 # --- namespaces -----------------------------------------------------------------------------------
 # A namespace prefixes every record id ("{namespace}#{hash}"). Letters, digits and ``_ . : / = + @ -``
@@ -54,8 +57,6 @@ def valid_namespace(name: str) -> bool:
 METRICS_PREFIX = "IdempotentConstructs/"
 # From the state machine's execution log (a metric filter): entered states, by state name.
 STATES_ENTERED_METRIC = "StatesEntered"
-# From the key function (embedded metric format).
-KEY_MISSING_METRIC = "KeyMissing"
 
 
 METRICS_NAMESPACE_MAX_LENGTH = 255  # CloudWatch's limit
@@ -86,6 +87,8 @@ RESULT_MISSING = "Idempotency.ResultMissing"
 # The chain failed with one of Step Functions' own errors (States.*), which no Fail state may raise
 # again; the cause is {"Error": <original name>, "Cause": <original cause>} as JSON.
 BODY_FAILED = "Idempotency.BodyFailed"
+# The result cannot be kept: too large for the record even compressed, and no bucket to put it in.
+RESULT_TOO_LARGE = "Idempotency.ResultTooLarge"
 # Internal: raised by the poll loop while the holder is still running, retried with backoff, never
 # surfaces (exhausting the retries turns into ``IN_FLIGHT``).
 STILL_IN_FLIGHT = "Idempotency.StillInFlight"
@@ -94,12 +97,8 @@ STILL_IN_FLIGHT = "Idempotency.StillInFlight"
 KIND_WHOLE_INPUT = "whole_input"
 KIND_JMESPATH = "jmespath"
 KIND_PATHS = "paths"
+KIND_JSONATA = "jsonata"
 
-# --- the state payload the generated states carry around the user's chain -------------------------
-# {"value": <the chain's input, later its output wrapped in a list>, "idempotency": {...}, "record": {...}}
-VALUE = "value"
-META = "idempotency"
-RECORD = "record"
 
 # --- environment variables ------------------------------------------------------------------------
 # Set on a user's function by ``IdempotencyTable.grant_powertools_idempotency``: where Powertools'

@@ -1,10 +1,9 @@
-"""Structured logs and metrics of the shared functions, through Powertools for AWS Lambda.
+"""Structured logs of the shared functions, through Powertools for AWS Lambda.
 
 Log lines are Powertools Logger's JSON (``level``, ``location``, ``message``, ``timestamp``,
-``service``) labelled with the record's namespace and key hash; never a payload. Metrics are
-Powertools' embedded metric format, which Lambda's log delivery turns into CloudWatch metrics with no
-API call. Powertools is bundled into the functions' asset at synth time (``BUNDLED_PACKAGES`` in
-``idempotent_constructs.functions``).
+``service``) labelled with the record's namespace and key hash; never a payload. (Outcome metrics
+count states entered, from the state machine's execution log.) Powertools is bundled into the
+functions' asset at synth time (``BUNDLED_PACKAGES`` in ``idempotent_constructs.functions``).
 """
 
 from __future__ import annotations
@@ -15,12 +14,6 @@ import sys
 from typing import Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.metrics import MetricUnit, single_metric
-
-try:  # imported as part of the library
-    from . import schema
-except ImportError:  # imported by the Lambda runtime from the asset root
-    import schema  # type: ignore[no-redef]
 
 SERVICE = "idempotent-constructs"
 
@@ -49,9 +42,3 @@ def record_fields(record_id: str) -> dict[str, Any]:
     """The fields that label a log line with a record: its namespace and key hash."""
     namespace, _, key_hash = record_id.rpartition("#")
     return {"idempotency_namespace": namespace, "idempotency_key_hash": key_hash}
-
-
-def emit_metric(namespace: str, name: str, value: float = 1) -> None:
-    """``value`` of metric ``name`` in the workflow's metric namespace, in embedded metric format."""
-    with single_metric(name=name, unit=MetricUnit.Count, value=value, namespace=schema.metrics_namespace(namespace)) as metric:
-        metric.add_metadata("idempotency_namespace", namespace)

@@ -150,8 +150,52 @@ class BehaviourStack(Stack):
         flaky("FlakyCached", "Cached", on_failure=FailurePolicy.CACHE)
         flaky("FlakyCachedSome", "CachedSome", error="$.error", on_failure=FailurePolicy.CACHE, cache_errors=["Declined"])
         self._composed(table)
+        self._hosts(table)
         self._sized_results(table)
         self._resumable(table)
+
+    def _hosts(self, table: IdempotencyTable) -> None:
+        """Issue 11 (B15): guards in a JSONata state machine (whole workflow, in a Map and in a
+        Parallel), a JSONata chain in a JSONPath state machine, and a JSONata key."""
+        echo = "{% {'echo': $states.input, 'done': true} %}"
+        IdempotentStateMachine(
+            self, "JsonataKey", table=table, definition=sfn.Pass(self, "JsonataKeyWork"),
+            key=IdempotencyKey.from_jsonata("[$states.input.order.id, $states.input.region]"), **FAST,
+        )
+        # B1: numbers JSONata's $string cannot write exactly (17 digits, 16-digit integers).
+        IdempotentStateMachine(
+            self, "ExactNumbers", table=table, key=IdempotencyKey.from_paths("$.id"), **FAST,
+            definition=sfn.Pass(
+                self, "ExactNumbersWork",
+                parameters={"id.$": "$.id", "sum": 0.30000000000000004, "snowflake": 1234567890123456, "tiny": 5e-324},
+            ),
+        )
+        IdempotentStateMachine(
+            self, "JsonataChain", table=table, definition=sfn.Pass.jsonata(self, "JsonataChainWork", outputs=echo),
+            key=IdempotencyKey.from_paths("$.id"), **FAST,
+        )
+        per_item = sfn.Map.jsonata(
+            self, "HostEachItem", items=sfn.ProvideItems.jsonata("{% $states.input.items %}"),
+            outputs="{% $merge([$states.input, {'items_done': $states.result}]) %}",
+        ).item_processor(
+            IdempotencyGuard(
+                self, "HostItemOnce", table=table, key=IdempotencyKey.from_jsonata("$states.input.sku"),
+                body=sfn.Pass.jsonata(self, "HostItemWork", outputs="{% {'item': $states.input, 'handled': true} %}"),
+            )
+        )
+        in_parallel = sfn.Parallel.jsonata(
+            self, "HostFork", outputs="{% $merge([$states.input, {'fork': $states.result}]) %}",
+        ).branch(
+            IdempotencyGuard(
+                self, "HostLeftOnce", table=table, key=IdempotencyKey.from_paths("$.id"),
+                body=sfn.Pass.jsonata(self, "HostLeftWork", outputs="{% 'left' %}"),
+            )
+        ).branch(sfn.Pass.jsonata(self, "HostRightWork", outputs="{% 'right' %}"))
+        IdempotentStateMachine(
+            self, "JsonataHost", table=table, query_language=sfn.QueryLanguage.JSONATA,
+            definition=per_item.next(in_parallel).next(sfn.Pass.jsonata(self, "HostWork", outputs=echo)),
+            key=IdempotencyKey.from_paths("$.id"), **FAST,
+        )
 
     def _resumable(self, table: IdempotencyTable) -> None:
         """Issue 4: a workflow of three guarded steps A, B, C (plain state machines, per-step

@@ -1,4 +1,4 @@
-"""idempotent_constructs/guard.py: the generated states of IdempotencyGuard."""
+"""idempotent_constructs/guard: the generated states of IdempotencyGuard."""
 
 from __future__ import annotations
 
@@ -28,36 +28,36 @@ def guarded(**options):
     return only_definition(template(build))
 
 
-def test_by_default_the_guard_computes_the_key_acquires_runs_the_body_and_completes():
+def test_by_default_the_guard_acquires_the_key_natively_runs_the_body_and_completes():
     definition = guarded()
     states = definition["States"]
-    assert definition["StartAt"] == "ChargeOnce.ComputeKey"
+    assert definition["StartAt"] == "ChargeOnce.Acquire"
     assert all(name.startswith("ChargeOnce.") for name in states if name != "Charge")
-    payload = states["ChargeOnce.ComputeKey"]["Parameters"]
-    assert payload["namespace"] == "Test/ChargeOnce"
-    assert (payload["kind"], payload["lease_seconds"], payload["expires_after_seconds"]) == ("whole_input", 900, 86400)
-    assert payload["input.$"] == "$"
-    assert states["ChargeOnce.Acquire"]["Next"] == "ChargeOnce.Body"
+    acquire = states["ChargeOnce.Acquire"]
+    assert (acquire["QueryLanguage"], acquire["Output"], acquire["Next"]) == ("JSONata", "{% $states.input %}", "ChargeOnce.Body")
+    assert "'Test/ChargeOnce#' & $digest(" in acquire["Arguments"]  # the namespace prefixes the id
+    assert "$now + 900000" in acquire["Arguments"] and "+ 86400" in next(iter(acquire["Assign"].values()))
     body = states["ChargeOnce.Body"]
-    assert (body["Type"], body["InputPath"], body["ResultPath"]) == ("Parallel", "$.value", "$.value")
-    assert body["Branches"][0]["StartAt"] == "Charge"
-    assert states["ChargeOnce.Complete"]["OutputPath"] == "$.value[0]"
-    assert states["ChargeOnce.Replay"]["OutputPath"] == "$.value"
+    assert body["Type"] == "Parallel" and body["Branches"][0]["StartAt"] == "Charge"
+    assert not {"QueryLanguage", "InputPath", "ResultPath", "Output", "Arguments"} & set(body)  # fits either language
+    assert states["ChargeOnce.Complete"]["Output"] == "{% $states.input[0] %}"
+    assert states["ChargeOnce.Replay"]["Output"].startswith("{% $parse(")
     assert "ChargeOnce.Release" in states and "ChargeOnce.RecordFailure" not in states
+    assert not any(state.get("Resource", "").startswith("arn:aws:states:::lambda") for state in states.values())
+
+
+def condition_of(state):
+    """The ConditionExpression of a generated DynamoDB request (built by one JSONata expression)."""
+    return state["Arguments"].split("'ConditionExpression': '")[1].split("'")[0]
 
 
 def test_every_write_after_acquire_is_fenced_on_the_owner():
     states = guarded(on_failure=FailurePolicy.CACHE)["States"]
     for name in ("Complete", "RecordFailure"):
-        assert states[f"ChargeOnce.{name}"]["Parameters"]["ConditionExpression"] == (
-            "attribute_not_exists(#id) OR #owner = :owner"
-        )
+        assert condition_of(states[f"ChargeOnce.{name}"]) == "attribute_not_exists(#id) OR #owner = :owner"
         assert states[f"ChargeOnce.{name}"]["Catch"][0]["ErrorEquals"] == ["DynamoDB.ConditionalCheckFailedException"]
-    assert states["ChargeOnce.Takeover"]["Parameters"]["ConditionExpression"] == (
-        "#owner = :previous AND #status = :previous_status"
-    )
-    release = guarded()["States"]["ChargeOnce.Release"]
-    assert release["Parameters"]["ConditionExpression"] == "#owner = :owner"
+    assert condition_of(states["ChargeOnce.Takeover"]) == "#owner = :previous AND #status = :previous_status"
+    assert condition_of(guarded()["States"]["ChargeOnce.Release"]) == "#owner = :owner"
 
 
 def test_transient_dynamodb_and_lambda_errors_are_retried_with_backoff():
@@ -68,8 +68,9 @@ def test_transient_dynamodb_and_lambda_errors_are_retried_with_backoff():
         assert "DynamoDB.ThrottlingException" in retry["ErrorEquals"]
         assert "DynamoDB.ConditionalCheckFailedException" not in retry["ErrorEquals"]
         assert retry["BackoffRate"] == 2
-    lambda_errors = {e for r in states["ChargeOnce.ComputeKey"]["Retry"] for e in r["ErrorEquals"]}
-    assert {"Lambda.ServiceException", "Lambda.TooManyRequestsException"} <= lambda_errors
+    for name in ("StoreResult", "Restore"):
+        lambda_errors = {e for r in states[f"ChargeOnce.{name}"]["Retry"] for e in r["ErrorEquals"]}
+        assert {"Lambda.ServiceException", "Lambda.TooManyRequestsException"} <= lambda_errors
 
 
 def test_waiting_polls_with_backoff_bounded_by_max_wait():
@@ -111,20 +112,16 @@ def test_with_the_fail_policy_there_is_no_poll_loop():
 def test_with_the_cache_policy_failures_are_recorded_and_replayed():
     states = guarded(on_failure=FailurePolicy.CACHE)["States"]
     assert "ChargeOnce.Release" not in states
-    assert states["ChargeOnce.Body"]["Catch"][0]["Next"] == "ChargeOnce.Caught"
-    assert states["ChargeOnce.Caught"]["Default"] == "ChargeOnce.RecordFailure"
-    assert states["ChargeOnce.ReplayFailure"] == {
-        "Type": "Fail",
-        "ErrorPath": "$.record.Item.error.S",
-        "CausePath": "$.record.Item.cause.S",
-    }
+    assert states["ChargeOnce.Body"]["Catch"][0]["Next"] == "ChargeOnce.RecordFailure"
+    replay = states["ChargeOnce.ReplayFailure"]
+    assert replay["Type"] == "Fail" and replay["Error"].endswith(".record.error.S %}")
 
 
 def test_with_cache_errors_only_the_listed_errors_are_remembered_and_others_release_the_key():
     states = guarded(on_failure=FailurePolicy.CACHE, cache_errors=["CardDeclined", "Idempotency.BodyFailed"])["States"]
     choice = states["ChargeOnce.CacheOrRelease"]
     assert choice["Default"] == "ChargeOnce.Release"
-    assert {rule["StringEquals"] for rule in choice["Choices"][0]["Or"]} == {"CardDeclined", "Idempotency.BodyFailed"}
+    assert choice["Choices"][0]["Condition"].endswith(".Error in ['CardDeclined', 'Idempotency.BodyFailed'] %}")
     assert choice["Choices"][0]["Next"] == "ChargeOnce.RecordFailure"
 
 
@@ -141,29 +138,40 @@ def test_fails_when_cache_errors_do_not_fit_the_failure_policy(options, message)
         guarded(**options)
 
 
-def test_key_namespace_retention_and_lease_reach_the_key_function():
-    payload = guarded(
+def test_key_namespace_retention_and_lease_reach_the_acquire():
+    acquire = guarded(
         key=IdempotencyKey.from_paths("$.order.id"),
         namespace="orders-v2",
         expires_after=Duration.days(7),
         lease=Duration.minutes(2),
-    )["States"]["ChargeOnce.ComputeKey"]["Parameters"]
-    assert payload["kind"] == "paths" and payload["expression"] == ["$.order.id"]
-    assert (payload["namespace"], payload["expires_after_seconds"], payload["lease_seconds"]) == ("orders-v2", 604800, 120)
+    )["States"]["ChargeOnce.Acquire"]
+    assert "$lookup($o, 'order')" in acquire["Arguments"] and "'orders-v2#' & $digest(" in acquire["Arguments"]
+    assert "$now + 120000" in acquire["Arguments"] and "+ 604800" in next(iter(acquire["Assign"].values()))
+
+
+def test_only_a_jmespath_key_calls_the_key_function_before_the_acquire():
+    states = guarded(key=IdempotencyKey.from_jmespath("order.id"))["States"]
+    payload = states["ChargeOnce.ComputeKey"]["Arguments"]
+    assert (payload["kind"], payload["expression"], payload["input"]) == ("jmespath", "order.id", "{% $states.input %}")
+    assert states["ChargeOnce.ComputeKey"]["Next"] == "ChargeOnce.Acquire"
+    assert states["ChargeOnce.ComputeKey"]["Catch"][0] == {"ErrorEquals": ["Idempotency.KeyMissing"], "Next": "ChargeOnce.KeyMissing"}
+
+
+def test_a_key_the_acquire_cannot_compute_fails_with_key_missing():
+    states = guarded()["States"]
+    (missing,) = [c for c in states["ChargeOnce.Acquire"]["Catch"] if c["ErrorEquals"] == ["States.QueryEvaluationError"]]
+    assert missing["Next"] == "ChargeOnce.KeyMissing" and states["ChargeOnce.KeyMissing"]["Error"] == "Idempotency.KeyMissing"
 
 
 def test_step_functions_own_errors_are_renamed_because_no_fail_state_may_raise_them():
-    states = guarded()["States"]
-    (rule,) = states["ChargeOnce.Caught"]["Choices"]
-    assert (rule["Variable"], rule["StringMatches"], rule["Next"]) == ("$.error.Error", "States.*", "ChargeOnce.NameStepError")
-    renamed = states["ChargeOnce.NameStepError"]["Parameters"]["error"]
-    assert renamed == {"Error": "Idempotency.BodyFailed", "Cause.$": "States.JsonToString($.error)"}
+    release = guarded()["States"]["ChargeOnce.Release"]
+    assert "$substring($e.Error, 0, 7) = 'States.' ? {'Error': 'Idempotency.BodyFailed', 'Cause': $string($e)}" in release["Output"]
 
 
 def test_without_an_owner_state_machine_a_lapsed_lease_is_taken_over_without_asking():
     states = guarded()["States"]
     assert "ChargeOnce.OwnerCheck" not in states
-    assert states["ChargeOnce.Route"]["Default"] == "ChargeOnce.RenewForTakeover"
+    assert states["ChargeOnce.Route"]["Default"] == "ChargeOnce.Takeover"
 
 
 def test_with_an_owner_state_machine_a_lapsed_lease_is_checked_with_describe_execution_on_its_executions_only():
@@ -178,10 +186,8 @@ def test_with_an_owner_state_machine_a_lapsed_lease_is_checked_with_describe_exe
     states = only_definition(tpl)["States"]
     check = states["ChargeOnce.OwnerCheck"]
     assert check["Resource"].endswith(":states:::aws-sdk:sfn:describeExecution")
-    assert check["Parameters"] == {
-        "ExecutionArn.$": "States.ArrayGetItem(States.StringSplit($.record.Item.owner.S, '#'), 0)",
-        "IncludedData": "METADATA_ONLY",  # never the holder's input, however large
-    }
+    assert check["Arguments"]["ExecutionArn"].startswith("{% $substringBefore($idempotency_")
+    assert check["Arguments"]["IncludedData"] == "METADATA_ONLY"  # never the holder's input, however large
     assert "ChargeOnce.PollOwner" in states["ChargeOnce.Await"]["Branches"][0]["States"]
     statements = [
         st for p in resources(tpl, "AWS::IAM::Policy").values() for st in p["Properties"]["PolicyDocument"]["Statement"]
@@ -192,7 +198,7 @@ def test_with_an_owner_state_machine_a_lapsed_lease_is_checked_with_describe_exe
 
 
 def test_a_state_name_prefix_replaces_the_construct_id():
-    assert "pay/ComputeKey" in guarded(state_name_prefix="pay/")["States"]
+    assert "pay/Acquire" in guarded(state_name_prefix="pay/")["States"]
 
 
 def test_fails_when_the_prefix_makes_the_longest_state_name_longer_than_80_characters():
@@ -231,14 +237,27 @@ def test_dynamodb_errors_without_a_name_of_their_own_are_not_retried_as_transien
     assert "DynamoDB.AmazonDynamoDBException" not in retried
 
 
-def test_every_guard_of_a_stack_shares_one_key_function():
+def test_every_guard_of_a_stack_shares_one_result_function_and_one_key_function():
+    def build(s):
+        table = IdempotencyTable(s, "Table")
+        key = IdempotencyKey.from_jmespath("id")
+        chain = sfn.Chain.start(IdempotencyGuard(s, "A", table=table, body=sfn.Pass(s, "PA"), key=key))
+        chain = chain.next(IdempotencyGuard(s, "B", table=table, body=sfn.Pass(s, "PB"), key=key))
+        sfn.StateMachine(s, "Machine", definition_body=sfn.DefinitionBody.from_chainable(chain))
+
+    assert len(resources(template(build), "AWS::Lambda::Function")) == 2
+
+
+def test_guards_side_by_side_keep_their_facts_in_variables_of_their_own():
     def build(s):
         table = IdempotencyTable(s, "Table")
         chain = sfn.Chain.start(IdempotencyGuard(s, "A", table=table, body=sfn.Pass(s, "PA")))
         chain = chain.next(IdempotencyGuard(s, "B", table=table, body=sfn.Pass(s, "PB")))
         sfn.StateMachine(s, "Machine", definition_body=sfn.DefinitionBody.from_chainable(chain))
 
-    assert len(resources(template(build), "AWS::Lambda::Function")) == 1
+    states = only_definition(template(build))["States"]
+    (first,), (second,) = states["A.Acquire"]["Assign"], states["B.Acquire"]["Assign"]
+    assert first != second and first.startswith("idempotency_") and second.startswith("idempotency_")
 
 
 def test_fails_when_two_guards_would_share_state_names():
@@ -246,5 +265,5 @@ def test_fails_when_two_guards_would_share_state_names():
     table = IdempotencyTable(target, "Table")
     first = IdempotencyGuard(target, "Same", table=table, body=sfn.Pass(target, "P1"))
     second = IdempotencyGuard(target, "Other", table=table, body=sfn.Pass(target, "P2"), state_name_prefix="Same.")
-    with pytest.raises(Exception, match="Same.ComputeKey"):
+    with pytest.raises(Exception, match="Same.Acquire"):
         sfn.StateMachine(target, "Machine", definition_body=sfn.DefinitionBody.from_chainable(first.next(second)))

@@ -21,7 +21,7 @@ def test_the_wheel_contains_the_lambda_code_and_py_typed(tmp_path):
         "idempotent_constructs/__init__.py",
         "idempotent_constructs/py.typed",
         "idempotent_constructs/testing/__init__.py",
-        "idempotent_constructs/testing/jsonata.py",
+        "idempotent_constructs/jsonata_engine.py",
         "idempotent_constructs/jsonata_key.py",
         "idempotent_constructs/lambda_src/compute_key.py",
         "idempotent_constructs/lambda_src/canonical.py",

@@ -31,11 +31,11 @@ def test_by_default_it_is_a_standard_state_machine_that_logs_everything_but_payl
             "LoggingConfiguration": {"Level": "ALL", "IncludeExecutionData": False, "Destinations": Match.any_value()},
         },
     )
-    assert only_definition(tpl)["StartAt"] == "Idempotency.ComputeKey"
-    assert only_definition(tpl)["States"]["Idempotency.ComputeKey"]["Parameters"]["namespace"] == "Test/Orders"
+    assert only_definition(tpl)["StartAt"] == "Idempotency.Acquire"
+    assert "'Test/Orders#' & $digest(" in only_definition(tpl)["States"]["Idempotency.Acquire"]["Arguments"]
 
 
-def test_the_role_may_do_exactly_the_record_operations_on_the_table_and_invoke_the_key_function():
+def test_the_role_may_do_exactly_the_record_operations_on_the_table_and_invoke_the_result_function():
     tpl = workflow()
     (table_id,) = resources(tpl, "AWS::DynamoDB::Table")
     (version_id,) = resources(tpl, "AWS::Lambda::Version")
@@ -44,7 +44,7 @@ def test_the_role_may_do_exactly_the_record_operations_on_the_table_and_invoke_t
     )
     statements = policy["Properties"]["PolicyDocument"]["Statement"]
     dynamodb = {a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"]) if a.startswith("dynamodb:")}
-    assert dynamodb == {"dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}
+    assert dynamodb == {"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}
     for statement in statements:
         action = statement["Action"]
         if str(action).startswith("dynamodb:") or "dynamodb:" in str(action):
@@ -57,7 +57,7 @@ def test_the_role_may_do_exactly_the_record_operations_on_the_table_and_invoke_t
 def test_express_workflows_default_the_lease_to_the_five_minutes_an_express_execution_may_run():
     tpl = workflow(state_machine_type=sfn.StateMachineType.EXPRESS)
     tpl.has_resource_properties("AWS::StepFunctions::StateMachine", {"StateMachineType": "EXPRESS"})
-    assert only_definition(tpl)["States"]["Idempotency.ComputeKey"]["Parameters"]["lease_seconds"] == 300
+    assert "$now + 300000" in only_definition(tpl)["States"]["Idempotency.Acquire"]["Arguments"]
 
 
 def test_name_timeout_logs_and_tracing_pass_through():
@@ -154,9 +154,9 @@ def test_a_workflow_may_touch_only_its_own_namespaces_items_as_its_synthesized_p
         if path.startswith(("AStateMachineRole", "BStateMachineRole"))
     }
     statements_of_a = next(statements for path, statements in policies.items() if path.startswith("A"))
-    for action in ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"):
+    for action in ("dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"):
         assert allows(statements_of_a, action, table_arn, "orders/A#0f3a")
         assert not allows(statements_of_a, action, table_arn, "orders/B#0f3a")
         assert not allows(statements_of_a, action, table_arn, "orders/AB#0f3a")
-    for action in ("dynamodb:Scan", "dynamodb:Query", "dynamodb:BatchWriteItem", "dynamodb:DeleteTable"):
+    for action in ("dynamodb:PutItem", "dynamodb:Scan", "dynamodb:Query", "dynamodb:BatchWriteItem", "dynamodb:DeleteTable"):
         assert not allows(statements_of_a, action, table_arn, "orders/A#0f3a")

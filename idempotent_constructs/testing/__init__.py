@@ -41,7 +41,8 @@ import boto3
 from moto import mock_aws
 
 from ..lambda_src import schema
-from . import describe_execution, jsonata, task_parameters
+from .. import jsonata_engine as jsonata
+from . import describe_execution, parser_scopes, task_parameters
 from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEventException
 
 ACCOUNT = "123456789012"
@@ -465,6 +466,7 @@ class _Patches:
         jsonata.install(self._set)
         task_parameters.install(self._set)
         describe_execution.install(self._set)
+        parser_scopes.install(self._set)
 
     def remove(self) -> None:
         while self._undo:

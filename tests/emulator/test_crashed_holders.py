@@ -29,6 +29,23 @@ def test_a_standard_holder_still_running_past_its_lease_is_never_taken_over(beha
     assert len(duplicate.history) <= 40 + polls * EVENTS_PER_POLL
 
 
+def test_a_waiter_past_the_lease_of_a_holder_with_a_large_escaped_input_waits_and_replays(behaviour, unique):
+    """B16: 67,000 quotes are 132 KiB once JSON escapes them twice (the holder's input in a
+    DescribeExecution response; its echoed result in a native write): neither may fail the waiter
+    with States.DataLimitExceeded, and the result is kept without an oversized task."""
+    payload = {"id": unique, "quotes": '"' * 67_000}
+    holder = behaviour.start("ShortLease", payload, name=f"{unique}-holder")
+    behaviour.wait_for_state(holder, "ShortLeaseSlow")
+    time.sleep(2.5)  # past the 2 s lease: the waiter asks whether the holder still runs
+    waiter = behaviour.run("ShortLease", payload)
+    held = behaviour.wait(holder)
+    assert held.status == "SUCCEEDED", (held.error, held.cause)
+    assert waiter.status == "SUCCEEDED", (waiter.error, waiter.cause)
+    assert waiter.output == held.output == {"echo": payload, "done": True}
+    assert "Idempotency.PollOwner" in waiter.entered_states() and "ShortLeaseWork" not in waiter.entered_states()
+    assert "Idempotency.StoreResult" in held.entered_states()  # too large to write natively
+
+
 def test_without_the_release_event_an_aborted_standard_holder_is_taken_over_once_its_lease_lapses(
     behaviour, emulator, unique
 ):

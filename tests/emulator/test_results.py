@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -41,22 +42,38 @@ def test_large_results_of_1_24_100_and_250_kib_round_trip_exactly_on_replay(beha
     assert "LargeResultsMake" not in replay.entered_states()
 
 
-@pytest.mark.parametrize("kib", [1, 100])
-def test_inline_results_of_1_and_100_kib_round_trip_exactly_on_replay(behaviour, unique, kib):
+def test_an_inline_result_of_1_kib_is_completed_and_replayed_natively_without_a_lambda_call(behaviour, unique):
+    payload = {"id": unique, "kib": 1}
+    first, replay = run_twice(behaviour, "InlineResults", payload)
+    assert first.output == replay.output == sized.handler(payload)
+    assert replay.entered_states()[-1] == "Idempotency.Replay" and "Idempotency.StoreResult" not in first.entered_states()
+    assert (first.lambda_invocations(), replay.lambda_invocations()) == (1, 0)  # the body only
+
+
+@pytest.mark.parametrize("kib", [100, 222])
+def test_inline_results_of_100_and_222_kib_are_kept_compressed_in_the_record_and_round_trip_exactly(behaviour, unique, kib):
     payload = {"id": unique, "kib": kib}
     first, replay = run_twice(behaviour, "InlineResults", payload)
     assert first.output == replay.output == sized.handler(payload)
-    assert replay.entered_states()[-1] == "Idempotency.Replay"
-    assert first.lambda_invocations() == 2  # the key function and the body, no result function
+    assert "Idempotency.StoreResult" in first.entered_states() and replay.entered_states()[-1] == "Idempotency.Restore"
+    assert set(stored_record(behaviour, first)) & STORAGE_ATTRIBUTES == {schema.DATA_GZIP}
+
+
+def test_a_result_json_cannot_write_exactly_is_stored_by_the_result_function_and_replays_byte_for_byte(behaviour, unique):
+    first, replay = run_twice(behaviour, "ExactNumbers", {"id": unique})
+    expected = {"id": unique, "sum": 0.30000000000000004, "snowflake": 1234567890123456, "tiny": 5e-324}
+    assert json.dumps(first.output) == json.dumps(replay.output) == json.dumps(expected)
+    assert "Idempotency.StoreResult" in first.entered_states() and replay.entered_states()[-1] == "Idempotency.Replay"
 
 
 def test_completing_with_a_200_kib_result_costs_at_most_a_quarter_of_the_write_units_of_storing_it_raw(behaviour, unique):
     payload = {"id": unique, "kib": 222}  # 200 KiB of compact JSON (222 KiB as the Lambda sends it)
-    raw = stored_record(behaviour, behaviour.run("InlineResults", payload))
-    large = stored_record(behaviour, behaviour.run("LargeResults", payload))
-    assert len(raw[schema.DATA]["S"]) >= 200 * 1024
-    print(f"\n200 KiB result: completing writes {write_units(raw)} WRU inline, {write_units(large)} WRU as a large result")
-    assert write_units(large) * 4 <= write_units(raw)
+    raw_bytes = len(json.dumps(sized.handler(payload), separators=(",", ":")).encode())
+    assert raw_bytes >= 200 * 1024
+    for workflow in ("InlineResults", "LargeResults"):
+        stored = write_units(stored_record(behaviour, behaviour.run(workflow, payload)))
+        print(f"\n200 KiB result: {workflow} completes with {stored} WRU; raw JSON in the record would take {-(-raw_bytes // 1024)}")
+        assert stored * 4 <= -(-raw_bytes // 1024)
 
 
 @pytest.mark.parametrize("workflow", ["LargeResults", "InlineResults"])

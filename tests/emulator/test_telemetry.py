@@ -1,5 +1,5 @@
-"""Emulator end-to-end: the shared functions log JSON lines labelled with the record, never a payload,
-and count missing keys as a metric (issue 5)."""
+"""Emulator end-to-end: the shared functions log JSON lines labelled with the record, never a payload;
+missing keys end in a state the workflow's metric counts (issue 5)."""
 
 from __future__ import annotations
 
@@ -26,14 +26,21 @@ def test_no_payload_value_reaches_a_log_line_while_keys_and_large_results_are_ha
     assert secret not in output and unique not in output
     lines = json_lines(function_log(behaviour.emulator))
     namespace, _, key_hash = next(iter(behaviour.records_of(first, "Idempotency"))).rpartition("#")
-    computed = [line for line in lines if line.get("message") == "key computed" and line.get("idempotency_key_hash") == key_hash]
-    assert len(computed) == 2 and {line["idempotency_namespace"] for line in computed} == {namespace}
-    assert any(line.get("message") == "result stored" and line["idempotency_key_hash"] == key_hash for line in lines)
+    stored = [line for line in lines if line.get("message") == "result stored" and line.get("idempotency_key_hash") == key_hash]
+    assert len(stored) == 1 and stored[0]["idempotency_namespace"] == namespace
 
 
-def test_a_missing_key_is_counted_in_the_workflows_metric_namespace(behaviour):
-    failed = behaviour.run("Flaky", {"other": "no order here"})
-    assert failed.error == schema.KEY_MISSING
-    metrics = [line for line in json_lines(function_log(behaviour.emulator)) if "_aws" in line]
-    namespaces = {m["_aws"]["CloudWatchMetrics"][0]["Namespace"] for m in metrics if m.get(schema.KEY_MISSING_METRIC) == [1.0]}
-    assert schema.metrics_namespace("Behaviour/Flaky") in namespaces
+def test_the_key_function_logs_the_key_it_computed_for_a_jmespath_key_and_never_the_payload(behaviour, unique):
+    secret = f"card-4111-{unique}"
+    first = behaviour.run("Flaky", {"order": {"id": secret}})
+    namespace, _, key_hash = next(iter(behaviour.records_of(first, "Idempotency"))).rpartition("#")
+    assert secret not in "\n".join(function_log(behaviour.emulator))
+    computed = [line for line in json_lines(function_log(behaviour.emulator)) if line.get("idempotency_key_hash") == key_hash]
+    assert [(line["message"], line["idempotency_namespace"]) for line in computed] == [("key computed", namespace)]
+
+
+def test_a_missing_key_ends_in_the_key_missing_state_the_workflows_metric_counts(behaviour):
+    for workflow, payload in (("Flaky", {"other": "no order here"}), ("Slow", {"other": "no id here"})):
+        failed = behaviour.run(workflow, payload)
+        assert failed.error == schema.KEY_MISSING
+        assert failed.entered_states()[-1] == "Idempotency.KeyMissing"  # counted by metric_key_missing()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from idempotent_constructs.lambda_src import schema
 from idempotent_constructs.testing import Deployment, Execution
 
@@ -23,8 +25,9 @@ def test_the_body_gets_exactly_the_input_and_every_run_returns_its_output_byte_f
     replay = behaviour.run("Echo", payload)
     assert first.status == replay.status == "SUCCEEDED"
     assert ran_body(first, "Identity") and not ran_body(replay, "Identity")
-    # The identity body returns its input: what it received is what the caller sent.
-    assert json.dumps(first.output) == json.dumps(payload)
+    # The identity body returns its input: what it received is what the caller sent, as JSONata reads
+    # JSON (the guard's states are JSONata, in a JSONPath state machine too): 1.0 is the number 1.
+    assert json.dumps(first.output) == json.dumps({**payload, "n": 1})
     assert json.dumps(replay.output) == json.dumps(first.output)
 
 
@@ -149,9 +152,26 @@ def wrapper_states(execution: Execution) -> list[str]:
     return [state for state in execution.entered_states() if state.startswith("Idempotency.")]
 
 
-def test_a_first_run_costs_four_states_and_one_lambda_call_and_a_replay_five_and_one(behaviour, unique):
-    first = behaviour.run("Echo", {"id": unique})
-    replay = behaviour.run("Echo", {"id": unique})
+@pytest.mark.parametrize(
+    ("workflow", "payload"),
+    [
+        ("Echo", {}),  # whole_input()
+        ("ByFieldA", {"a": "x"}),  # from_paths("$.a")
+        ("JsonataKey", {"order": {"id": 1}, "region": "eu"}),  # from_jsonata(...)
+    ],
+)
+def test_a_first_run_costs_three_states_and_a_replay_four_and_neither_calls_a_lambda(behaviour, unique, workflow, payload):
+    payload = {**payload, "nonce": unique}
+    first = behaviour.run(workflow, payload)
+    replay = behaviour.run(workflow, payload)
+    assert wrapper_states(first) == [f"Idempotency.{s}" for s in ("Acquire", "Body", "Complete")]
+    assert wrapper_states(replay) == [f"Idempotency.{s}" for s in ("Acquire", "Inspect", "Route", "Replay")]
+    assert first.lambda_invocations() == replay.lambda_invocations() == 0
+
+
+def test_a_jmespath_key_adds_the_key_function_to_each_path(behaviour, unique):
+    first = behaviour.run("Flaky", {"order": {"id": unique}})
+    replay = behaviour.run("Flaky", {"order": {"id": unique}})
     assert wrapper_states(first) == [f"Idempotency.{s}" for s in ("ComputeKey", "Acquire", "Body", "Complete")]
     assert wrapper_states(replay) == [f"Idempotency.{s}" for s in ("ComputeKey", "Acquire", "Inspect", "Route", "Replay")]
     assert first.lambda_invocations() == replay.lambda_invocations() == 1

@@ -14,10 +14,14 @@ OTHER = "arn:aws:states:us-east-1:123456789012:execution:Orders:run-2"
 
 
 def scheduled_put(table: str, record_id: str, owner: str) -> dict:
-    parameters = {"TableName": table, "Item": {"id": {"S": record_id}, "owner": {"S": owner}, "status": {"S": "INPROGRESS"}}}
+    """The scheduled event of an Acquire as the guard builds it."""
+    parameters = {
+        "TableName": table, "Key": {"id": {"S": record_id}}, "UpdateExpression": "SET #status = :status, #owner = :owner",
+        "ExpressionAttributeValues": {":status": {"S": "INPROGRESS"}, ":owner": {"S": owner}},
+    }
     return {
         "type": "TaskScheduled",
-        "taskScheduledEventDetails": {"resourceType": "dynamodb", "resource": "putItem", "parameters": json.dumps(parameters)},
+        "taskScheduledEventDetails": {"resourceType": "dynamodb", "resource": "updateItem", "parameters": json.dumps(parameters)},
     }
 
 

@@ -15,8 +15,6 @@ META = {
     "owner": OWNER,
     "validation": "v",
     "expiration": "1900000000",
-    "lease_expiration": "1800000000000",
-    "deadline": "2027-01-15T08:00:00Z",
 }
 
 
@@ -30,9 +28,13 @@ def aws(table):
     results._clients.clear()
 
 
-def store(result, threshold: int = 1024, bucket: str | None = "results", meta: dict = META) -> dict:
-    results.handler({"action": "store", "table": "records", "bucket": bucket, "inline_threshold": threshold,
-                     "result": result, "idempotency": meta})
+def store(result, threshold: int = 1024, bucket: str | None = "results", meta: dict = META, record_limit: int | None = None) -> dict:
+    event = {"action": "store", "table": "records", "inline_threshold": threshold, "result": result, "idempotency": meta}
+    if bucket is not None:
+        event["bucket"] = bucket
+    if record_limit is not None:
+        event["record_limit"] = record_limit
+    results.handler(event)
     return boto3.client("dynamodb").get_item(TableName="records", Key={"id": {"S": meta["id"]}})["Item"]
 
 
@@ -70,7 +72,7 @@ def test_a_result_still_too_large_compressed_goes_to_s3_under_its_namespace_hash
 def test_the_record_is_completed_with_every_attribute_the_state_machine_reads(aws):
     item = store(SMALL)
     assert item[schema.STATUS]["S"] == schema.COMPLETED
-    assert (item[schema.EXPIRATION]["N"], item[schema.IN_PROGRESS_DEADLINE]["S"]) == ("1900000000", META["deadline"])
+    assert item[schema.EXPIRATION]["N"] == "1900000000"
     assert (item[schema.OWNER]["S"], item[schema.VALIDATION]["S"]) == (OWNER, "v")
 
 
@@ -94,9 +96,21 @@ def test_a_record_released_meanwhile_is_recreated_so_a_redriven_run_keeps_its_re
     assert restored(store(SMALL)) == SMALL
 
 
-def test_without_a_bucket_a_result_that_needs_one_fails_clearly(aws):
-    with pytest.raises(ValueError, match="no bucket is configured"):
+def test_without_a_bucket_a_result_that_needs_one_fails_as_result_too_large(aws):
+    with pytest.raises(results.ResultTooLarge, match="ResultStorage.large") as raised:
         store(NOISY, bucket=None)
+    assert type(raised.value).__name__ == schema.RESULT_TOO_LARGE
+
+
+def test_inline_storage_keeps_a_compressed_result_in_the_record_up_to_its_record_limit(aws):
+    item = store(NOISY, bucket=None, record_limit=schema.RECORD_GZIP_LIMIT)
+    assert schema.DATA_GZIP in item and restored(item) == NOISY
+
+
+def test_a_result_whose_escaped_json_would_be_too_large_to_read_back_is_compressed(aws):
+    controls = {"text": "\u0001" * 20_000}  # 20 kB of JSON, 120 kB once escaped again
+    item = store(controls, threshold=64 * 1024, bucket=None, record_limit=schema.RECORD_GZIP_LIMIT)
+    assert schema.DATA not in item and restored(item) == controls
 
 
 def test_numbers_keep_their_exact_values_through_a_round_trip():

@@ -1,4 +1,4 @@
-"""Gap: moto parses JSONata states but cannot evaluate them.
+"""JSONata evaluated as jsonata-js 2.0.6 (the JSONata Step Functions runs) evaluates it, and the emulator gap it closes.
 
 moto 5.2.5 parses JSONata states, binds ``$states``, variables and ``Assign``, but its one evaluator
 hook (``moto.stepfunctions.parser.asl.jsonata.jsonata._eval_jsonata``) is left unset, and it would

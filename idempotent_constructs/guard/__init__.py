@@ -1,0 +1,173 @@
+"""``IdempotencyGuard``: the states that make any chain idempotent (DESIGN section 6).
+
+Shape of the generated states (names carry the guard's prefix; all JSONata)::
+
+    [ComputeKey] -> Acquire ---------------------------------------------> Body -> Complete -> (next)
+                      | key missing: KeyMissing                            |        '-> StoreResult -> (next)
+                      | taken                                              | fails
+                    Inspect -> Route -- gone --> Acquire                   [CacheOrRelease] -> Release | RecordFailure -> Failed
+                                |---- other payload --> PayloadMismatch
+                                |---- completed --> Replay | Restore -> (next)
+                                |---- failed (CACHE) --> ReplayFailure
+                                |---- held within its lease --> Backoff -> Await -> Route
+                                |---- held past its lease --> [OwnerCheck -> OwnerRunning] -> Await
+                                |                                           '-> Takeover
+                                '---- otherwise --> Takeover -> Body
+
+A first run is ``Acquire -> Body -> Complete``; a replay ``Acquire -> Inspect -> Route -> Replay``:
+the key, the payload digest, the owner token and the clock are computed in JSONata, with no Lambda
+call (a JMESPath key adds ``ComputeKey``). Modules: ``config`` (options), ``protocol`` (the shared
+names), ``records`` (the DynamoDB requests), ``tasks`` (the task kinds), and one per phase:
+``acquire``, ``route``, ``wait``, ``finish``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aws_cdk import Duration
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from ..functions import KeyFunction, ResultFunction, key_function, records_of, result_function, results_bucket
+from ..key import IdempotencyKey
+from ..lambda_src import schema
+from ..policies import FailurePolicy, InFlightPolicy, ResultStorage
+from ..table import IdempotencyTable
+from . import acquire, finish, route, wait
+from .config import DEFAULT_LEASE, EVENTS_PER_POLL, MAX_POLLS, GuardConfig, poll_schedule
+from .protocol import STATE_NAMES, TRANSIENT_DYNAMODB_ERRORS, Facts
+
+__all__ = [
+    "DEFAULT_LEASE", "EVENTS_PER_POLL", "MAX_POLLS", "STATE_NAMES", "TRANSIENT_DYNAMODB_ERRORS", "IdempotencyGuard", "poll_schedule",
+]
+
+
+class IdempotencyGuard(sfn.StateMachineFragment):
+    """Wraps any chain so that it runs once per idempotency key; usable wherever a chain is.
+
+    The chain receives exactly the input it would receive unwrapped, and the guard's output, on the
+    first run and on every replay, is the chain's own output. Several guards may live in one state
+    machine, inside Map and Parallel states too, whatever its query language (each generated state
+    declares JSONata); their state names carry the guard's prefix.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        table: IdempotencyTable | dynamodb.ITable,
+        body: sfn.IChainable,
+        key: IdempotencyKey | None = None,
+        namespace: str | None = None,
+        expires_after: Duration | None = None,
+        lease: Duration | None = None,
+        poll_interval: Duration | None = None,
+        max_wait: Duration | None = None,
+        on_in_flight: InFlightPolicy | None = None,
+        on_failure: FailurePolicy | None = None,
+        cache_errors: Sequence[str] | None = None,
+        state_name_prefix: str | None = None,
+        owner_state_machine_name: str | None = None,
+        result_storage: ResultStorage | None = None,
+    ) -> None:
+        """
+        :param table: where the records live.
+        :param body: the chain to protect.
+        :param key: how the key is derived. Default: ``IdempotencyKey.whole_input()``.
+        :param namespace: prefix of this guard's record ids. Default: the guard's construct path,
+            which is stable across deploys and differs between guards and stacks.
+        :param expires_after: how long a record is kept, counted from the end of the lease of the run
+            that wrote it; after that a duplicate runs the chain again. Default: 24 hours.
+        :param lease: how long a holder is trusted to finish before a duplicate may take the key over.
+            Default: 15 minutes.
+        :param poll_interval: first delay between polls of a duplicate that waits; delays double up to
+            30 seconds. Default: 1 second.
+        :param max_wait: how long a duplicate waits for the holder before failing with
+            ``Idempotency.InFlight``. Default: 5 minutes.
+        :param on_in_flight: ``WAIT`` or ``FAIL`` while another execution holds the key. Default: ``WAIT``.
+        :param on_failure: ``RELEASE`` or ``CACHE`` when the chain fails. Default: ``RELEASE``.
+        :param cache_errors: with ``CACHE``, the error names to remember; any other error releases the
+            key. Default: every error is remembered.
+        :param state_name_prefix: prefix of every generated state name. Default: ``"{construct_id}."``.
+        :param owner_state_machine_name: the name of the Standard state machine this guard runs in.
+            When given, a duplicate that finds a lapsed lease asks Step Functions whether the holder's
+            execution still runs (``states:DescribeExecution`` on that state machine's executions,
+            granted automatically) and never takes over a running holder. Default: none; a lapsed
+            lease is taken over. ``IdempotentStateMachine`` sets it for Standard workflows.
+        :param result_storage: how results are kept for replays. Default: ``ResultStorage.inline()``:
+            results the native write can keep exactly, up to 100 KiB of JSON, in the record with no
+            Lambda call; others through the stack's result function, compressed in the record (or
+            ``Idempotency.ResultTooLarge`` past 300 KB compressed). ``ResultStorage.large()`` adds S3.
+        """
+        super().__init__(scope, construct_id)
+        self.config = config = GuardConfig(
+            self, table=table, key=key, namespace=namespace, expires_after=expires_after, lease=lease,
+            poll_interval=poll_interval, max_wait=max_wait, on_in_flight=on_in_flight, on_failure=on_failure,
+            cache_errors=cache_errors, state_name_prefix=state_name_prefix,
+            owner_state_machine_name=owner_state_machine_name, result_storage=result_storage,
+        )
+        config.validate()
+        self.table, self.key, self.namespace, self.prefix = config.table, config.key, config.namespace, config.prefix
+        self.lease, self.expires_after, self.result_storage = config.lease, config.expires_after, config.result_storage
+        self.facts = Facts(self.node.addr)
+        self.key_function: KeyFunction | None = key_function(self) if config.key.kind == schema.KIND_JMESPATH else None
+        self.result_function: ResultFunction = result_function(self)
+        self.results_bucket: s3.IBucket | None = None
+        if config.result_storage.is_large:
+            if config.result_storage.bucket is None:
+                shared = results_bucket(self)
+                shared.retain(config.namespace, config.lease.plus(config.expires_after))
+                self.results_bucket = shared.bucket
+            else:
+                self.results_bucket = config.result_storage.bucket
+        self.result_function.serve(config.table, config.namespace, self.results_bucket)
+        self.replay_states: list[sfn.State] = []
+        self._build(body)
+
+    def state_name(self, state: str) -> str:
+        """The name of one of this guard's states in the definition, such as ``state_name("Replay")``."""
+        return self.config.name(state)
+
+    @property
+    def variable(self) -> str:
+        """The name of the workflow variable this guard keeps its facts in."""
+        return self.facts.name
+
+    def _build(self, body: sfn.IChainable) -> None:
+        on_failure, replay_failure = finish.failure(self)
+        inspect = route.inspect(self)
+        missing = acquire.key_missing(self)
+        start, taking = acquire.acquire(self, inspect, missing)
+        self._acquire = taking
+        takeover = acquire.takeover(self, inspect)
+        guarded = finish.body(self, body, on_failure)
+        complete, store = finish.complete(self, on_failure)
+        waiting, await_state = wait.wait_for_holder(self)
+        choice = route.route(self, acquire=taking, takeover=takeover, wait=waiting, replay_failure=replay_failure)
+        if await_state is not None:
+            await_state.next(choice)
+        inspect.next(choice)
+        taking.next(guarded)
+        takeover.next(guarded)
+        guarded.next(complete)
+        self._start_state = start
+        self._end_states = [complete, store, *self.replay_states]
+
+    @property
+    def start_state(self) -> sfn.State:
+        return self._start_state
+
+    @property
+    def end_states(self) -> list[sfn.INextable]:
+        return self._end_states
+
+    def records_in_its_graph(self) -> list[tuple[dynamodb.ITable, str]]:
+        """``(table, namespace)`` of the records an execution of the graph this guard is bound into
+        can hold: this guard's, and those of every guard in the graph's branches and item processors
+        (for a guard that is a state machine's definition: all of the state machine's)."""
+        graph = self._acquire.graph  # all of a guard's states join one graph
+        return records_of(graph) if graph is not None else [(self.table, self.namespace)]

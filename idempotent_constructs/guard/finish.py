@@ -1,0 +1,125 @@
+"""The last phase: run the chain (``Body``), keep its result (``Complete``), or handle its failure.
+
+``Complete`` writes the result into the record natively when it can keep it exactly and small
+enough; otherwise (numbers ``$string`` would round, a result over the native limit) its request
+raises before anything is sent and ``StoreResult`` keeps the result through the result function:
+compressed in the record, or in S3. No task is ever built over 256 KiB from a result (DESIGN B16).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aws_cdk import aws_stepfunctions as sfn
+
+from ..jsonata_key import literal
+from ..lambda_src import schema
+from ..policies import FailurePolicy
+from . import records
+from .protocol import CONDITION_FAILED, EXPIRATION, ID, OWNER, QUERY_FAILED, TRANSIENT_DYNAMODB_ERRORS, VALIDATION, expression
+from .tasks import ItemTask, invoke, retry_transient
+
+if TYPE_CHECKING:
+    from . import IdempotencyGuard
+
+# The error a failed run ends with, from the error output the failure states receive. Step Functions'
+# own errors (States.*) cannot be raised again by a Fail state, so they travel as
+# Idempotency.BodyFailed with the original error and cause as JSON in the cause.
+ERROR = (
+    "($e := $states.input; $substring($e.Error, 0, 7) = 'States.' ? "
+    f"{{'Error': '{schema.BODY_FAILED}', 'Cause': $string($e)}} : $e)"
+)
+ERROR_OUTPUT = expression("$states.errorOutput")
+# The chain's output, as the states after Body receive it (the Parallel's one-item result).
+RESULT = "$states.input[0]"
+
+
+def body(guard: "IdempotencyGuard", chain: sfn.IChainable, on_failure: sfn.IChainable) -> sfn.Parallel:
+    """The user's chain, as the only branch of a Parallel: its input is the guard's input, and
+    whatever it raises is caught in one place. The Parallel declares no query language and uses no
+    field of either: its branch is in the language of the states around the guard (a JSONata state
+    may not hold JSONPath states), and its output is ``[the chain's output]`` in both."""
+    parallel = sfn.Parallel(guard, "Body", state_name=guard.config.name("Body")).branch(chain)
+    parallel.add_catch(on_failure, errors=["States.ALL"])
+    return parallel
+
+
+def complete(guard: "IdempotencyGuard", on_failure: sfn.IChainable) -> tuple[ItemTask, sfn.State]:
+    """``(Complete, StoreResult)``: both end the guard with the chain's output."""
+    config, facts = guard.config, guard.facts
+    lease_lost = sfn.Fail.jsonata(
+        guard, "LeaseLost", state_name=config.name("LeaseLost"), error=schema.LEASE_LOST,
+        cause="Another execution took this idempotency key over; this run's result was not stored.",
+    )
+    task = ItemTask(
+        guard, "Complete", config=config, action="updateItem", arguments=records.complete(config, facts, RESULT), output=expression(RESULT)
+    )
+    retry_transient(task, TRANSIENT_DYNAMODB_ERRORS, after_body=True)
+    task.catch(lease_lost, [CONDITION_FAILED], output=None)
+    payload: dict[str, Any] = {
+        "action": "store",
+        "table": config.table.table_name,
+        "inline_threshold": config.native_limit,
+        "record_limit": config.native_limit if config.result_storage.is_large else schema.RECORD_GZIP_LIMIT,
+        "result": expression(RESULT),
+        "idempotency": expression(
+            "{" + ", ".join(f"'{field}': {facts(field)}" for field in (ID, OWNER, VALIDATION)) + f", '{EXPIRATION}': $string({facts(EXPIRATION)})}}"
+        ),
+    }
+    if guard.results_bucket is not None:
+        payload["bucket"] = guard.results_bucket.bucket_name
+    store = invoke(guard, config, "StoreResult", guard.result_function, payload, after_body=True, outputs=expression(RESULT))
+    # Retrying is safe (the object name is fixed per holder and the record write is fenced), except
+    # for the two answers retrying cannot change.
+    store.add_retry(errors=[schema.LEASE_LOST, schema.RESULT_TOO_LARGE], max_attempts=0)
+    retry_transient(store, ["States.ALL"], after_body=True)
+    store.add_catch(lease_lost, errors=[schema.LEASE_LOST])
+    store.add_catch(on_failure, errors=[schema.RESULT_TOO_LARGE], outputs=ERROR_OUTPUT)
+    task.catch(store, [QUERY_FAILED])
+    return task, store
+
+
+def failure(guard: "IdempotencyGuard") -> tuple[sfn.IChainable, sfn.Fail | None]:
+    """What a failed run goes to (ending in ``Failed``), and for CACHE the state that replays a
+    stored failure."""
+    config, facts = guard.config, guard.facts
+    failed = sfn.Fail.jsonata(
+        guard, "Failed", state_name=config.name("Failed"),
+        error=expression("$states.input.Error"),
+        cause=expression("$exists($states.input.Cause) ? $states.input.Cause : ''"),
+    )
+    writes: list[ItemTask] = []
+    release = record_failure = None
+    if config.on_failure is FailurePolicy.RELEASE or config.cache_errors:
+        release = ItemTask(
+            guard, "Release", config=config, action="deleteItem", arguments=records.release(config, facts), output=expression(ERROR)
+        )
+        writes.append(release)
+    if config.on_failure is FailurePolicy.CACHE:
+        record_failure = ItemTask(
+            guard, "RecordFailure", config=config, action="updateItem",
+            arguments=records.record_failure(config, facts, ERROR), output=expression(ERROR),
+        )
+        writes.append(record_failure)
+    for write in writes:
+        retry_transient(write, TRANSIENT_DYNAMODB_ERRORS, after_body=True)
+        # Not ours any more (taken over after our lease lapsed): leave the record alone.
+        write.catch(failed, [CONDITION_FAILED], output=expression(ERROR))
+        write.next(failed)
+    if record_failure is None:
+        assert release is not None
+        return release, None
+    replay_failure = sfn.Fail.jsonata(
+        guard, "ReplayFailure", state_name=config.name("ReplayFailure"),
+        error=expression(facts.attribute(schema.ERROR)),
+        cause=expression(f"$exists({facts.attribute(schema.CAUSE)}) ? {facts.attribute(schema.CAUSE)} : ''"),
+    )
+    if not config.cache_errors:
+        return record_failure, replay_failure
+    listed = ", ".join(literal(error) for error in config.cache_errors)
+    choose = (
+        sfn.Choice.jsonata(guard, "CacheOrRelease", state_name=config.name("CacheOrRelease"))
+        .when(sfn.Condition.jsonata(expression(f"{ERROR}.Error in [{listed}]")), record_failure)
+        .otherwise(release)
+    )
+    return choose, replay_failure

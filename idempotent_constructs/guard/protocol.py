@@ -1,0 +1,97 @@
+"""The contract a guard's states share, named once: the variable that carries what they know, its
+fields, the names of the states, and the error names they retry or catch.
+
+Every state a guard generates is written in JSONata (``QueryLanguage: JSONata`` on the state, so it
+fits a JSONPath state machine too). The chain's input and output travel as the state payload,
+untouched; what the protocol knows travels in one workflow variable per guard (``Facts``)::
+
+    ${variable} = {"id", "validation", "owner", "expiration", "record", "holder"}
+
+A variable's name is unique to the guard (derived from its construct address), because a Parallel
+branch or Map iteration may not assign a variable an outer scope already has: guards nested in
+guards, and guards side by side, never share one.
+"""
+
+from __future__ import annotations
+
+from ..lambda_src import schema
+
+# --- the variable -------------------------------------------------------------------------------------
+VARIABLE_PREFIX = "idempotency_"
+ID = "id"  # the record id
+VALIDATION = "validation"  # the payload's digest
+OWNER = "owner"  # this run's owner token, "{execution ARN}#{uuid}", once it holds the key
+EXPIRATION = "expiration"  # epoch seconds at which a record this run completes expires
+RECORD = "record"  # the record as last read (DynamoDB's typed form), or null when absent
+HOLDER = "holder"  # the holder's execution as DescribeExecution last described it: {Status, ExecutionArn}
+
+# The attributes a read of the record returns: everything the route needs, and never a compressed
+# result (``data_gzip``), which would make the response too large to read into a state.
+READ_ATTRIBUTES = (
+    schema.ID, schema.STATUS, schema.EXPIRATION, schema.IN_PROGRESS_EXPIRATION, schema.OWNER,
+    schema.VALIDATION, schema.DATA, schema.ERROR, schema.CAUSE,
+)
+
+
+class Facts:
+    """JSONata that reads the guard's variable."""
+
+    def __init__(self, address: str) -> None:
+        self.name = f"{VARIABLE_PREFIX}{address[:12]}"
+
+    def __call__(self, field: str) -> str:
+        return f"${self.name}.{field}"
+
+    def attribute(self, name: str, kind: str = "S") -> str:
+        """An attribute of the record as last read."""
+        return f"${self.name}.{RECORD}.{name}.{kind}"
+
+
+def expression(text: str) -> str:
+    """A field's value written in JSONata."""
+    return "{% " + text + " %}"
+
+
+# --- states -------------------------------------------------------------------------------------------
+# Every state a guard may generate, by the name it carries after the guard's prefix.
+STATE_NAMES = (
+    "ComputeKey", "Acquire", "KeyMissing", "Body", "Complete", "StoreResult", "LeaseLost", "Inspect", "Route",
+    "Replay", "Restore", "ReplayFailure", "PayloadMismatch", "Takeover", "OwnerCheck", "OwnerRunning", "Backoff",
+    "Await", "Poll", "Check", "PollOwner", "StillRunning", "Busy", "Settled", "InFlight", "CacheOrRelease",
+    "Release", "RecordFailure", "Failed",
+)
+
+# --- errors -------------------------------------------------------------------------------------------
+# A JSONata expression that raised (a key that is missing, a result the native write cannot store).
+QUERY_FAILED = "States.QueryEvaluationError"
+CONDITION_FAILED = "DynamoDB.ConditionalCheckFailedException"
+# Transient errors of the DynamoDB service integration ("DynamoDB.<error>"). AWS documents the prefix,
+# not the names: each is listed as the API's error code and as the SDK's exception name where the two
+# differ. "DynamoDB.AmazonDynamoDBException" is not among them: it is what the integration raises for
+# errors without a name of their own, permanent ones too (a validation error, access denied), which
+# retrying cannot mend.
+TRANSIENT_DYNAMODB_ERRORS = [
+    "DynamoDB.ProvisionedThroughputExceededException",
+    "DynamoDB.ThrottlingException",
+    "DynamoDB.RequestLimitExceeded",
+    "DynamoDB.RequestLimitExceededException",
+    "DynamoDB.InternalServerError",
+    "DynamoDB.InternalServerErrorException",
+    "DynamoDB.ServiceUnavailable",
+    "DynamoDB.ServiceUnavailableException",
+]
+# Transient errors of the Step Functions API, called through the AWS SDK integration.
+# ("Sfn.SfnException" is the generic name a throttled or failed call may arrive with.)
+TRANSIENT_SFN_ERRORS = ["Sfn.SfnException", "Sfn.ThrottlingException", "Sfn.SdkClientException", "Sfn.InternalServerException"]
+# The holder's execution is gone (its history expired): nothing runs any more.
+OWNER_GONE_ERRORS = ["Sfn.ExecutionDoesNotExistException", "Sfn.ExecutionDoesNotExist"]
+# Standard execution statuses after which nothing runs (PENDING_REDRIVE is about to run again).
+ENDED_STATUSES = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
+# Transient errors of a Lambda invocation (the service's, never the function's own errors).
+TRANSIENT_LAMBDA_ERRORS = [
+    "Lambda.ClientExecutionTimeoutException",
+    "Lambda.ServiceException",
+    "Lambda.AWSLambdaException",
+    "Lambda.SdkClientException",
+    "Lambda.TooManyRequestsException",
+]

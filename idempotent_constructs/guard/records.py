@@ -1,0 +1,189 @@
+"""The reads and writes of a guard's record, as JSONata that builds each DynamoDB request.
+
+Every write after the acquire is fenced on the owner token (DESIGN B8); the acquire and the takeover
+are fenced on the record as it was found. Each function returns the JSONata text of a whole request.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..jsonata_key import literal, record_id_and_validation
+from ..lambda_src import schema
+from .config import GuardConfig
+from .protocol import EXPIRATION, ID, OWNER, READ_ATTRIBUTES, VALIDATION, Facts
+
+# The UTF-8 length of a text: encodeURIComponent writes every byte beyond ASCII's safe set as "%XX".
+_BYTES = "$bytes := function($s) {( $e := $encodeUrlComponent($s); $length($e) - 2 * ($length($e) - $length($replace($e, '%', ''))) )};"
+_RESULTS = (schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION)
+
+
+def _object(fields: dict[str, str]) -> str:
+    return "{" + ", ".join(f"{literal(name)}: {value}" for name, value in fields.items()) + "}"
+
+
+def _s(value: str) -> str:
+    return "{'S': " + value + "}"
+
+
+def _n(value: str) -> str:
+    return "{'N': $string(" + value + ")}"
+
+
+def _request(
+    config: GuardConfig,
+    record_id: str,
+    *,
+    condition: str | None = None,
+    set_values: dict[str, str] | None = None,
+    remove: tuple[str, ...] = (),
+    values: dict[str, str] | None = None,
+    projection: tuple[str, ...] = (),
+    **fields: str,
+) -> str:
+    """A request on the record ``record_id``: ``set_values`` maps attributes to JSONata typed values,
+    ``values`` the condition's own placeholders; attribute names are declared for each ``#name`` used."""
+    expressions = dict(fields)
+    placeholders = dict(values or {})
+    if set_values:
+        update = "SET " + ", ".join(f"#{name} = :{name}" for name in set_values)
+        if remove:
+            update += " REMOVE " + ", ".join(f"#{name}" for name in remove)
+        expressions["UpdateExpression"] = literal(update)
+        placeholders.update({f":{name}": value for name, value in set_values.items()})
+    if condition is not None:
+        expressions["ConditionExpression"] = literal(condition)
+    if projection:
+        expressions["ProjectionExpression"] = literal(", ".join(f"#{name}" for name in projection))
+    # DynamoDB refuses a declared name that no expression uses.
+    used = " ".join((condition or "", *(f"#{name}" for name in (*(set_values or ()), *remove, *projection))))
+    names = [name for name in schema.ATTRIBUTES if re.search(f"#{name}\\b", used)]
+    request = {"TableName": literal(config.table.table_name), "Key": "{'id': " + _s(record_id) + "}", **expressions}
+    if names:
+        request["ExpressionAttributeNames"] = _object({f"#{name}": literal(name) for name in names})
+    if placeholders:
+        request["ExpressionAttributeValues"] = _object(placeholders)
+    return _object(request)
+
+
+def key(config: GuardConfig, facts: Facts) -> str:
+    """JSONata for ``{id, validation}`` of the state's input: computed natively, or, for a JMESPath
+    key, what the key function put in the guard's variable."""
+    if config.key.kind == schema.KIND_JMESPATH:
+        return f"${facts.name}"
+    return record_id_and_validation(config.namespace, config.key.kind, config.key.expression, "$states.input")
+
+
+def _hold(config: GuardConfig, key_value: str, condition: str, values: dict[str, str]) -> str:
+    """A write that makes this run the holder: ``$k`` is ``{id, validation}``; the clock and the owner
+    token are read once, in this one expression."""
+    lease_ms = int(config.lease.to_milliseconds())
+    request = _request(
+        config,
+        "$k.id",
+        condition=condition,
+        set_values={
+            schema.STATUS: _s(literal(schema.INPROGRESS)),
+            schema.EXPIRATION: _n(f"$floor($now / 1000) + {config.hold_seconds}"),
+            schema.IN_PROGRESS_EXPIRATION: _n(f"$now + {lease_ms}"),
+            schema.OWNER: _s("$states.context.Execution.Id & '#' & $uuid()"),
+            schema.VALIDATION: _s("$k.validation"),
+        },
+        remove=(*_RESULTS, schema.ERROR, schema.CAUSE),
+        values=values,
+        ReturnValues="'ALL_NEW'",
+    )
+    return f"($k := {key_value}; $now := $millis(); {request})"
+
+
+def acquire(config: GuardConfig, facts: Facts) -> str:
+    """Absent, or finished and expired (DynamoDB's TTL deletion can lag by days; ``:status`` is
+    INPROGRESS): B11. A record in
+    progress is never overwritten here; a lapsed one goes through the route's takeover."""
+    return _hold(
+        config,
+        key(config, facts),
+        "attribute_not_exists(#id) OR (#expiration < :now AND #status <> :status)",
+        {":now": _n("$floor($now / 1000)")},
+    )
+
+
+def takeover(config: GuardConfig, facts: Facts) -> str:
+    """Fenced on the record as it was read, owner and status: if anyone changed it since (finished
+    it, released it, took it over), look again."""
+    return _hold(
+        config,
+        f"${facts.name}",
+        "#owner = :previous AND #status = :previous_status",
+        {":previous": _s(facts.attribute(schema.OWNER)), ":previous_status": _s(facts.attribute(schema.STATUS))},
+    )
+
+
+def held(config: GuardConfig) -> dict[str, str]:
+    """The guard's variable after a write that made this run the holder (``ReturnValues: ALL_NEW``).
+    A completed record expires ``expires_after`` after the lease it was acquired with ends."""
+    attributes = "$states.result.Attributes"
+    return {
+        ID: f"{attributes}.{schema.ID}.S",
+        VALIDATION: f"{attributes}.{schema.VALIDATION}.S",
+        OWNER: f"{attributes}.{schema.OWNER}.S",
+        EXPIRATION: f"$floor($number({attributes}.{schema.IN_PROGRESS_EXPIRATION}.N) / 1000) + {int(config.expires_after.to_seconds())}",
+    }
+
+
+def read(config: GuardConfig, facts: Facts) -> str:
+    return _request(config, facts(ID), projection=READ_ATTRIBUTES, ConsistentRead="true")
+
+
+def _finish(config: GuardConfig, facts: Facts, set_values: dict[str, str], remove: tuple[str, ...]) -> str:
+    """The fenced write that ends a run: still ours, or gone (released after this execution failed,
+    which a redrive of it then completes)."""
+    return _request(
+        config,
+        facts(ID),
+        condition="attribute_not_exists(#id) OR #owner = :owner",
+        set_values={
+            schema.EXPIRATION: _n(facts(EXPIRATION)),
+            schema.OWNER: _s(facts(OWNER)),
+            schema.VALIDATION: _s(facts(VALIDATION)),
+            **set_values,
+        },
+        remove=remove,
+    )
+
+
+def complete(config: GuardConfig, facts: Facts, result: str) -> str:
+    """The result, as JSON in the record, when the native write can keep it exactly: ``$string``
+    writes numbers with 15 significant digits, so a result it cannot give back equal (such as
+    ``0.30000000000000004``), or one too large for the record, raises, and the guard stores it
+    through the result function instead."""
+    write = _finish(
+        config,
+        facts,
+        {schema.STATUS: _s(literal(schema.COMPLETED)), schema.DATA: _s("$d")},
+        (schema.DATA_GZIP, schema.DATA_LOCATION, schema.ERROR, schema.CAUSE),
+    )
+    return (
+        # JSON of any value, a bare string too: $string writes a string as itself.
+        f"({_BYTES} $r := {result}; $a := $string([$r]); $d := $substring($a, 1, $length($a) - 2);"
+        f" ($parse($d) = $r and $bytes($d) <= {config.native_limit} and $bytes($string([$d])) <= {schema.RECORD_DATA_LIMIT})"
+        f" ? {write} : $error('the result is kept by the result function: the native write cannot keep it exactly'))"
+    )
+
+
+def record_failure(config: GuardConfig, facts: Facts, error: str) -> str:
+    """``error`` (JSONata) is the run's error, ``{Error, Cause}``."""
+    return "($e := " + error + "; " + _finish(
+        config,
+        facts,
+        {
+            schema.STATUS: _s(literal(schema.FAILED)),
+            schema.ERROR: _s("$string($e.Error)"),
+            schema.CAUSE: _s("($exists($e.Cause) ? $string($e.Cause) : '')"),
+        },
+        _RESULTS,
+    ) + ")"
+
+
+def release(config: GuardConfig, facts: Facts) -> str:
+    return _request(config, facts(ID), condition="#owner = :owner", values={":owner": _s(facts(OWNER))})

@@ -1,0 +1,125 @@
+"""What a run that found its key taken does: read the record (``Inspect``) and follow the route.
+
+The route is one ordered table of (condition, state): the first rule that holds wins. The same
+conditions, on the record a poll read, decide whether a waiter keeps waiting (``wait``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_cdk import aws_stepfunctions as sfn
+
+from ..lambda_src import schema
+from . import records
+from .protocol import ENDED_STATUSES, HOLDER, OWNER_GONE_ERRORS, RECORD, VALIDATION, expression
+from .protocol import TRANSIENT_DYNAMODB_ERRORS
+from .tasks import HOLDER_FIELDS, SAME_INPUT, ItemTask, invoke, owner_check, retry_transient
+
+if TYPE_CHECKING:
+    from . import IdempotencyGuard
+
+
+class Record:
+    """Conditions on a record (DynamoDB's typed form) that ``record`` (JSONata) reads."""
+
+    def __init__(self, record: str) -> None:
+        self.record = record
+
+    def __call__(self, name: str, kind: str = "S") -> str:
+        return f"{self.record}.{name}.{kind}"
+
+    @property
+    def absent(self) -> str:
+        return f"{self.record} = null"
+
+    def status(self, status: str) -> str:
+        return f"{self(schema.STATUS)} = '{status}'"
+
+    @property
+    def within_lease(self) -> str:
+        return f"({self.status(schema.INPROGRESS)} and $number({self(schema.IN_PROGRESS_EXPIRATION, 'N')}) > $millis())"
+
+    @property
+    def lapsed(self) -> str:
+        return f"({self.status(schema.INPROGRESS)} and $number({self(schema.IN_PROGRESS_EXPIRATION, 'N')}) <= $millis())"
+
+
+def owner_done(holder: str) -> str:
+    """The owner check's verdict lets a takeover go ahead when the holder's execution has ended, or
+    when it is this very execution (a branch cancelled mid-body: its own lease is all there is)."""
+    ended = ", ".join(f"'{status}'" for status in ENDED_STATUSES)
+    return f"{holder}.Status in [{ended}] or {holder}.ExecutionArn = $states.context.Execution.Id"
+
+
+def condition(text: str) -> sfn.Condition:
+    return sfn.Condition.jsonata(expression(text))
+
+
+def inspect(guard: "IdempotencyGuard") -> ItemTask:
+    facts = guard.facts
+    task = ItemTask(
+        guard, "Inspect", config=guard.config, action="getItem", arguments=records.read(guard.config, facts),
+        assign={facts.name: expression(f"$merge([${facts.name}, {{'{RECORD}': $exists($states.result.Item) ? $states.result.Item : null}}])")},
+    )
+    retry_transient(task, TRANSIENT_DYNAMODB_ERRORS)
+    return task
+
+
+def route(guard: "IdempotencyGuard", *, acquire: sfn.IChainable, takeover: sfn.IChainable, wait: sfn.IChainable,
+          replay_failure: sfn.IChainable | None) -> sfn.Choice:
+    config, facts = guard.config, guard.facts
+    name = config.name
+    record = Record(f"${facts.name}.{RECORD}")
+    replay = sfn.Pass.jsonata(guard, "Replay", state_name=name("Replay"), outputs=expression(f"$parse({record(schema.DATA)})"))
+    restore = invoke(
+        guard, config, "Restore", guard.result_function,
+        {"action": "restore", "table": config.table.table_name, "id": expression(facts("id"))},
+    )
+    restore.add_retry(errors=[schema.RESULT_MISSING], max_attempts=0)
+    retry_transient(restore, ["States.ALL"])
+    mismatch = sfn.Fail.jsonata(
+        guard, "PayloadMismatch", state_name=name("PayloadMismatch"), error=schema.PAYLOAD_MISMATCH,
+        cause="The idempotency key was already used with a different payload.",
+    )
+    # In order; the first rule that holds wins.
+    rules: list[tuple[str, sfn.IChainable]] = [
+        (record.absent, acquire),
+        # Another payload's record, unless it is in progress past its lease: a crashed holder's
+        # payload must not block the key (it is taken over below, after the owner check).
+        (f"{record(schema.VALIDATION)} != {facts(VALIDATION)} and $not({record.lapsed})", mismatch),
+        (f"{record.status(schema.COMPLETED)} and $exists({record(schema.DATA)})", replay),
+        # Completed, the result kept by the result function (compressed, or in S3).
+        (record.status(schema.COMPLETED), restore),
+    ]
+    if replay_failure is not None:
+        rules.append((record.status(schema.FAILED), replay_failure))
+    rules.append((record.within_lease, wait))
+    if config.owner_state_machine_name is not None:
+        check = owner_check(
+            guard, config, "OwnerCheck", owner=facts.attribute(schema.OWNER), output=SAME_INPUT,
+            assign={facts.name: expression(f"$merge([${facts.name}, {{'{HOLDER}': {HOLDER_FIELDS}}}])")},
+        )
+        # Gone: take over. Any other error: we cannot tell, so the holder counts as running.
+        check.add_catch(takeover, errors=OWNER_GONE_ERRORS, outputs=SAME_INPUT)
+        check.add_catch(wait, errors=["States.ALL"], outputs=SAME_INPUT)
+        check.next(
+            sfn.Choice.jsonata(guard, "OwnerRunning", state_name=name("OwnerRunning"))
+            .when(condition(owner_done(facts(HOLDER))), takeover)
+            .otherwise(wait)
+        )
+        rules.append((record.status(schema.INPROGRESS), check))
+    choice = sfn.Choice.jsonata(guard, "Route", state_name=name("Route"))
+    for text, target in rules:
+        choice.when(condition(text), target)
+    choice.otherwise(takeover)
+    guard.replay_states = [replay, restore]
+    return choice
+
+
+def in_flight(guard: "IdempotencyGuard") -> sfn.Fail:
+    return sfn.Fail.jsonata(
+        guard, "InFlight", state_name=guard.config.name("InFlight"), error=schema.IN_FLIGHT,
+        cause="Another execution holds this idempotency key and is still running.",
+    )
+

@@ -1,0 +1,147 @@
+"""The kinds of Task state a guard is made of, each declaring the permissions it needs.
+
+* ``ItemTask``: one call of Step Functions' optimized DynamoDB integration on an item of the guard's
+  namespace, its whole request built by one JSONata expression (so that values computed once, such as
+  the key, serve every field).
+* ``invoke``: a call of one of the stack's shared functions.
+* ``owner_check``: DescribeExecution of the key's holder (Standard only).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import Aws, Duration
+from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
+from constructs import Construct
+
+from ..functions import executions_arn, item_statement, key_statement
+from .config import GuardConfig
+from .protocol import TRANSIENT_LAMBDA_ERRORS, TRANSIENT_SFN_ERRORS, expression
+
+SAME_INPUT = expression("$states.input")
+
+
+def retry_transient(task: Any, errors: list[str], *, after_body: bool = False) -> None:
+    """Ten retries, jittered, at most 10 s apart: a call fails for good only if eleven attempts in
+    about a minute all fail (at a 30% fault rate, about 2 in a million). A write after the body ran
+    gets about ten minutes: giving up there would leave the key to a second run."""
+    task.add_retry(
+        errors=errors,
+        interval=Duration.seconds(1),
+        backoff_rate=2,
+        max_attempts=25 if after_body else 10,
+        max_delay=Duration.seconds(30 if after_body else 10),
+        jitter_strategy=sfn.JitterType.FULL,
+    )
+
+
+class ItemTask(sfn.CustomState):
+    """A JSONata Task of the optimized DynamoDB integration on one item of a guard's namespace.
+
+    The CDK's Dynamo* tasks grant their action on the whole table. This task grants, to whichever
+    state machine it joins, its one action on the table only for items whose id starts with
+    ``{namespace}#`` (a ``dynamodb:LeadingKeys`` condition), plus the use of the table's customer
+    managed KMS key if it has one. So a workflow can never read or write another namespace's records.
+    (A CustomState because the CDK's tasks build ``Arguments`` field by field; and ``catch`` because
+    CustomState's own ``add_catch`` drops a JSONata catcher's ``Output``.)
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: GuardConfig,
+        action: str,
+        arguments: str,
+        output: str | None = SAME_INPUT,
+        assign: dict[str, Any] | None = None,
+    ) -> None:
+        state: dict[str, Any] = {
+            "Type": "Task",
+            "QueryLanguage": "JSONata",
+            "Resource": f"arn:{Aws.PARTITION}:states:::dynamodb:{action}",
+            "Arguments": expression(arguments),
+        }
+        if output is not None:
+            state["Output"] = output
+        if assign:
+            state["Assign"] = assign
+        super().__init__(scope, construct_id, state_json=state)
+        self.add_prefix(config.prefix)
+        self.graph: sfn.StateGraph | None = None  # the graph it joined: its state machine's, or a branch's
+        self.statements = [item_statement(config.table, config.namespace, f"dynamodb:{action[0].upper()}{action[1:]}")]
+        if config.table.encryption_key is not None:
+            self.statements.append(key_statement(config.table.encryption_key))
+        self._catch_outputs: dict[tuple[str, ...], str] = {}
+
+    def catch(self, handler: sfn.IChainable, errors: list[str], *, output: str | None = SAME_INPUT, assign: dict[str, Any] | None = None) -> "ItemTask":
+        self.add_catch(handler, errors=errors, assign=assign)
+        if output is not None:
+            self._catch_outputs[tuple(errors)] = output
+        return self
+
+    def to_state_json(self, query_language: sfn.QueryLanguage | None = None) -> Any:
+        state = dict(super().to_state_json(query_language))
+        for catcher in state.get("Catch", []):
+            output = self._catch_outputs.get(tuple(catcher["ErrorEquals"]))
+            if output is not None:
+                catcher["Output"] = output
+        return state
+
+    def bind_to_graph(self, graph: sfn.StateGraph) -> None:
+        super().bind_to_graph(graph)
+        for statement in self.statements:
+            graph.register_policy_statement(statement)
+        self.graph = graph
+
+
+def invoke(
+    scope: Construct, config: GuardConfig, state: str, function: Any, payload: dict[str, Any], *, after_body: bool = False, **options: Any
+) -> tasks.LambdaInvoke:
+    """A call of one of the stack's shared functions, through its published version (so the role
+    names exactly that version), retried on the Lambda service's transient errors."""
+    task = tasks.LambdaInvoke.jsonata(
+        scope,
+        state,
+        state_name=config.name(state),
+        lambda_function=function.function.current_version,
+        payload=sfn.TaskInput.from_object(payload),
+        payload_response_only=True,
+        retry_on_service_exceptions=False,
+        **options,
+    )
+    retry_transient(task, TRANSIENT_LAMBDA_ERRORS, after_body=after_body)
+    return task
+
+
+def owner_check(
+    scope: Construct, config: GuardConfig, state: str, *, owner: str, output: str, assign: dict[str, Any] | None = None
+) -> tasks.CallAwsService:
+    """Asks Step Functions whether the execution of the holder whose token ``owner`` (JSONata) reads
+    still runs (Standard only)."""
+    assert config.owner_state_machine_name is not None
+    task = tasks.CallAwsService.jsonata(
+        scope,
+        state,
+        state_name=config.name(state),
+        service="sfn",
+        action="describeExecution",
+        iam_action="states:DescribeExecution",
+        iam_resources=[executions_arn(config.owner_state_machine_name)],
+        parameters={
+            "ExecutionArn": expression(f"$substringBefore({owner}, '#')"),
+            # Without the holder's input and output: the response would carry them, JSON-escaped
+            # again, and a response over 256 KiB fails the waiter (States.DataLimitExceeded).
+            "IncludedData": "METADATA_ONLY",
+        },
+        outputs=output,
+        assign=assign,
+    )
+    retry_transient(task, TRANSIENT_SFN_ERRORS)
+    return task
+
+
+HOLDER_FIELDS = "{'Status': $states.result.Status, 'ExecutionArn': $states.result.ExecutionArn}"

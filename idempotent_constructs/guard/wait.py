@@ -1,0 +1,76 @@
+"""What a duplicate does while another execution holds its key: fail at once, or wait for it.
+
+One poll is one retry of the ``Await`` Parallel: its branch reads the record and fails while the
+holder is busy, so the backoff and the ``max_wait`` bound cost no extra states. The record it read
+reaches the guard's variable through the Parallel's ``Assign`` (a branch may not assign it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_cdk import Duration
+from aws_cdk import aws_stepfunctions as sfn
+
+from ..lambda_src import schema
+from ..policies import InFlightPolicy
+from . import records
+from .config import poll_schedule
+from .protocol import OWNER_GONE_ERRORS, RECORD, TRANSIENT_DYNAMODB_ERRORS, expression
+from .route import Record, condition, in_flight, owner_done
+from .tasks import SAME_INPUT, HOLDER_FIELDS, ItemTask, owner_check, retry_transient
+
+if TYPE_CHECKING:
+    from . import IdempotencyGuard
+
+
+def wait_for_holder(guard: "IdempotencyGuard") -> tuple[sfn.IChainable, sfn.Parallel | None]:
+    """``(entry, Await)``; Await goes back to the route once the holder is done (the caller wires it)."""
+    config, facts = guard.config, guard.facts
+    failing = in_flight(guard)
+    if config.on_in_flight is InFlightPolicy.FAIL:
+        return failing, None
+    name = config.name
+    attempts, max_delay = poll_schedule(int(config.poll_interval.to_seconds()), int(config.max_wait.to_seconds()))
+    poll = ItemTask(
+        guard, "Poll", config=config, action="getItem", arguments=records.read(config, facts),
+        output=expression(f"{{'{RECORD}': $exists($states.result.Item) ? $states.result.Item : null}}"),
+    )
+    retry_transient(poll, TRANSIENT_DYNAMODB_ERRORS)
+    record = Record(f"$states.input.{RECORD}")
+    busy = sfn.Fail.jsonata(guard, "Busy", state_name=name("Busy"), error=schema.STILL_IN_FLIGHT)
+    settled = sfn.Succeed.jsonata(guard, "Settled", state_name=name("Settled"))
+    check = (
+        sfn.Choice.jsonata(guard, "Check", state_name=name("Check"))
+        .when(condition(record.absent), settled)
+        .when(condition(record.within_lease), busy)
+    )
+    if config.owner_state_machine_name is not None:
+        # Past the lease: still busy while the holder's execution runs (polls past a lease only).
+        poll_owner = owner_check(
+            guard, config, "PollOwner", owner=record(schema.OWNER),
+            output=expression(f"$merge([$states.input, {{'holder': {HOLDER_FIELDS}}}])"),
+        )
+        poll_owner.add_catch(settled, errors=OWNER_GONE_ERRORS)
+        poll_owner.add_catch(busy, errors=["States.ALL"])
+        poll_owner.next(
+            sfn.Choice.jsonata(guard, "StillRunning", state_name=name("StillRunning"))
+            .when(condition(owner_done("$states.input.holder")), settled)
+            .otherwise(busy)
+        )
+        check.when(condition(record.status(schema.INPROGRESS)), poll_owner)
+    check.otherwise(settled)
+    waiting = sfn.Parallel.jsonata(
+        guard, "Await", state_name=name("Await"), outputs=SAME_INPUT,
+        assign={facts.name: expression(f"$merge([${facts.name}, {{'{RECORD}': $states.result[0].{RECORD}}}])")},
+    ).branch(poll.next(check))
+    waiting.add_retry(
+        errors=[schema.STILL_IN_FLIGHT],
+        interval=config.poll_interval,
+        backoff_rate=2,
+        max_attempts=attempts,
+        max_delay=Duration.seconds(max_delay),
+    )
+    waiting.add_catch(failing, errors=[schema.STILL_IN_FLIGHT])
+    backoff = sfn.Wait.jsonata(guard, "Backoff", state_name=name("Backoff"), time=sfn.WaitTime.duration(config.poll_interval))
+    return backoff.next(waiting), waiting
