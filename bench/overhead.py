@@ -76,6 +76,8 @@ class Variant:
 VARIANTS = (
     Variant("ours/from_paths", "Paths", "PathsShortLease", "Idempotency.Poll"),
     Variant("ours/whole_input", "Whole", "WholeShortLease", "Idempotency.Poll"),
+    Variant("ours/from_jsonata", "Jsonata", None, "Idempotency.Poll", waits=False),
+    Variant("ours/from_jmespath", "Jmespath", None, "Idempotency.Poll", waits=False),
     Variant("ours/whole_input+large", "Large", None, "Idempotency.Poll", waits=False),
     Variant("baseline", "Baseline", None, "GetRecord"),
 )
@@ -91,11 +93,15 @@ class BenchStack(Stack):
         )
         table = IdempotencyTable(self, "Idempotency")
         timing = {"poll_interval": POLL_INTERVAL, "max_wait": Duration.minutes(2)}
-        keys = {"Paths": IdempotencyKey.from_paths("$.order.id"), "Whole": IdempotencyKey.whole_input()}
+        keys = {
+            "Paths": IdempotencyKey.from_paths("$.order.id"), "Whole": IdempotencyKey.whole_input(),
+            "Jsonata": IdempotencyKey.from_jsonata("$states.input.order.id"), "Jmespath": IdempotencyKey.from_jmespath("order.id"),
+        }
         for name, key in keys.items():
             IdempotentStateMachine(self, name, table=table, key=key, definition=user_chain(Construct(self, f"{name}Chain"), big), **timing)
-            IdempotentStateMachine(self, f"{name}ShortLease", table=table, key=key, lease=TAKEOVER_LEASE,
-                                   definition=user_chain(Construct(self, f"{name}ShortLeaseChain"), big), **timing)
+            if name in ("Paths", "Whole"):
+                IdempotentStateMachine(self, f"{name}ShortLease", table=table, key=key, lease=TAKEOVER_LEASE,
+                                       definition=user_chain(Construct(self, f"{name}ShortLeaseChain"), big), **timing)
         IdempotentStateMachine(self, "Large", table=table, key=IdempotencyKey.whole_input(),
                                result_storage=ResultStorage.large(),
                                definition=user_chain(Construct(self, "LargeChain"), big), **timing)

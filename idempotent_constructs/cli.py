@@ -24,7 +24,7 @@ from typing import Any
 
 import click
 
-from . import operations
+from . import jsonata_key, operations
 from .errors import IdempotencyError, RecordInProgressError, RecordNotFoundError
 from .lambda_src import canonical, schema
 
@@ -83,21 +83,27 @@ def _check_namespace(ctx: click.Context, param: click.Parameter, value: str | No
 @click.option("--jmespath", metavar="EXPR", help='The key is what a JMESPath expression selects, e.g. "[order.id, customer.id]".')
 @click.option("--path", "paths", multiple=True, metavar="JSONPATH",
               help="The key is these scalar fields, e.g. --path $.order.id --path $.customer.id.")
+@click.option("--jsonata", metavar="EXPR", help='The key is what a JSONata expression selects, e.g. "$states.input.order.id".')
 @click.option("--json", "as_json", is_flag=True, help="Print the id with the key spec and the selection, as JSON.")
 @click.argument("payload", type=click.Path(exists=True, dir_okay=False, allow_dash=True), default="-")
-def key(namespace: str, whole_input: bool, jmespath: str | None, paths: tuple[str, ...], as_json: bool, payload: str) -> None:
+def key(
+    namespace: str, whole_input: bool, jmespath: str | None, paths: tuple[str, ...], jsonata: str | None, as_json: bool, payload: str
+) -> None:
     """Print the record id a workflow uses for PAYLOAD (a JSON file, or - for stdin, the default).
 
-    The same code as the workflows' key function computes it, so the id printed is the id of the
-    record that the workflow reads and writes for this input.
+    It is computed as ``IdempotencyKey.record_id`` computes it, to the canonical key spec the states follow,
+    so the id printed is the id of the record that the workflow reads and writes for this input.
     """
-    if sum((whole_input, jmespath is not None, bool(paths))) > 1:
-        raise click.UsageError("choose one key spec: --whole-input, --jmespath EXPR, or --path JSONPATH (repeatable)")
-    kind, expression = _key_spec(jmespath, paths)
+    if sum((whole_input, jmespath is not None, bool(paths), jsonata is not None)) > 1:
+        raise click.UsageError(
+            "choose one key spec: --whole-input, --jmespath EXPR, --path JSONPATH (repeatable) or --jsonata EXPR"
+        )
+    kind, expression = _key_spec(jmespath, paths, jsonata)
     document = _read_json(payload)
     try:
-        selection = canonical.select(document, kind, expression)
-        record_id, _ = canonical.key_and_validation(namespace, document, kind, expression)  # as the workflow does
+        selection = jsonata_key.select(document, kind, expression)
+        record_id = canonical.selection_id(namespace, kind, expression, selection)
+        canonical.payload_digest(document)  # the workflow hashes the whole payload too, and fails where this fails
     except canonical.KeyMissing as error:
         raise click.ClickException(
             f"{schema.KEY_MISSING}: {error}; the workflow fails this input before writing any record"
@@ -108,7 +114,12 @@ def key(namespace: str, whole_input: bool, jmespath: str | None, paths: tuple[st
         click.echo(record_id)
 
 
-def _key_spec(jmespath: str | None, paths: tuple[str, ...]) -> tuple[str, Any]:
+def _key_spec(jmespath: str | None, paths: tuple[str, ...], jsonata: str | None) -> tuple[str, Any]:
+    if jsonata is not None:
+        reason = jsonata_key.syntax_problem(jsonata)
+        if reason is not None:
+            raise click.BadParameter(f"{jsonata!r} is not a JSONata expression ({reason})", param_hint="--jsonata") from None
+        return schema.KIND_JSONATA, jsonata
     if jmespath is not None:
         reason = canonical.jmespath_problem(jmespath)
         if reason is not None:

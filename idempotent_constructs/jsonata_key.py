@@ -10,6 +10,7 @@ which a Task or Parallel state sees as ``States.QueryEvaluationError`` and the g
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from .lambda_src import canonical, schema
 
@@ -115,3 +116,30 @@ def record_id_and_validation(namespace: str, kind: str, expression: object, sour
         f"({_FUNCTIONS}{body}"
         f"{{'id': {literal(namespace + '#')} & $digest({prefix} & $key & ']'), 'validation': $digest($payload)}})"
     )
+
+
+def syntax_problem(expression: str) -> str | None:
+    """Why ``expression`` is not JSONata, or ``None``."""
+    import jsonata  # imported lazily: most keys do not need it
+
+    try:
+        jsonata.Jsonata(expression)
+    except Exception as error:  # jsonata-python reports syntax errors as JException
+        return str(error)
+    return None
+
+
+def select(payload: Any, kind: str, expression: Any) -> Any:
+    """The key selection of ``payload`` for any key kind; a JSONata key's expression is evaluated as
+    jsonata-js evaluates it (``idempotent_constructs.jsonata_engine``). Raises ``KeyMissing``."""
+    if kind != schema.KIND_JSONATA:
+        return canonical.select(payload, kind, expression)
+    from . import jsonata_engine as engine
+
+    try:
+        selection = engine.evaluate(expression, {"states": {"input": payload}})
+    except engine.JSONataError as error:
+        raise canonical.KeyMissing(f"the key expression {expression} raised: {error}") from None
+    if selection is engine.UNDEFINED or canonical.is_empty(selection):
+        raise canonical.KeyMissing(f"the key expression {expression} selects nothing, null or an empty value")
+    return selection

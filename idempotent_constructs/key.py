@@ -7,6 +7,7 @@ from typing import Any
 
 from aws_cdk import Token
 
+from . import jsonata_key
 from .lambda_src import canonical, schema
 
 
@@ -75,12 +76,9 @@ class IdempotencyKey:
                 f"key: IdempotencyKey.from_jsonata() needs a non-empty expression without '%}}', got {expression!r}; "
                 "pass one such as \"$states.input.order.id\""
             ]
-        import jsonata  # imported lazily: most keys do not need it
-
-        try:
-            jsonata.Jsonata(expression)
-        except Exception as error:  # jsonata-python reports syntax errors as JException
-            return [f"key: {expression!r} is not a valid JSONata expression ({error}); fix the expression, for example \"$states.input.order.id\""]
+        reason = jsonata_key.syntax_problem(expression)
+        if reason is not None:
+            return [f"key: {expression!r} is not a valid JSONata expression ({reason}); fix the expression, for example \"$states.input.order.id\""]
         return []
 
     def _jmespath_problems(self) -> list[str]:
@@ -116,23 +114,18 @@ class IdempotencyKey:
                 problems.append(f"key: {error}")
         return problems
 
+    def select(self, payload: Any) -> Any:
+        """What the key is computed from in ``payload`` (a state's input); raises ``KeyMissing`` (named
+        ``Idempotency.KeyMissing``) when the selection is missing, null or empty."""
+        return jsonata_key.select(payload, self.kind, self.expression)
+
     def record_id(self, payload: Any, *, namespace: str) -> str:
         """The id of the record that ``payload`` (a state's input) gets under this key in
-        ``namespace``: exactly what the generated states compute (one shared implementation).
+        ``namespace``: exactly what the generated states compute (docs/canonical-key.md).
 
         Raises ``KeyMissing`` (named ``Idempotency.KeyMissing``) when the selection is missing,
         null or empty."""
-        if self.kind != schema.KIND_JSONATA:
-            return canonical.idempotency_id(namespace, payload, self.kind, self.expression)
-        from . import jsonata_engine as engine  # JSONata evaluated as jsonata-js does
-
-        try:
-            selection = engine.evaluate(self.expression, {"states": {"input": payload}})
-        except engine.JSONataError as error:
-            raise canonical.KeyMissing(f"the key expression {self.expression} raised: {error}") from None
-        if selection is engine.UNDEFINED or canonical.is_empty(selection):
-            raise canonical.KeyMissing(f"the key expression {self.expression} selects nothing, null or an empty value")
-        return canonical.selection_id(namespace, self.kind, self.expression, selection)
+        return canonical.selection_id(namespace, self.kind, self.expression, self.select(payload))
 
     def __repr__(self) -> str:
         return f"IdempotencyKey({self.kind!r}, {self.expression!r})"

@@ -257,6 +257,11 @@ def selection_id(namespace: str, kind: str, expression: Any, selection: Any) -> 
     return record_id(namespace, kind, expression, _canonical_input(selection, exact=True))
 
 
+def payload_digest(document: Any) -> str:
+    """The ``validation`` digest of a whole payload; raises ``KeyMissing`` where it has no canonical form."""
+    return text_digest(_canonical_input(document, exact=False))
+
+
 def key_and_validation(namespace: str, document: Any, kind: str, expression: Any = None) -> tuple[str, str]:
     """``(record id, validation)`` of ``document``: the id as ``idempotency_id`` gives it, and the
     digest of the whole document."""

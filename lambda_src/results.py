@@ -15,12 +15,13 @@ cheapest form that fits:
 Events (built by the generated states)::
 
     {"action": "store", "table": "...", "bucket": "..." (absent without one), "inline_threshold": 8192,
-     "record_limit": 8192, "result": <the chain's output>,
-     "idempotency": {"id", "owner", "validation", "expiration"}}
-    {"action": "restore", "table": "...", "id": "<record id>"}
+     "record_limit": 8192, "expires_after_seconds": 86400, "result": <the chain's output>,
+     "idempotency": {"id", "owner", "validation"}}
+    {"action": "restore", "table": "...", "id": "<record id>", "validation": "<payload digest>"}
 
-``store`` returns nothing, or raises ``Idempotency.ResultTooLarge`` for a result that fits nowhere;
-``restore`` reads the record (consistently) and returns the result, or
+``store`` returns nothing, or raises ``Idempotency.ResultTooLarge`` for a result that fits nowhere,
+or that a restore could not return (the runtime sends a return value as ``json.dumps`` writes it,
+spaced and ASCII-escaped, within Lambda's and Step Functions' 256 KiB); ``restore`` reads the record (consistently) and returns the result, or
 raises ``Idempotency.ResultMissing`` if the record holds no readable result (its S3 object was
 deleted, or a guard without large results wrote it). Only record ids and sizes are logged.
 """
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
 from typing import Any
 
 import boto3
@@ -84,8 +86,17 @@ def storage_form(text: bytes, threshold: int, record_limit: int | None = None) -
     return (schema.DATA_GZIP if len(packed) <= limit else schema.DATA_LOCATION), packed
 
 
+# What a restore may return: the Lambda runtime writes the return value with json.dumps' defaults.
+RETURN_LIMIT = 262_144 - 1024
+
+
 def _store(event: dict[str, Any]) -> None:
     meta = event["idempotency"]
+    returned = len(json.dumps(event["result"]).encode())
+    if returned > RETURN_LIMIT:
+        raise ResultTooLarge(
+            f"the result ({returned} bytes as a function returns it) is too large to be given back on a replay; it was not stored"
+        )
     text = serialize(event["result"])
     attribute, payload = storage_form(text, int(event["inline_threshold"]), event.get("record_limit"))
     if attribute == schema.DATA_LOCATION and not event.get("bucket"):
@@ -106,7 +117,7 @@ def _store(event: dict[str, Any]) -> None:
         value = {"S": payload.decode()}
     attributes = {
         schema.STATUS: {"S": schema.COMPLETED},
-        schema.EXPIRATION: {"N": str(meta["expiration"])},
+        schema.EXPIRATION: {"N": str(int(time.time()) + int(event["expires_after_seconds"]))},
         schema.OWNER: {"S": meta["owner"]},
         schema.VALIDATION: {"S": meta["validation"]},
         attribute: value,
@@ -132,8 +143,11 @@ def _store(event: dict[str, Any]) -> None:
     )
 
 
-def _restore(table: str, record_id: str) -> Any:
+def _restore(table: str, record_id: str, validation: str | None) -> Any:
     record = _client("dynamodb").get_item(TableName=table, Key={schema.ID: {"S": record_id}}, ConsistentRead=True).get("Item", {})
+    if validation is not None and record.get(schema.VALIDATION, {}).get("S") != validation:
+        # Reset or expired, and completed for another payload, since the guard read it.
+        raise ResultMissing(f"record {record_id} changed since it was read: it now holds another payload's result")
     if schema.DATA in record:
         return json.loads(record[schema.DATA]["S"])
     if schema.DATA_GZIP in record:
@@ -154,4 +168,4 @@ def _restore(table: str, record_id: str) -> Any:
 def handler(event: dict[str, Any], context: Any = None) -> Any:
     if event["action"] == "store":
         return _store(event)
-    return _restore(event["table"], event["id"])
+    return _restore(event["table"], event["id"], event.get("validation"))

@@ -24,8 +24,9 @@ DATA = "data"  # S: the result as JSON (absent when the result is stored in one 
 DATA_GZIP = "data_gzip"  # B: in the record, if it then fits under the threshold,
 DATA_LOCATION = "data_location"  # S: or in S3, at "s3://{bucket}/{key}", the record pointing there.
 # The largest result kept as JSON in ``data``, counted in bytes of the JSON string literal it becomes
-# (escaped once more), so that a record read into a state stays far below Step Functions' 256 KiB.
-RECORD_DATA_LIMIT = 100 * 1024
+# (escaped once more): a record read into a state (Inspect's response, the guard's variable), or a
+# request that writes it, then stays below Step Functions' 256 KiB with room for the rest.
+RECORD_DATA_LIMIT = 160 * 1024
 # The largest compressed result ``ResultStorage.inline()`` keeps in ``data_gzip`` (DynamoDB's items
 # hold 400 KB; reads into a state leave ``data_gzip`` out).
 RECORD_GZIP_LIMIT = 300_000

@@ -170,6 +170,11 @@ class BehaviourStack(Stack):
                 parameters={"id.$": "$.id", "sum": 0.30000000000000004, "snowflake": 1234567890123456, "tiny": 5e-324},
             ),
         )
+        # A result that is an array (JSONata's array constructor would flatten it).
+        IdempotentStateMachine(
+            self, "ArrayResult", table=table, key=IdempotencyKey.from_paths("$.id"), **FAST,
+            definition=sfn.Pass(self, "ArrayResultWork", parameters={"list.$": "States.Array($.id, 2, 'x')"}, output_path="$.list"),
+        )
         IdempotentStateMachine(
             self, "JsonataChain", table=table, definition=sfn.Pass.jsonata(self, "JsonataChainWork", outputs=echo),
             key=IdempotencyKey.from_paths("$.id"), **FAST,

@@ -80,8 +80,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         :param key: how the key is derived. Default: ``IdempotencyKey.whole_input()``.
         :param namespace: prefix of this guard's record ids. Default: the guard's construct path,
             which is stable across deploys and differs between guards and stacks.
-        :param expires_after: how long a record is kept, counted from the end of the lease of the run
-            that wrote it; after that a duplicate runs the chain again. Default: 24 hours.
+        :param expires_after: how long a finished record is kept, counted from when its run finished;
+            after that a duplicate runs the chain again. Default: 24 hours.
         :param lease: how long a holder is trusted to finish before a duplicate may take the key over.
             Default: 15 minutes.
         :param poll_interval: first delay between polls of a duplicate that waits; delays double up to

@@ -58,7 +58,7 @@ def acquire(guard: "IdempotencyGuard", inspect: sfn.IChainable, missing: sfn.Fai
             "ComputeKey",
             guard.key_function,
             {
-                "input": expression("$states.input"),
+                "input": expression(records.within_payload("$states.input", "the input is too large to send to the key function")),
                 "namespace": config.namespace,
                 "kind": config.key.kind,
                 "expression": config.key.expression,
@@ -66,7 +66,7 @@ def acquire(guard: "IdempotencyGuard", inspect: sfn.IChainable, missing: sfn.Fai
             outputs=SAME_INPUT,
             assign={guard.facts.name: expression("$states.result")},
         )
-        compute.add_catch(missing, errors=[schema.KEY_MISSING])
+        compute.add_catch(missing, errors=[schema.KEY_MISSING, QUERY_FAILED])
         compute.next(task)
         task.catch(inspect, [CONDITION_FAILED])
         start: sfn.State = compute

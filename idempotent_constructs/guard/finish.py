@@ -16,7 +16,7 @@ from ..jsonata_key import literal
 from ..lambda_src import schema
 from ..policies import FailurePolicy
 from . import records
-from .protocol import CONDITION_FAILED, EXPIRATION, ID, OWNER, QUERY_FAILED, TRANSIENT_DYNAMODB_ERRORS, VALIDATION, expression
+from .protocol import CONDITION_FAILED, ID, OWNER, QUERY_FAILED, TRANSIENT_DYNAMODB_ERRORS, VALIDATION, expression
 from .tasks import ItemTask, invoke, retry_transient
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ ERROR = (
     f"{{'Error': '{schema.BODY_FAILED}', 'Cause': $string($e)}} : $e)"
 )
 ERROR_OUTPUT = expression("$states.errorOutput")
+TOO_LARGE = "The result is too close to Step Functions' 256 KiB payload limit to be kept; it was not stored."
 # The chain's output, as the states after Body receive it (the Parallel's one-item result).
 RESULT = "$states.input[0]"
 
@@ -61,10 +62,9 @@ def complete(guard: "IdempotencyGuard", on_failure: sfn.IChainable) -> tuple[Ite
         "table": config.table.table_name,
         "inline_threshold": config.native_limit,
         "record_limit": config.native_limit if config.result_storage.is_large else schema.RECORD_GZIP_LIMIT,
-        "result": expression(RESULT),
-        "idempotency": expression(
-            "{" + ", ".join(f"'{field}': {facts(field)}" for field in (ID, OWNER, VALIDATION)) + f", '{EXPIRATION}': $string({facts(EXPIRATION)})}}"
-        ),
+        "expires_after_seconds": int(config.expires_after.to_seconds()),
+        "result": expression(records.within_payload(RESULT, TOO_LARGE)),
+        "idempotency": expression("{" + ", ".join(f"'{field}': {facts(field)}" for field in (ID, OWNER, VALIDATION)) + "}"),
     }
     if guard.results_bucket is not None:
         payload["bucket"] = guard.results_bucket.bucket_name
@@ -75,6 +75,10 @@ def complete(guard: "IdempotencyGuard", on_failure: sfn.IChainable) -> tuple[Ite
     retry_transient(store, ["States.ALL"], after_body=True)
     store.add_catch(lease_lost, errors=[schema.LEASE_LOST])
     store.add_catch(on_failure, errors=[schema.RESULT_TOO_LARGE], outputs=ERROR_OUTPUT)
+    # Too large to send to the function at all: refused before the task is built.
+    store.add_catch(on_failure, errors=[QUERY_FAILED], outputs=expression(
+        f"{{'Error': '{schema.RESULT_TOO_LARGE}', 'Cause': {literal(TOO_LARGE)}}}"
+    ))
     task.catch(store, [QUERY_FAILED])
     return task, store
 

@@ -5,7 +5,7 @@ Every state a guard generates is written in JSONata (``QueryLanguage: JSONata`` 
 fits a JSONPath state machine too). The chain's input and output travel as the state payload,
 untouched; what the protocol knows travels in one workflow variable per guard (``Facts``)::
 
-    ${variable} = {"id", "validation", "owner", "expiration", "record", "holder"}
+    ${variable} = {"id", "validation", "owner", "record", "holder"}
 
 A variable's name is unique to the guard (derived from its construct address), because a Parallel
 branch or Map iteration may not assign a variable an outer scope already has: guards nested in
@@ -21,7 +21,6 @@ VARIABLE_PREFIX = "idempotency_"
 ID = "id"  # the record id
 VALIDATION = "validation"  # the payload's digest
 OWNER = "owner"  # this run's owner token, "{execution ARN}#{uuid}", once it holds the key
-EXPIRATION = "expiration"  # epoch seconds at which a record this run completes expires
 RECORD = "record"  # the record as last read (DynamoDB's typed form), or null when absent
 HOLDER = "holder"  # the holder's execution as DescribeExecution last described it: {Status, ExecutionArn}
 

@@ -11,10 +11,13 @@ import re
 from ..jsonata_key import literal, record_id_and_validation
 from ..lambda_src import schema
 from .config import GuardConfig
-from .protocol import EXPIRATION, ID, OWNER, READ_ATTRIBUTES, VALIDATION, Facts
+from .protocol import ID, OWNER, READ_ATTRIBUTES, VALIDATION, Facts
 
 # The UTF-8 length of a text: encodeURIComponent writes every byte beyond ASCII's safe set as "%XX".
-_BYTES = "$bytes := function($s) {( $e := $encodeUrlComponent($s); $length($e) - 2 * ($length($e) - $length($replace($e, '%', ''))) )};"
+BYTES = "$bytes := function($s) {( $e := $encodeUrlComponent($s); $length($e) - 2 * ($length($e) - $length($replace($e, '%', ''))) )};"
+# JSON of any value, as ``$j``: ``$string`` writes a bare string as itself, and an array constructor
+# would flatten an array, so the value is written inside an object and taken out again.
+JSON = "$json := function($v) {( $o := $string({'v': $v}); $substring($o, 5, $length($o) - 6) )};"
 _RESULTS = (schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION)
 
 
@@ -120,14 +123,12 @@ def takeover(config: GuardConfig, facts: Facts) -> str:
 
 
 def held(config: GuardConfig) -> dict[str, str]:
-    """The guard's variable after a write that made this run the holder (``ReturnValues: ALL_NEW``).
-    A completed record expires ``expires_after`` after the lease it was acquired with ends."""
+    """The guard's variable after a write that made this run the holder (``ReturnValues: ALL_NEW``)."""
     attributes = "$states.result.Attributes"
     return {
         ID: f"{attributes}.{schema.ID}.S",
         VALIDATION: f"{attributes}.{schema.VALIDATION}.S",
         OWNER: f"{attributes}.{schema.OWNER}.S",
-        EXPIRATION: f"$floor($number({attributes}.{schema.IN_PROGRESS_EXPIRATION}.N) / 1000) + {int(config.expires_after.to_seconds())}",
     }
 
 
@@ -137,18 +138,31 @@ def read(config: GuardConfig, facts: Facts) -> str:
 
 def _finish(config: GuardConfig, facts: Facts, set_values: dict[str, str], remove: tuple[str, ...]) -> str:
     """The fenced write that ends a run: still ours, or gone (released after this execution failed,
-    which a redrive of it then completes)."""
+    which a redrive of it then completes). The record expires ``expires_after`` from now."""
     return _request(
         config,
         facts(ID),
         condition="attribute_not_exists(#id) OR #owner = :owner",
         set_values={
-            schema.EXPIRATION: _n(facts(EXPIRATION)),
+            schema.EXPIRATION: _n(f"$floor($millis() / 1000) + {int(config.expires_after.to_seconds())}"),
             schema.OWNER: _s(facts(OWNER)),
             schema.VALIDATION: _s(facts(VALIDATION)),
             **set_values,
         },
         remove=remove,
+    )
+
+
+# Bytes kept free for the rest of a Lambda payload that carries a whole state input or result: its
+# other fields, and numbers that JSONata's $string writes shorter than Step Functions does.
+PAYLOAD_MARGIN = 8 * 1024
+
+
+def within_payload(value: str, error: str) -> str:
+    """JSONata for ``value``, raising ``error`` when it is too large to send to a Lambda function
+    with a few other fields (Step Functions would fail the task, uncatchably, once it is built)."""
+    return (
+        f"({BYTES}{JSON} $v := {value}; $bytes($json($v)) > {262_144 - PAYLOAD_MARGIN} ? $error({literal(error)}) : $v)"
     )
 
 
@@ -164,9 +178,8 @@ def complete(config: GuardConfig, facts: Facts, result: str) -> str:
         (schema.DATA_GZIP, schema.DATA_LOCATION, schema.ERROR, schema.CAUSE),
     )
     return (
-        # JSON of any value, a bare string too: $string writes a string as itself.
-        f"({_BYTES} $r := {result}; $a := $string([$r]); $d := $substring($a, 1, $length($a) - 2);"
-        f" ($parse($d) = $r and $bytes($d) <= {config.native_limit} and $bytes($string([$d])) <= {schema.RECORD_DATA_LIMIT})"
+        f"({BYTES}{JSON} $r := {result}; $d := $json($r);"
+        f" ($parse($d) = $r and $bytes($d) <= {config.native_limit} and $bytes($json($d)) <= {schema.RECORD_DATA_LIMIT})"
         f" ? {write} : $error('the result is kept by the result function: the native write cannot keep it exactly'))"
     )
 

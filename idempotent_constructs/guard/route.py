@@ -12,7 +12,7 @@ from aws_cdk import aws_stepfunctions as sfn
 
 from ..lambda_src import schema
 from . import records
-from .protocol import ENDED_STATUSES, HOLDER, OWNER_GONE_ERRORS, RECORD, VALIDATION, expression
+from .protocol import ENDED_STATUSES, HOLDER, ID, OWNER_GONE_ERRORS, RECORD, VALIDATION, expression
 from .protocol import TRANSIENT_DYNAMODB_ERRORS
 from .tasks import HOLDER_FIELDS, SAME_INPUT, ItemTask, invoke, owner_check, retry_transient
 
@@ -74,7 +74,7 @@ def route(guard: "IdempotencyGuard", *, acquire: sfn.IChainable, takeover: sfn.I
     replay = sfn.Pass.jsonata(guard, "Replay", state_name=name("Replay"), outputs=expression(f"$parse({record(schema.DATA)})"))
     restore = invoke(
         guard, config, "Restore", guard.result_function,
-        {"action": "restore", "table": config.table.table_name, "id": expression(facts("id"))},
+        {"action": "restore", "table": config.table.table_name, "id": expression(facts(ID)), "validation": expression(facts(VALIDATION))},
     )
     restore.add_retry(errors=[schema.RESULT_MISSING], max_attempts=0)
     retry_transient(restore, ["States.ALL"])

@@ -51,8 +51,8 @@ def wait_for_holder(guard: "IdempotencyGuard") -> tuple[sfn.IChainable, sfn.Para
             guard, config, "PollOwner", owner=record(schema.OWNER),
             output=expression(f"$merge([$states.input, {{'holder': {HOLDER_FIELDS}}}])"),
         )
-        poll_owner.add_catch(settled, errors=OWNER_GONE_ERRORS)
-        poll_owner.add_catch(busy, errors=["States.ALL"])
+        poll_owner.add_catch(settled, errors=OWNER_GONE_ERRORS, outputs=SAME_INPUT)
+        poll_owner.add_catch(busy, errors=["States.ALL"], outputs=SAME_INPUT)
         poll_owner.next(
             sfn.Choice.jsonata(guard, "StillRunning", state_name=name("StillRunning"))
             .when(condition(owner_done("$states.input.holder")), settled)

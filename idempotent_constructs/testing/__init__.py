@@ -42,7 +42,7 @@ from moto import mock_aws
 
 from ..lambda_src import schema
 from .. import jsonata_engine as jsonata
-from . import describe_execution, parser_scopes, task_parameters
+from . import describe_execution, execution_end, parser_scopes, task_parameters
 from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEventException
 
 ACCOUNT = "123456789012"
@@ -467,6 +467,7 @@ class _Patches:
         task_parameters.install(self._set)
         describe_execution.install(self._set)
         parser_scopes.install(self._set)
+        execution_end.install(self._set)
 
     def remove(self) -> None:
         while self._undo:

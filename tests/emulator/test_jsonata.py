@@ -182,18 +182,3 @@ def test_describe_execution_with_metadata_only_leaves_out_the_input_and_output(e
     assert "input" not in metadata and "output" not in metadata and metadata["status"] == "SUCCEEDED"
     assert "input" in everything and "output" in everything
 
-
-def test_executions_that_parse_jsonata_and_jsonpath_states_at_once_all_run(emulator):
-    """testing.parser_scopes: moto's parser shared one query-language stack between concurrent parses."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    definition = {
-        "StartAt": "Native",
-        "States": {
-            "Native": {"Type": "Pass", "QueryLanguage": "JSONata", "Output": "{% $states.input %}", "Next": "Classic"},
-            "Classic": {"Type": "Pass", "Parameters": {"echo.$": "$"}, "End": True},
-        },
-    }
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        executions = list(pool.map(lambda n: emulator.run_definition(definition, {"n": n}), range(16)))
-    assert [e.output for e in executions] == [{"echo": {"n": n}} for n in range(16)]

@@ -42,17 +42,17 @@ def test_large_results_of_1_24_100_and_250_kib_round_trip_exactly_on_replay(beha
     assert "LargeResultsMake" not in replay.entered_states()
 
 
-def test_an_inline_result_of_1_kib_is_completed_and_replayed_natively_without_a_lambda_call(behaviour, unique):
-    payload = {"id": unique, "kib": 1}
+@pytest.mark.parametrize("kib", [1, 100])
+def test_inline_results_of_1_and_100_kib_are_completed_and_replayed_natively_without_a_lambda_call(behaviour, unique, kib):
+    payload = {"id": unique, "kib": kib}
     first, replay = run_twice(behaviour, "InlineResults", payload)
     assert first.output == replay.output == sized.handler(payload)
     assert replay.entered_states()[-1] == "Idempotency.Replay" and "Idempotency.StoreResult" not in first.entered_states()
     assert (first.lambda_invocations(), replay.lambda_invocations()) == (1, 0)  # the body only
 
 
-@pytest.mark.parametrize("kib", [100, 222])
-def test_inline_results_of_100_and_222_kib_are_kept_compressed_in_the_record_and_round_trip_exactly(behaviour, unique, kib):
-    payload = {"id": unique, "kib": kib}
+def test_an_inline_result_of_222_kib_is_kept_compressed_in_the_record_and_round_trips_exactly(behaviour, unique):
+    payload = {"id": unique, "kib": 222}
     first, replay = run_twice(behaviour, "InlineResults", payload)
     assert first.output == replay.output == sized.handler(payload)
     assert "Idempotency.StoreResult" in first.entered_states() and replay.entered_states()[-1] == "Idempotency.Restore"
@@ -64,6 +64,12 @@ def test_a_result_json_cannot_write_exactly_is_stored_by_the_result_function_and
     expected = {"id": unique, "sum": 0.30000000000000004, "snowflake": 1234567890123456, "tiny": 5e-324}
     assert json.dumps(first.output) == json.dumps(replay.output) == json.dumps(expected)
     assert "Idempotency.StoreResult" in first.entered_states() and replay.entered_states()[-1] == "Idempotency.Replay"
+
+
+def test_an_array_result_is_completed_natively_and_replays_as_the_same_array(behaviour, unique):
+    first, replay = run_twice(behaviour, "ArrayResult", {"id": unique})
+    assert first.output == replay.output == [unique, 2, "x"]
+    assert "Idempotency.StoreResult" not in first.entered_states() and replay.entered_states()[-1] == "Idempotency.Replay"
 
 
 def test_completing_with_a_200_kib_result_costs_at_most_a_quarter_of_the_write_units_of_storing_it_raw(behaviour, unique):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import boto3
 import pytest
@@ -14,7 +15,6 @@ META = {
     "id": "orders#abc123",
     "owner": OWNER,
     "validation": "v",
-    "expiration": "1900000000",
 }
 
 
@@ -29,7 +29,8 @@ def aws(table):
 
 
 def store(result, threshold: int = 1024, bucket: str | None = "results", meta: dict = META, record_limit: int | None = None) -> dict:
-    event = {"action": "store", "table": "records", "inline_threshold": threshold, "result": result, "idempotency": meta}
+    event = {"action": "store", "table": "records", "inline_threshold": threshold, "result": result, "idempotency": meta,
+             "expires_after_seconds": 3600}
     if bucket is not None:
         event["bucket"] = bucket
     if record_limit is not None:
@@ -72,7 +73,7 @@ def test_a_result_still_too_large_compressed_goes_to_s3_under_its_namespace_hash
 def test_the_record_is_completed_with_every_attribute_the_state_machine_reads(aws):
     item = store(SMALL)
     assert item[schema.STATUS]["S"] == schema.COMPLETED
-    assert item[schema.EXPIRATION]["N"] == "1900000000"
+    assert abs(int(item[schema.EXPIRATION]["N"]) - (int(time.time()) + 3600)) <= 2  # expires_after from now
     assert (item[schema.OWNER]["S"], item[schema.VALIDATION]["S"]) == (OWNER, "v")
 
 
@@ -139,3 +140,18 @@ def test_a_result_whose_object_is_gone_is_reported_missing_with_what_to_do(aws):
 def test_a_record_without_a_result_is_reported_missing(aws):
     with pytest.raises(results.ResultMissing, match="holds no result"):
         restored({"id": {"S": META["id"]}})
+
+
+def test_a_result_a_restore_could_not_return_within_the_payload_limit_is_refused_before_anything_is_written(aws):
+    # 200 KiB of compact JSON, but json.dumps (as the Lambda runtime returns it) escapes each é as \\u00e9.
+    result = {"text": "é" * 100_000}
+    with pytest.raises(results.ResultTooLarge, match="given back on a replay"):
+        store(result, bucket="results")
+    assert aws.get_item(TableName="records", Key={"id": {"S": META["id"]}})["Item"]["status"]["S"] == schema.INPROGRESS
+
+
+def test_a_restore_refuses_a_record_that_now_holds_another_payloads_result(aws):
+    item = store(NOISY)
+    with pytest.raises(results.ResultMissing, match="another payload"):
+        results.handler({"action": "restore", "table": "records", "id": item["id"]["S"], "validation": "other"})
+    assert results.handler({"action": "restore", "table": "records", "id": item["id"]["S"], "validation": "v"}) == NOISY
