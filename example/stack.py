@@ -81,7 +81,7 @@ class OrdersStack(Stack):
             "Orders",
             table=table,
             definition=validate.next(charge_once).next(choose_shipping),
-            key=IdempotencyKey.from_jmespath("[order.id, customer.id]"),
+            key=IdempotencyKey.from_paths("$.order.id", "$.customer.id"),
             poll_interval=Duration.seconds(1),
             max_wait=Duration.minutes(2),
         )

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
+import json
 from typing import Any
 from collections.abc import Sequence
 
-from aws_cdk import Acknowledgment, Annotations, Duration, Stack, Token, Validations
+from aws_cdk import Acknowledgment, Annotations, Duration, Stack, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
@@ -18,6 +18,7 @@ from .errors import IdempotencyConfigurationError, Problems
 from .functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
 from .guard import DEFAULT_LEASE, IdempotencyGuard
 from .key import IdempotencyKey, namespace_problems
+from .names import generated_name, name_prefix
 from .lambda_src import schema
 from .policies import FailurePolicy, InFlightPolicy, ResultStorage
 from .table import IdempotencyTable
@@ -33,38 +34,36 @@ OUTCOME_STATES = {
     "PayloadMismatch": "FailStateEntered",
     "KeyMissing": "FailStateEntered",
 }
-MAX_NAME_LENGTH = 80
-_NOT_IN_NAMES = re.compile(r"[^A-Za-z0-9-]")  # what generated names replace by '-'
+# Fields only a JSONPath state has: a JSONata state machine refuses them.
+JSONPATH_FIELDS = ("Parameters", "InputPath", "OutputPath", "ResultPath", "ResultSelector", "ItemsPath", "ItemSelector")
 
 
-def generated_name(construct: Construct) -> str:
-    """A state machine name unique in the account and region, stable across deploys:
-    ``{stack name}_{construct id}-{hash of the construct path}``. In a nested stack,
-    ``{stack name}-{nested stack id}-{construct id}-{hash}``: no ``_``, so that no stack's prefix
-    (``name_prefix``) matches it."""
-    suffix = construct.node.addr[:8]
-    stack = Stack.of(construct)
-    label, readable = _stack_label(stack), _NOT_IN_NAMES.sub("-", construct.node.id)
-    if label:
-        readable = f"{label}{'-' if stack.nested else '_'}{readable}"
-    return f"{readable[: MAX_NAME_LENGTH - len(suffix) - 1]}-{suffix}"
+def _check_jsonata_definition(construct: Construct, state_machine: sfn.StateMachine) -> None:
+    """CDK renders a state created without ``.jsonata()`` with its JSONPath fields even when the state
+    machine is JSONata, and Step Functions then refuses the definition at deploy time: say so at synth."""
+    def jsonpath_states(states: dict[str, Any]) -> list[str]:
+        found = []
+        for name, state in states.items():
+            if state.get("QueryLanguage", "JSONata") == "JSONata" and any(field in state for field in JSONPATH_FIELDS):
+                found.append(name)
+            for branch in state.get("Branches", []):
+                found += jsonpath_states(branch["States"])
+            processor = state.get("ItemProcessor") or state.get("Iterator")
+            if processor:
+                found += jsonpath_states(processor["States"])
+        return found
 
-
-def name_prefix(construct: Construct) -> str | None:
-    """How the generated names of the construct's stack start, and no other's: the stack's name,
-    then ``_``, which stack names cannot contain and the rest of a generated name does not. ``None``
-    in a nested stack, or if the stack's name is only known at deploy time."""
-    stack = Stack.of(construct)
-    label = _stack_label(stack)
-    return f"{label}_" if label and not stack.nested else None
-
-
-def _stack_label(stack: Stack) -> str:
-    parent = stack.nested_stack_parent
-    if parent is not None:
-        outer = _stack_label(parent)
-        return f"{outer}-{_NOT_IN_NAMES.sub('-', stack.node.id)}" if outer else ""
-    return "" if Token.is_unresolved(stack.stack_name) else _NOT_IN_NAMES.sub("-", stack.stack_name)
+    rendered = Stack.of(construct).resolve(state_machine.node.default_child.definition_string)
+    parts = rendered["Fn::Join"][1] if isinstance(rendered, dict) else [rendered]
+    # Tokens (a table's name, an ARN) only ever stand inside strings: a placeholder keeps the JSON whole.
+    definition = json.loads("".join(part if isinstance(part, str) else "token" for part in parts))
+    offending = jsonpath_states(definition["States"])
+    if offending:
+        raise IdempotencyConfigurationError(construct.node.path, [
+            f"definition: states {', '.join(sorted(offending))} use JSONPath fields (Parameters, InputPath, "
+            "ResultPath, ...) in a JSONata state machine; create them with the .jsonata() factories "
+            "(sfn.Pass.jsonata(...)), or leave query_language at QueryLanguage.JSONPATH"
+        ])
 
 
 class IdempotentStateMachine(Construct):
@@ -209,6 +208,8 @@ class IdempotentStateMachine(Construct):
             role=role,
             query_language=query_language,
         )
+        if query_language == sfn.QueryLanguage.JSONATA:
+            _check_jsonata_definition(self, self.state_machine)
 
         if role is None:
             # cdk-nag (AwsSolutionsChecks): the one wildcard of the role we create is inherent to the

@@ -26,6 +26,7 @@ except ImportError:  # imported by the Lambda runtime from the asset root
 SPEC_VERSION = 2
 HASH_PIECE = 2500  # code points hashed at once (docs/canonical-key.md, section 3)
 EXACT_LIMIT = 2**53  # a key number of this magnitude or more is no longer exact as a double
+_FIFTEEN_DIGITS = 10**15
 # Python's own serialization is canonical already unless the text may hold a float or a long integer
 # (``1.0``, ``1e+16``, 16 digits or more), or a character from U+D800 up (where code point and UTF-16
 # orders part, and lone surrogates); a match inside a string only costs the slow path.
@@ -74,6 +75,14 @@ def _round_15(value: float) -> float:
 
 
 def _number(value: float | int, exact: bool) -> str:
+    # Fast paths, for the numbers of 15 significant digits or fewer that payloads mostly hold: they
+    # are their own 15-digit rounding, and written as JavaScript writes them (no exponent below 1e16).
+    if type(value) is int and -_FIFTEEN_DIGITS < value < _FIFTEEN_DIGITS:
+        return str(value)
+    if type(value) is float and value:
+        text = repr(value)
+        if "e" not in text and "n" not in text and len(text.lstrip("-0.").replace(".", "")) <= 15:
+            return text[:-2] if text.endswith(".0") else text
     if exact and abs(value) >= EXACT_LIMIT:
         raise _Inexact()
     number = float(value)  # as JavaScript reads it

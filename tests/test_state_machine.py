@@ -160,3 +160,26 @@ def test_a_workflow_may_touch_only_its_own_namespaces_items_as_its_synthesized_p
         assert not allows(statements_of_a, action, table_arn, "orders/AB#0f3a")
     for action in ("dynamodb:PutItem", "dynamodb:Scan", "dynamodb:Query", "dynamodb:BatchWriteItem", "dynamodb:DeleteTable"):
         assert not allows(statements_of_a, action, table_arn, "orders/A#0f3a")
+
+
+def test_query_language_passes_through_and_a_jsonata_definition_is_accepted():
+    def build(s):
+        IdempotentStateMachine(
+            s, "Orders", table=IdempotencyTable(s, "Table"), query_language=sfn.QueryLanguage.JSONATA,
+            definition=sfn.Pass.jsonata(s, "Work", outputs="{% {'done': true} %}"),
+        )
+
+    definition = only_definition(template(build))
+    (body,) = definition["States"]["Idempotency.Body"]["Branches"]
+    assert definition["QueryLanguage"] == "JSONata" and body["States"]["Work"]["Output"] == "{% {'done': true} %}"
+
+
+def test_fails_when_a_jsonata_state_machine_holds_states_written_in_jsonpath():
+    def build(s):
+        IdempotentStateMachine(
+            s, "Orders", table=IdempotencyTable(s, "Table"), query_language=sfn.QueryLanguage.JSONATA,
+            definition=sfn.Pass(s, "Classic", parameters={"order.$": "$.order"}),
+        )
+
+    with pytest.raises(IdempotencyConfigurationError, match=r"states Classic use JSONPath fields .* \.jsonata\(\) factories"):
+        template(build)

@@ -1,0 +1,41 @@
+"""The physical names of the Standard state machines ``IdempotentStateMachine`` generates."""
+
+from __future__ import annotations
+
+import re
+
+from aws_cdk import Stack, Token
+from constructs import Construct
+
+MAX_NAME_LENGTH = 80
+_NOT_IN_NAMES = re.compile(r"[^A-Za-z0-9-]")  # what generated names replace by '-'
+
+
+def generated_name(construct: Construct) -> str:
+    """A state machine name unique in the account and region, stable across deploys:
+    ``{stack name}_{construct id}-{hash of the construct path}``. In a nested stack,
+    ``{stack name}-{nested stack id}-{construct id}-{hash}``: no ``_``, so that no stack's prefix
+    (``name_prefix``) matches it."""
+    suffix = construct.node.addr[:8]
+    stack = Stack.of(construct)
+    label, readable = _stack_label(stack), _NOT_IN_NAMES.sub("-", construct.node.id)
+    if label:
+        readable = f"{label}{'-' if stack.nested else '_'}{readable}"
+    return f"{readable[: MAX_NAME_LENGTH - len(suffix) - 1]}-{suffix}"
+
+
+def name_prefix(construct: Construct) -> str | None:
+    """How the generated names of the construct's stack start, and no other's: the stack's name,
+    then ``_``, which stack names cannot contain and the rest of a generated name does not. ``None``
+    in a nested stack, or if the stack's name is only known at deploy time."""
+    stack = Stack.of(construct)
+    label = _stack_label(stack)
+    return f"{label}_" if label and not stack.nested else None
+
+
+def _stack_label(stack: Stack) -> str:
+    parent = stack.nested_stack_parent
+    if parent is not None:
+        outer = _stack_label(parent)
+        return f"{outer}-{_NOT_IN_NAMES.sub('-', stack.node.id)}" if outer else ""
+    return "" if Token.is_unresolved(stack.stack_name) else _NOT_IN_NAMES.sub("-", stack.stack_name)

@@ -1,0 +1,52 @@
+"""idempotent_constructs/guard/records.py and tasks.py: the record requests, their fences and their retries."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+
+from idempotent_constructs import FailurePolicy, IdempotencyKey
+from tests.guard.build import condition_of, guarded
+
+
+
+def test_every_write_after_acquire_is_fenced_on_the_owner():
+    states = guarded(on_failure=FailurePolicy.CACHE)["States"]
+    for name in ("Complete", "RecordFailure"):
+        assert condition_of(states[f"ChargeOnce.{name}"]) == "attribute_not_exists(#id) OR #owner = :owner"
+        assert states[f"ChargeOnce.{name}"]["Catch"][0]["ErrorEquals"] == ["DynamoDB.ConditionalCheckFailedException"]
+    assert condition_of(states["ChargeOnce.Takeover"]) == "#owner = :previous AND #status = :previous_status"
+    assert condition_of(guarded()["States"]["ChargeOnce.Release"]) == "#owner = :owner"
+
+def test_transient_dynamodb_and_lambda_errors_are_retried_with_backoff():
+    states = guarded()["States"]
+    states.update(states["ChargeOnce.Await"]["Branches"][0]["States"])
+    for name in ("Acquire", "Inspect", "Complete", "Release", "Takeover", "Poll"):
+        retry = states[f"ChargeOnce.{name}"]["Retry"][0]
+        assert "DynamoDB.ThrottlingException" in retry["ErrorEquals"]
+        assert "DynamoDB.ConditionalCheckFailedException" not in retry["ErrorEquals"]
+        assert retry["BackoffRate"] == 2
+    for name in ("StoreResult", "Restore"):
+        lambda_errors = {e for r in states[f"ChargeOnce.{name}"]["Retry"] for e in r["ErrorEquals"]}
+        assert {"Lambda.ServiceException", "Lambda.TooManyRequestsException"} <= lambda_errors
+
+def test_key_namespace_retention_and_lease_reach_the_acquire():
+    states = guarded(
+        key=IdempotencyKey.from_paths("$.order.id"),
+        namespace="orders-v2",
+        expires_after=Duration.days(7),
+        lease=Duration.minutes(2),
+    )["States"]
+    acquire = states["ChargeOnce.Acquire"]
+    assert "$lookup($o, 'order')" in acquire["Arguments"] and "'orders-v2#' & $digest(" in acquire["Arguments"]
+    assert "$now + 120000" in acquire["Arguments"] and "+ 604800" in states["ChargeOnce.Complete"]["Arguments"]
+
+def test_dynamodb_errors_without_a_name_of_their_own_are_not_retried_as_transient():
+    retried = {
+        error
+        for state in guarded()["States"].values()
+        if state.get("Resource", "").startswith("arn:") and ":dynamodb:" in str(state.get("Resource"))
+        for retry in state.get("Retry", [])
+        for error in retry["ErrorEquals"]
+    }
+    assert "DynamoDB.InternalServerError" in retried and "DynamoDB.InternalServerErrorException" in retried
+    assert "DynamoDB.AmazonDynamoDBException" not in retried
