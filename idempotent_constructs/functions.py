@@ -16,14 +16,17 @@ from typing import Any
 
 import jsii
 from aws_cdk import Acknowledgment, Aws, Duration, IStableAnyProducer, Lazy, RemovalPolicy, Stack, Stage, Validations
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_destinations as destinations
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct, IConstruct
 
@@ -222,8 +225,41 @@ class ReleaseFunction(_SharedFunction):
                 },
             ),
         )
-        # Delivery retries; a function error is retried twice more by Lambda's asynchronous invocation.
-        self.rule.add_target(targets.LambdaFunction(self.function, retry_attempts=8))
+        # Events that could not be released: EventBridge's undelivered ones, and those whose release
+        # still failed after Lambda's two retries (a stale DescribeExecution read, throttling).
+        self.dead_letters = sqs.Queue(
+            self,
+            "DeadLetters",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+        )
+        self.rule.add_target(
+            targets.LambdaFunction(
+                self.function, retry_attempts=8, max_event_age=Duration.hours(2), dead_letter_queue=self.dead_letters
+            )
+        )
+        self.function.configure_async_invoke(
+            retry_attempts=2, max_event_age=Duration.hours(1), on_failure=destinations.SqsDestination(self.dead_letters)
+        )
+        self.alarm = cloudwatch.Alarm(
+            self,
+            "DeadLettersAlarm",
+            alarm_description="idempotent-constructs: an ended execution's keys were not released (they wait for "
+            "their lease); the queue holds the events",
+            metric=self.dead_letters.metric_approximate_number_of_messages_visible(period=Duration.minutes(5)),
+            threshold=1,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+        Validations.of(self.dead_letters).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions::AwsSolutions-SQS3",
+                reason="This queue is itself the dead-letter queue of the release function's rule target and "
+                "asynchronous invocations.",
+            )
+        )
 
     def watch(
         self, state_machine_name: str, items: list[tuple[dynamodb.ITable, str]], *, name_prefix: str | None = None

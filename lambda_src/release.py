@@ -6,7 +6,11 @@ died on an error no Catch can handle, leaves its records INPROGRESS until their 
 frees them within seconds instead.
 
 It first asks whether the execution is still over (a redrive may have restarted it since the event
-was sent: then it leaves everything alone). It then reads the execution's history for the records it
+was sent: then it leaves everything alone). DescribeExecution is eventually consistent: right after
+the event it may still read ``RUNNING``. A read that says running while the redrive count is still the
+event's is such a stale read: the function raises ``ExecutionStillReadsRunning``, so that Lambda
+retries the asynchronous invocation (twice, after about one and three minutes), rather than leave the
+key held until its lease lapses. It then reads the execution's history for the records it
 acquired (the Acquire and Takeover writes, which carry the owner token) and deletes each one on
 condition that it is still in progress and still owned by that execution's holder, so it can never
 touch another holder's record or a finished one. A transient error is raised, so that Lambda retries
@@ -30,6 +34,10 @@ except ImportError:  # imported by the Lambda runtime from the asset root
 
 ENDED = {"FAILED", "TIMED_OUT", "ABORTED"}
 logger = telemetry.get_logger()
+
+
+class ExecutionStillReadsRunning(Exception):
+    """DescribeExecution still says the ended execution runs (eventual consistency): retry later."""
 
 
 def held_records(history: list[dict[str, Any]], execution_arn: str) -> Iterator[tuple[str, str, str]]:
@@ -56,11 +64,19 @@ def _history(client: Any, execution_arn: str) -> list[dict[str, Any]]:
 
 def still_over(client: Any, detail: dict[str, Any]) -> bool:
     """The execution has not been redriven since the event: it is still in an ended status, and
-    (when the event says which attempt ended) still at the same redrive count."""
+    (when the event says which attempt ended) still at the same redrive count. Raises
+    ``ExecutionStillReadsRunning`` when it reads as running at the event's redrive count: the event
+    says it ended, so that read is stale."""
     current = client.describe_execution(executionArn=detail["executionArn"])
-    if current["status"] not in ENDED:
-        return False
-    return "redriveCount" not in detail or current.get("redriveCount", 0) == detail["redriveCount"]
+    redriven = "redriveCount" in detail and current.get("redriveCount", 0) != detail["redriveCount"]
+    if current["status"] in ENDED:
+        return not redriven
+    if current["status"] == "RUNNING" and not redriven:
+        raise ExecutionStillReadsRunning(
+            f"{detail['executionArn']} reads as RUNNING after an event saying it ended ({detail.get('status')}): "
+            "DescribeExecution is eventually consistent; retried"
+        )
+    return False
 
 
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, int]:

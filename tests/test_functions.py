@@ -166,3 +166,22 @@ def test_the_functions_code_is_staged_in_a_temporary_directory_only_this_user_ca
     staged = Path(code.path)
     assert staged.parent == Path(tempfile.gettempdir()) and staged.stat().st_mode & 0o077 == 0  # mkdtemp: 0700
     assert (staged / "compute_key.py").is_file() and (staged / "aws_lambda_powertools").is_dir()
+
+
+def test_events_the_release_function_could_not_handle_land_in_an_encrypted_dead_letter_queue_with_an_alarm():
+    def build(s):
+        IdempotentStateMachine(s, "Orders", table=IdempotencyTable(s, "Table"), definition=sfn.Pass(s, "Work"))
+
+    tpl = template(build)
+    (queue_id, queue), = resources(tpl, "AWS::SQS::Queue").items()
+    assert queue["Properties"]["SqsManagedSseEnabled"] is True and queue["Properties"]["MessageRetentionPeriod"] == 14 * 86400
+    (rule,) = resources(tpl, "AWS::Events::Rule").values()
+    (target,) = rule["Properties"]["Targets"]
+    assert target["RetryPolicy"] == {"MaximumRetryAttempts": 8, "MaximumEventAgeInSeconds": 7200}
+    assert target["DeadLetterConfig"]["Arn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
+    # A function error (a stale DescribeExecution read that still says RUNNING) is retried twice, then kept.
+    (invoke_config,) = resources(tpl, "AWS::Lambda::EventInvokeConfig").values()
+    assert invoke_config["Properties"]["MaximumRetryAttempts"] == 2
+    assert invoke_config["Properties"]["DestinationConfig"]["OnFailure"]["Destination"] == {"Fn::GetAtt": [queue_id, "Arn"]}
+    (alarm,) = resources(tpl, "AWS::CloudWatch::Alarm").values()
+    assert alarm["Properties"]["Threshold"] == 1 and alarm["Properties"]["MetricName"] == "ApproximateNumberOfMessagesVisible"

@@ -827,7 +827,8 @@ class LocalEmulator:
         cloudformation = self.client("cloudformation")
         with warnings.catch_warnings():
             # Gap: moto's CloudFormation skips resource types it does not implement, with a warning
-            # each (here AWS::S3::BucketPolicy, the TLS-only policy, which the emulator cannot enforce).
+            # each (here the TLS-only policies of a bucket and a queue, which the emulator cannot enforce;
+            # Lambda's asynchronous-invocation settings, which in-process calls do not use; an alarm).
             warnings.filterwarnings("ignore", message="Tried to parse AWS::", category=UserWarning)
             cloudformation.create_stack(
                 StackName=stack_name,

@@ -85,3 +85,43 @@ class _Executions:
 def test_an_execution_redriven_since_the_event_is_left_alone(status, redrive_count, over):
     detail = {"executionArn": EXECUTION, "status": "FAILED", "redriveCount": 0}
     assert release.still_over(_Executions(status, redrive_count), detail) is over
+
+
+class StubStepFunctions:
+    """DescribeExecution answering ``reads`` in turn (what an eventually consistent read may say)."""
+
+    def __init__(self, *reads: dict) -> None:
+        self.reads = list(reads)
+
+    def describe_execution(self, executionArn: str) -> dict:
+        return {"executionArn": executionArn, **self.reads.pop(0)}
+
+
+def ended_event(**detail) -> dict:
+    return {"executionArn": EXECUTION, "status": "ABORTED", **detail}
+
+
+def test_a_stale_running_read_right_after_the_event_raises_so_that_lambda_retries_the_invocation():
+    with pytest.raises(release.ExecutionStillReadsRunning, match="eventually consistent"):
+        release.still_over(StubStepFunctions({"status": "RUNNING", "redriveCount": 0}), ended_event(redriveCount=0))
+    with pytest.raises(release.ExecutionStillReadsRunning):
+        release.still_over(StubStepFunctions({"status": "RUNNING"}), ended_event())  # no redrive count to compare
+
+
+def test_an_execution_redriven_since_the_event_is_left_alone_whatever_it_reads():
+    assert not release.still_over(StubStepFunctions({"status": "RUNNING", "redriveCount": 1}), ended_event(redriveCount=0))
+    assert not release.still_over(StubStepFunctions({"status": "FAILED", "redriveCount": 1}), ended_event(redriveCount=0))
+
+
+def test_an_execution_that_reads_as_ended_at_the_events_redrive_count_is_still_over():
+    assert release.still_over(StubStepFunctions({"status": "ABORTED", "redriveCount": 0}), ended_event(redriveCount=0))
+    assert release.still_over(StubStepFunctions({"status": "TIMED_OUT"}), ended_event())
+    assert not release.still_over(StubStepFunctions({"status": "PENDING_REDRIVE"}), ended_event())
+
+
+def test_the_handler_raises_on_a_stale_read_and_deletes_nothing(table, monkeypatch):
+    put(table, "ns#held", f"{EXECUTION}#a", schema.INPROGRESS)
+    monkeypatch.setattr(release.boto3, "client", lambda service: StubStepFunctions({"status": "RUNNING"}))
+    with pytest.raises(release.ExecutionStillReadsRunning):
+        release.handler(event())
+    assert ids(table) == {"ns#held"}
