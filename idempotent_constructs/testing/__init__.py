@@ -522,8 +522,9 @@ class _StatusChangeEvents:
     def _run(self) -> None:
         while (execution_arn := self._ended.get()) is not None:
             try:
-                if not self._dropping.is_set():
-                    client = self._emulator.client("stepfunctions")
+                client = self._emulator.client("stepfunctions")
+                # AWS sends status-change events for Standard executions only.
+                if not self._dropping.is_set() and not is_express(client, execution_arn):
                     self._deliver(client.describe_execution(executionArn=execution_arn))
             except Exception:  # a delivery that fails is lost, as a Lambda target's would be
                 logging.getLogger(__name__).debug("event for %s not delivered", execution_arn, exc_info=True)
@@ -567,9 +568,21 @@ class _StatusChangeEvents:
 # ---------------------------------------------------------------------------------------------------
 # deployments and executions
 # ---------------------------------------------------------------------------------------------------
+class ExpressHistoryUnavailable(LookupError):
+    """AWS keeps no execution history for Express workflows (GetExecutionHistory is "not supported by
+    EXPRESS state machines"): assert on what a caller sees instead, the output, error, or the table."""
+
+
+def is_express(client: Any, execution_arn: str) -> bool:
+    """Whether the execution belongs to an Express state machine (moto's ARNs do not tell)."""
+    state_machine = client.describe_execution(executionArn=execution_arn)["stateMachineArn"]
+    return client.describe_state_machine(stateMachineArn=state_machine)["type"] == "EXPRESS"
+
+
 @dataclass
 class Execution:
-    """A finished execution: status, parsed output, error and cause, and its history events."""
+    """A finished execution: status, parsed output, error and cause, and its history events (none
+    for an Express execution: reading them raises ``ExpressHistoryUnavailable``, as AWS keeps none)."""
 
     arn: str
     status: str
@@ -579,8 +592,16 @@ class Execution:
     cause: str | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
 
+    express: bool = False
+
+    def _events(self) -> list[dict[str, Any]]:
+        if self.express:
+            raise ExpressHistoryUnavailable(f"{self.arn} is an Express execution: AWS keeps no history for it")
+        return self.history
+
     def entered_states(self) -> list[str]:
         """Names of the states entered, in order."""
+        self._events()
         return [
             event["stateEnteredEventDetails"]["name"]
             for event in self.history
@@ -589,6 +610,7 @@ class Execution:
 
     def lambda_invocations(self) -> int:
         """Lambda invocations that were scheduled (attempts included)."""
+        self._events()
         return sum(1 for event in self.history if event["type"] == "LambdaFunctionScheduled") + sum(
             1
             for event in self.history
@@ -618,6 +640,8 @@ def wait_for_execution(
         time.sleep(pause)
         pause = min(pause * 1.5, max_pause)
     output = described.get("output")
+    # The outcome of an Express execution is what StartSyncExecution would return (moto has none).
+    express = is_express(client, execution_arn)
     return Execution(
         arn=execution_arn,
         status=described["status"],
@@ -625,7 +649,8 @@ def wait_for_execution(
         output=json.loads(output) if output is not None else None,
         error=described.get("error"),
         cause=described.get("cause"),
-        history=history(execution_arn),
+        history=[] if express else history(execution_arn),
+        express=express,
     )
 
 
@@ -782,8 +807,11 @@ class LocalEmulator:
         return boto3.client(service, region_name=self.region)
 
     def history(self, execution_arn: str) -> list[dict[str, Any]]:
-        """Every history event of an execution, oldest first."""
+        """Every history event of an execution, oldest first. Raises ``ExpressHistoryUnavailable``
+        for an Express execution, whose history AWS does not keep (moto would give it)."""
         client = self.client("stepfunctions")
+        if is_express(client, execution_arn):
+            raise ExpressHistoryUnavailable(f"{execution_arn} is an Express execution: AWS keeps no history for it")
         events: list[dict[str, Any]] = []
         kwargs: dict[str, Any] = {"executionArn": execution_arn, "maxResults": 1000}
         while True:
