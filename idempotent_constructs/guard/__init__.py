@@ -125,7 +125,6 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             else:
                 self.results_bucket = config.result_storage.bucket
         self.result_function.serve(config.table, config.namespace, self.results_bucket)
-        self.replay_states: list[sfn.State] = []
         self._build(body)
 
     def state_name(self, state: str) -> str:
@@ -147,7 +146,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         guarded = finish.body(self, body, on_failure)
         complete, store = finish.complete(self, on_failure)
         waiting, await_state = wait.wait_for_holder(self)
-        choice = route.route(self, acquire=taking, takeover=takeover, wait=waiting, replay_failure=replay_failure)
+        choice, replays = route.route(self, acquire=taking, takeover=takeover, wait=waiting, replay_failure=replay_failure)
         if await_state is not None:
             await_state.next(choice)
         inspect.next(choice)
@@ -155,7 +154,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         takeover.next(guarded)
         guarded.next(complete)
         self._start_state = start
-        self._end_states = [complete, store, *self.replay_states]
+        self._end_states = [complete, store, *replays]
 
     @property
     def start_state(self) -> sfn.State:

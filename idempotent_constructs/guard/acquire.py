@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def _assign(guard: "IdempotencyGuard", fields: dict[str, str]) -> dict[str, str]:
-    return {guard.facts.name: expression("{" + ", ".join(f"'{name}': {value}" for name, value in fields.items()) + "}")}
+    return {guard.facts.name: expression(records.jsonata_object(fields))}
 
 
 def _holding(guard: "IdempotencyGuard", state: str, arguments: str) -> ItemTask:

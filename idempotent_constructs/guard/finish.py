@@ -64,7 +64,7 @@ def complete(guard: "IdempotencyGuard", on_failure: sfn.IChainable) -> tuple[Ite
         "record_limit": config.native_limit if config.result_storage.is_large else schema.RECORD_GZIP_LIMIT,
         "expires_after_seconds": int(config.expires_after.to_seconds()),
         "result": expression(records.within_payload(RESULT, TOO_LARGE)),
-        "idempotency": expression("{" + ", ".join(f"'{field}': {facts(field)}" for field in (ID, OWNER, VALIDATION)) + "}"),
+        "idempotency": expression(records.jsonata_object({field: facts(field) for field in (ID, OWNER, VALIDATION)})),
     }
     if guard.results_bucket is not None:
         payload["bucket"] = guard.results_bucket.bucket_name
@@ -115,8 +115,8 @@ def failure(guard: "IdempotencyGuard") -> tuple[sfn.IChainable, sfn.Fail | None]
         return release, None
     replay_failure = sfn.Fail.jsonata(
         guard, "ReplayFailure", state_name=config.name("ReplayFailure"),
-        error=expression(facts.attribute(schema.ERROR)),
-        cause=expression(f"$exists({facts.attribute(schema.CAUSE)}) ? {facts.attribute(schema.CAUSE)} : ''"),
+        error=expression(facts.record(schema.ERROR)),
+        cause=expression(f"$exists({facts.record(schema.CAUSE)}) ? {facts.record(schema.CAUSE)} : ''"),
     )
     if not config.cache_errors:
         return record_failure, replay_failure

@@ -32,18 +32,41 @@ READ_ATTRIBUTES = (
 )
 
 
+class Record:
+    """JSONata that reads a record (DynamoDB's typed form) that ``record`` (JSONata) holds, and the
+    conditions the route and the poll decide on."""
+
+    def __init__(self, record: str) -> None:
+        self.record = record
+
+    def __call__(self, name: str, kind: str = "S") -> str:
+        return f"{self.record}.{name}.{kind}"
+
+    @property
+    def absent(self) -> str:
+        return f"{self.record} = null"
+
+    def status(self, status: str) -> str:
+        return f"{self(schema.STATUS)} = '{status}'"
+
+    @property
+    def within_lease(self) -> str:
+        return f"({self.status(schema.INPROGRESS)} and $number({self(schema.IN_PROGRESS_EXPIRATION, 'N')}) > $millis())"
+
+    @property
+    def lapsed(self) -> str:
+        return f"({self.status(schema.INPROGRESS)} and $number({self(schema.IN_PROGRESS_EXPIRATION, 'N')}) <= $millis())"
+
+
 class Facts:
-    """JSONata that reads the guard's variable."""
+    """JSONata that reads the guard's variable; ``record`` reads the record as last read."""
 
     def __init__(self, address: str) -> None:
         self.name = f"{VARIABLE_PREFIX}{address[:12]}"
+        self.record = Record(f"${self.name}.{RECORD}")
 
     def __call__(self, field: str) -> str:
         return f"${self.name}.{field}"
-
-    def attribute(self, name: str, kind: str = "S") -> str:
-        """An attribute of the record as last read."""
-        return f"${self.name}.{RECORD}.{name}.{kind}"
 
 
 def expression(text: str) -> str:

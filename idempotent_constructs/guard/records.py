@@ -21,7 +21,8 @@ JSON = "$json := function($v) {( $o := $string({'v': $v}); $substring($o, 5, $le
 _RESULTS = (schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION)
 
 
-def _object(fields: dict[str, str]) -> str:
+def jsonata_object(fields: dict[str, str]) -> str:
+    """A JSONata object constructor of ``fields`` (name: JSONata value)."""
     return "{" + ", ".join(f"{literal(name)}: {value}" for name, value in fields.items()) + "}"
 
 
@@ -63,10 +64,10 @@ def _request(
     names = [name for name in schema.ATTRIBUTES if re.search(f"#{name}\\b", used)]
     request = {"TableName": literal(config.table.table_name), "Key": "{'id': " + _s(record_id) + "}", **expressions}
     if names:
-        request["ExpressionAttributeNames"] = _object({f"#{name}": literal(name) for name in names})
+        request["ExpressionAttributeNames"] = jsonata_object({f"#{name}": literal(name) for name in names})
     if placeholders:
-        request["ExpressionAttributeValues"] = _object(placeholders)
-    return _object(request)
+        request["ExpressionAttributeValues"] = jsonata_object(placeholders)
+    return jsonata_object(request)
 
 
 def key(config: GuardConfig, facts: Facts) -> str:
@@ -118,7 +119,7 @@ def takeover(config: GuardConfig, facts: Facts) -> str:
         config,
         f"${facts.name}",
         "#owner = :previous AND #status = :previous_status",
-        {":previous": _s(facts.attribute(schema.OWNER)), ":previous_status": _s(facts.attribute(schema.STATUS))},
+        {":previous": _s(facts.record(schema.OWNER)), ":previous_status": _s(facts.record(schema.STATUS))},
     )
 
 

@@ -20,31 +20,6 @@ if TYPE_CHECKING:
     from . import IdempotencyGuard
 
 
-class Record:
-    """Conditions on a record (DynamoDB's typed form) that ``record`` (JSONata) reads."""
-
-    def __init__(self, record: str) -> None:
-        self.record = record
-
-    def __call__(self, name: str, kind: str = "S") -> str:
-        return f"{self.record}.{name}.{kind}"
-
-    @property
-    def absent(self) -> str:
-        return f"{self.record} = null"
-
-    def status(self, status: str) -> str:
-        return f"{self(schema.STATUS)} = '{status}'"
-
-    @property
-    def within_lease(self) -> str:
-        return f"({self.status(schema.INPROGRESS)} and $number({self(schema.IN_PROGRESS_EXPIRATION, 'N')}) > $millis())"
-
-    @property
-    def lapsed(self) -> str:
-        return f"({self.status(schema.INPROGRESS)} and $number({self(schema.IN_PROGRESS_EXPIRATION, 'N')}) <= $millis())"
-
-
 def owner_done(holder: str) -> str:
     """The owner check's verdict lets a takeover go ahead when the holder's execution has ended, or
     when it is this very execution (a branch cancelled mid-body: its own lease is all there is)."""
@@ -67,10 +42,11 @@ def inspect(guard: "IdempotencyGuard") -> ItemTask:
 
 
 def route(guard: "IdempotencyGuard", *, acquire: sfn.IChainable, takeover: sfn.IChainable, wait: sfn.IChainable,
-          replay_failure: sfn.IChainable | None) -> sfn.Choice:
+          replay_failure: sfn.IChainable | None) -> tuple[sfn.Choice, list[sfn.INextable]]:
+    """``(Route, the states that end the guard with a replayed result)``."""
     config, facts = guard.config, guard.facts
     name = config.name
-    record = Record(f"${facts.name}.{RECORD}")
+    record = facts.record
     replay = sfn.Pass.jsonata(guard, "Replay", state_name=name("Replay"), outputs=expression(f"$parse({record(schema.DATA)})"))
     restore = invoke(
         guard, config, "Restore", guard.result_function,
@@ -97,7 +73,7 @@ def route(guard: "IdempotencyGuard", *, acquire: sfn.IChainable, takeover: sfn.I
     rules.append((record.within_lease, wait))
     if config.owner_state_machine_name is not None:
         check = owner_check(
-            guard, config, "OwnerCheck", owner=facts.attribute(schema.OWNER), output=SAME_INPUT,
+            guard, config, "OwnerCheck", owner=record(schema.OWNER), output=SAME_INPUT,
             assign={facts.name: expression(f"$merge([${facts.name}, {{'{HOLDER}': {HOLDER_FIELDS}}}])")},
         )
         # Gone: take over. Any other error: we cannot tell, so the holder counts as running.
@@ -113,8 +89,7 @@ def route(guard: "IdempotencyGuard", *, acquire: sfn.IChainable, takeover: sfn.I
     for text, target in rules:
         choice.when(condition(text), target)
     choice.otherwise(takeover)
-    guard.replay_states = [replay, restore]
-    return choice
+    return choice, [replay, restore]
 
 
 def in_flight(guard: "IdempotencyGuard") -> sfn.Fail:

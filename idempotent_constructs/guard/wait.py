@@ -17,7 +17,8 @@ from ..policies import InFlightPolicy
 from . import records
 from .config import poll_schedule
 from .protocol import OWNER_GONE_ERRORS, RECORD, TRANSIENT_DYNAMODB_ERRORS, expression
-from .route import Record, condition, in_flight, owner_done
+from .protocol import Record
+from .route import condition, in_flight, owner_done
 from .tasks import SAME_INPUT, HOLDER_FIELDS, ItemTask, owner_check, retry_transient
 
 if TYPE_CHECKING:

@@ -573,10 +573,16 @@ class ExpressHistoryUnavailable(LookupError):
     EXPRESS state machines"): assert on what a caller sees instead, the output, error, or the table."""
 
 
-def is_express(client: Any, execution_arn: str) -> bool:
-    """Whether the execution belongs to an Express state machine (moto's ARNs do not tell)."""
-    state_machine = client.describe_execution(executionArn=execution_arn)["stateMachineArn"]
-    return client.describe_state_machine(stateMachineArn=state_machine)["type"] == "EXPRESS"
+_EXPRESS: dict[str, bool] = {}  # by state machine ARN, for one emulator: a state machine's type never changes
+
+
+def is_express(client: Any, execution_arn: str, state_machine_arn: str | None = None) -> bool:
+    """Whether the execution belongs to an Express state machine (moto's ARNs do not tell);
+    ``state_machine_arn``, when the caller has described the execution already."""
+    state_machine = state_machine_arn or client.describe_execution(executionArn=execution_arn)["stateMachineArn"]
+    if state_machine not in _EXPRESS:
+        _EXPRESS[state_machine] = client.describe_state_machine(stateMachineArn=state_machine)["type"] == "EXPRESS"
+    return _EXPRESS[state_machine]
 
 
 @dataclass
@@ -641,7 +647,7 @@ def wait_for_execution(
         pause = min(pause * 1.5, max_pause)
     output = described.get("output")
     # The outcome of an Express execution is what StartSyncExecution would return (moto has none).
-    express = is_express(client, execution_arn)
+    express = is_express(client, execution_arn, described["stateMachineArn"])
     return Execution(
         arn=execution_arn,
         status=described["status"],
@@ -785,6 +791,7 @@ class LocalEmulator:
             self._interpreter_log_level = self._interpreter_logger.level
             self._interpreter_logger.setLevel(logging.CRITICAL)
         self._mock.start()
+        _EXPRESS.clear()  # a fresh emulator may reuse an ARN for a state machine of the other type
         self._patches.install()
         self.status_change_events.install(self._patches)
         return self
