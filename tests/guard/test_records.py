@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from aws_cdk import Duration
 
-from idempotent_constructs import FailurePolicy, IdempotencyKey
+from idempotent_constructs import FailurePolicy, IdempotencyKey, jsonata_engine
+from idempotent_constructs.guard import records
 from tests.guard.build import condition_of, guarded
 
 
@@ -50,3 +52,12 @@ def test_dynamodb_errors_without_a_name_of_their_own_are_not_retried_as_transien
     }
     assert "DynamoDB.InternalServerError" in retried and "DynamoDB.InternalServerErrorException" in retried
     assert "DynamoDB.AmazonDynamoDBException" not in retried
+
+
+def test_a_value_too_large_to_send_to_a_function_is_refused_before_the_task_is_built():
+    expression = records.within_payload("$states.input", "too large to send")
+    small = {"note": "é" * 1000}
+    assert jsonata_engine.evaluate(expression, {"states": {"input": small}}) == small
+    # 127,000 two-byte characters: 254,000 bytes of UTF-8, within 8 KiB of the 262,144-byte limit.
+    with pytest.raises(jsonata_engine.JSONataError, match="too large to send"):
+        jsonata_engine.evaluate(expression, {"states": {"input": {"note": "é" * 127_000}}})

@@ -146,3 +146,10 @@ def test_guards_side_by_side_keep_their_facts_in_variables_of_their_own():
     states = only_definition(template(build))["States"]
     (first,), (second,) = states["A.Acquire"]["Assign"], states["B.Acquire"]["Assign"]
     assert first != second and first.startswith("idempotency_") and second.startswith("idempotency_")
+
+
+def test_the_poll_past_a_lease_keeps_the_record_it_read_whatever_describe_execution_answers():
+    states = guarded(owner_state_machine_name="orders")["States"]["ChargeOnce.Await"]["Branches"][0]["States"]
+    catchers = states["ChargeOnce.PollOwner"]["Catch"]
+    assert [c["Next"] for c in catchers] == ["ChargeOnce.Settled", "ChargeOnce.Busy"]
+    assert all(c["Output"] == "{% $states.input %}" for c in catchers)
