@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import App, Duration, RemovalPolicy, Stack
+from aws_cdk import App, Duration, RemovalPolicy, Size, Stack
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 
 from idempotent_constructs import (
+    IdempotencyDashboard,
     IdempotencyGuard,
     IdempotencyKey,
     IdempotencyTable,
@@ -303,3 +305,62 @@ class BehaviourStack(Stack):
         IdempotentStateMachine(
             self, "Composed", table=table, definition=definition, key=IdempotencyKey.from_paths("$.id"), **FAST
         )
+
+
+def minimal(app: App) -> Stack:
+    stack = Stack(app, "Minimal")
+    IdempotentStateMachine(stack, "Orders", table=IdempotencyTable(stack, "Idempotency"), definition=sfn.Pass(stack, "Work"))
+    return stack
+
+
+def everything_on(app: App) -> Stack:
+    stack = Stack(app, "EverythingOn")
+    table = IdempotencyTable(
+        stack,
+        "Idempotency",
+        encryption_key=kms.Key(stack, "RecordsKey", enable_key_rotation=True),
+        removal_policy=RemovalPolicy.RETAIN,
+        point_in_time_recovery=True,
+    )
+    per_line = sfn.Map(stack, "EachLine", items_path="$.lines", result_path="$.lines_done").item_processor(
+        IdempotencyGuard(
+            stack,
+            "LineOnce",
+            table=table,
+            body=sfn.Pass(stack, "ReserveStock"),
+            key=IdempotencyKey.from_paths("$.sku", "$.warehouse"),
+            namespace="lines",
+            on_in_flight=InFlightPolicy.FAIL,
+            on_failure=FailurePolicy.CACHE,
+            state_name_prefix="Line/",
+        )
+    )
+    orders = IdempotentStateMachine(
+        stack,
+        "Orders",
+        table=table,
+        definition=per_line.next(sfn.Pass(stack, "Ship")),
+        key=IdempotencyKey.from_jmespath("[order.id, customer.id]"),
+        namespace="orders",
+        expires_after=Duration.days(7),
+        lease=Duration.minutes(10),
+        poll_interval=Duration.seconds(2),
+        max_wait=Duration.minutes(10),
+        on_in_flight=InFlightPolicy.WAIT,
+        on_failure=FailurePolicy.CACHE,
+        state_machine_type=sfn.StateMachineType.STANDARD,
+        state_machine_name="orders",
+        timeout=Duration.hours(1),
+        tracing_enabled=True,
+    )
+    quotes = IdempotentStateMachine(
+        stack,
+        "Quotes",
+        table=table,
+        definition=sfn.Pass(stack, "Quote"),
+        result_storage=ResultStorage.large(inline_threshold=Size.kibibytes(16)),
+        state_machine_type=sfn.StateMachineType.EXPRESS,
+        timeout=Duration.minutes(5),
+    )
+    IdempotencyDashboard(stack, "Dashboard", workflows=[orders, quotes])
+    return stack

@@ -21,6 +21,7 @@ def test_the_wheel_contains_the_lambda_code_and_py_typed(tmp_path):
         "idempotent_constructs/__init__.py",
         "idempotent_constructs/py.typed",
         "idempotent_constructs/testing/__init__.py",
+        "idempotent_constructs/testing/assembly.py",
         "idempotent_constructs/jsonata_engine.py",
         "idempotent_constructs/jsonata_key.py",
         "idempotent_constructs/lambda_src/compute_key.py",
@@ -28,7 +29,7 @@ def test_the_wheel_contains_the_lambda_code_and_py_typed(tmp_path):
         "idempotent_constructs/lambda_src/schema.py",
     ):
         assert required in names
-    assert not any(name.startswith(("tests/", "example/", "lambda_src/")) for name in names)
+    assert not any(name.startswith(("tests/", "example/", "lambda_src/", "crosscheck/", "bench/")) for name in names)
 
 
 def test_the_public_names_are_exported():

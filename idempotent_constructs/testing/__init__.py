@@ -43,6 +43,7 @@ from moto import mock_aws
 from ..lambda_src import schema
 from .. import jsonata_engine as jsonata
 from . import describe_execution, execution_end, parser_scopes, task_parameters
+from .assembly import construct_paths, publish_file_assets
 from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEventException
 
 ACCOUNT = "123456789012"
@@ -585,6 +586,22 @@ def is_express(client: Any, execution_arn: str, state_machine_arn: str | None = 
     return _EXPRESS[state_machine]
 
 
+def execution_history(client: Any, execution_arn: str) -> list[dict[str, Any]]:
+    """Every history event of an execution, oldest first, read with ``client`` (a Step Functions
+    client). Raises ``ExpressHistoryUnavailable`` for an Express execution, whose history AWS does not
+    keep (moto would give it)."""
+    if is_express(client, execution_arn):
+        raise ExpressHistoryUnavailable(f"{execution_arn} is an Express execution: AWS keeps no history for it")
+    events: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {"executionArn": execution_arn, "maxResults": 1000}
+    while True:
+        page = client.get_execution_history(**kwargs)
+        events.extend(page["events"])
+        if not page.get("nextToken"):
+            return events
+        kwargs["nextToken"] = page["nextToken"]
+
+
 @dataclass
 class Execution:
     """A finished execution: status, parsed output, error and cause, and its history events (none
@@ -670,12 +687,11 @@ class Deployment:
         self.stack_name = stack_name
         self.template = template
         self.paths = paths  # logical id -> construct path
-        cloudformation = emulator.client("cloudformation")
+        pages = emulator.client("cloudformation").get_paginator("list_stack_resources").paginate(StackName=stack_name)
         self.resources = {
             resource["LogicalResourceId"]: resource["PhysicalResourceId"]
-            for resource in cloudformation.list_stack_resources(StackName=stack_name)[
-                "StackResourceSummaries"
-            ]
+            for page in pages
+            for resource in page["StackResourceSummaries"]
         }
 
     def _logical_ids(self, resource_type: str) -> list[str]:
@@ -816,17 +832,7 @@ class LocalEmulator:
     def history(self, execution_arn: str) -> list[dict[str, Any]]:
         """Every history event of an execution, oldest first. Raises ``ExpressHistoryUnavailable``
         for an Express execution, whose history AWS does not keep (moto would give it)."""
-        client = self.client("stepfunctions")
-        if is_express(client, execution_arn):
-            raise ExpressHistoryUnavailable(f"{execution_arn} is an Express execution: AWS keeps no history for it")
-        events: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {"executionArn": execution_arn, "maxResults": 1000}
-        while True:
-            page = client.get_execution_history(**kwargs)
-            events.extend(page["events"])
-            if not page.get("nextToken"):
-                return events
-            kwargs["nextToken"] = page["nextToken"]
+        return execution_history(self.client("stepfunctions"), execution_arn)
 
     def run_definition(self, definition: dict[str, Any], payload: Any, timeout: float = 60.0) -> Execution:
         """Create a Standard state machine from an Amazon States Language ``definition``, run it once
@@ -858,7 +864,7 @@ class LocalEmulator:
         create it with CloudFormation and wait until it is complete."""
         assembly_dir = Path(assembly_dir)
         template = json.loads((assembly_dir / f"{stack_name}.template.json").read_text())
-        self._upload_assets(assembly_dir / f"{stack_name}.assets.json", assembly_dir)
+        publish_file_assets(self.client("s3"), assembly_dir, stack_name, account=ACCOUNT, region=self.region)
         cloudformation = self.client("cloudformation")
         with warnings.catch_warnings():
             # Gap: moto's CloudFormation skips resource types it does not implement, with a warning
@@ -873,7 +879,7 @@ class LocalEmulator:
             status = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]["StackStatus"]
             if status != "CREATE_COMPLETE":
                 raise RuntimeError(f"stack {stack_name} ended in {status}")
-            deployment = Deployment(self, stack_name, template, _construct_paths(assembly_dir, stack_name))
+            deployment = Deployment(self, stack_name, template, construct_paths(assembly_dir, stack_name))
         self._register_state_machines(deployment)
         self._enable_time_to_live(deployment)
         return deployment
@@ -888,22 +894,6 @@ class LocalEmulator:
                     TableName=deployment.resources[logical_id],
                     TimeToLiveSpecification={"Enabled": True, "AttributeName": specification["AttributeName"]},
                 )
-
-    def _upload_assets(self, manifest_path: Path, assembly_dir: Path) -> None:
-        if not manifest_path.exists():
-            return
-        manifest = json.loads(manifest_path.read_text())
-        s3 = self.client("s3")
-        for asset in manifest.get("files", {}).values():
-            source = assembly_dir / asset["source"]["path"]
-            if source.name.endswith(".json") and not source.is_dir():
-                continue  # the template itself
-            body = _zip_directory(source) if source.is_dir() else source.read_bytes()
-            for destination in asset["destinations"].values():
-                bucket = _substitute(destination["bucketName"], self.region)
-                with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
-                    s3.create_bucket(Bucket=bucket)
-                s3.put_object(Bucket=bucket, Key=_substitute(destination["objectKey"], self.region), Body=body)
 
     def _register_state_machines(self, deployment: Deployment) -> None:
         """Gap: CloudFormation creates state machines in moto's plain Step Functions backend, which
@@ -1008,32 +998,3 @@ def _without_bootstrap_checks(template: dict[str, Any]) -> dict[str, Any]:
     if not template.get("Conditions"):
         template.pop("Conditions", None)
     return template
-
-
-def _construct_paths(assembly_dir: Path, stack_name: str) -> dict[str, str]:
-    """Logical id -> construct path, from the cloud assembly manifest."""
-    artifact = json.loads((assembly_dir / "manifest.json").read_text())["artifacts"][stack_name]
-    metadata = dict(artifact.get("metadata", {}))
-    if "additionalMetadataFile" in artifact:
-        metadata.update(json.loads((assembly_dir / artifact["additionalMetadataFile"]).read_text()))
-    return {
-        entry["data"]: path.strip("/")
-        for path, entries in metadata.items()
-        for entry in entries
-        if entry["type"] == "aws:cdk:logicalId"
-    }
-
-
-def _substitute(value: str, region: str) -> str:
-    return value.replace("${AWS::AccountId}", ACCOUNT).replace("${AWS::Region}", region).replace(
-        "${AWS::Partition}", "aws"
-    )
-
-
-def _zip_directory(directory: Path) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(directory.rglob("*")):
-            if path.is_file():
-                archive.write(path, path.relative_to(directory).as_posix())
-    return buffer.getvalue()

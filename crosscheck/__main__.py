@@ -1,0 +1,96 @@
+"""python -m crosscheck [cdk.out] [--as-released] [--ministack-python PATH]
+
+Deploys the example app (from the cloud assembly ``cdk synth`` wrote) and the behaviour and
+everything-on test stacks (synthesized here) into a ministack server, runs every scenario, prints one
+line per scenario and, last, ``N passed, M failed``. Exits 1 if any scenario failed. A scenario a
+known divergence stops is reported as diverged, with the divergence, and counts as neither.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from .divergences import ALL, MINISTACK_VERSION
+from .scenarios import RELEASE_TIMINGS, SCENARIOS, Checks, ScenarioFailed, Stacks
+from .server import Ministack, ServerFailed
+
+EXAMPLE_STACK = "IdempotentOrders"
+DEFAULT_MINISTACK_PYTHON = Path(__file__).resolve().parent.parent / ".crosscheck-venv" / "bin" / "python"
+
+
+def synthesize_test_stacks(outdir: Path) -> Path:
+    """The behaviour stack and the everything-on stack of tests/stacks.py, in a cloud assembly."""
+    from aws_cdk import App
+
+    from tests.stacks import BehaviourStack, everything_on
+
+    app = App(outdir=str(outdir))
+    BehaviourStack(app, "Behaviour")
+    everything_on(app)
+    return Path(app.synth().directory)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m crosscheck", description=__doc__.split("\n\n")[1])
+    parser.add_argument("assembly", nargs="?", default="cdk.out", type=Path, help="the example app's cdk.out")
+    parser.add_argument("--as-released", action="store_true", help="without the launcher's corrections")
+    parser.add_argument("--ministack-python", type=Path, default=DEFAULT_MINISTACK_PYTHON)
+    options = parser.parse_args(argv)
+    if not (options.assembly / f"{EXAMPLE_STACK}.template.json").exists():
+        print(f"{options.assembly}/{EXAMPLE_STACK}.template.json not found: run `cdk synth` first (./dev crosscheck does)")
+        return 2
+    if not options.ministack_python.exists():
+        print(f"{options.ministack_python} not found: ./dev crosscheck makes ministack's virtual environment")
+        return 2
+
+    corrected = [d.id for d in ALL if d.corrected_by_launcher and not options.as_released]
+    print(f"Cross-check on ministack {MINISTACK_VERSION}" + (f", corrected for {', '.join(corrected)}" if corrected else ", as released"))
+    started = time.monotonic()
+    passed = failed = diverged = 0
+    with tempfile.TemporaryDirectory(prefix="crosscheck-assembly-") as scratch:
+        test_assembly = synthesize_test_stacks(Path(scratch))
+        print(f"synthesized the test stacks in {time.monotonic() - started:.0f} s")
+        try:
+            with Ministack(options.ministack_python, as_released=options.as_released) as server:
+                print(f"ministack on {server.endpoint}")
+                stacks = Stacks(
+                    orders=server.deploy(options.assembly, EXAMPLE_STACK),
+                    behaviour=server.deploy(test_assembly, "Behaviour"),
+                    everything=server.deploy(test_assembly, "EverythingOn"),
+                )
+                print(f"deployed {EXAMPLE_STACK}, Behaviour and EverythingOn ({time.monotonic() - started:.0f} s)\n")
+                for title, run in SCENARIOS:
+                    checks, began = Checks(), time.monotonic()
+                    try:
+                        run(stacks, checks)
+                    except ScenarioFailed as failure:
+                        outcome, failed = f"FAILED   {failure}", failed + 1
+                    except Exception as broke:  # a scenario that breaks is a failed one; say where
+                        where = traceback.extract_tb(broke.__traceback__)[-1]
+                        outcome = f"FAILED   {type(broke).__name__}: {broke} ({Path(where.filename).name}:{where.lineno})"
+                        failed += 1
+                    else:
+                        if checks.diverged:
+                            outcome, diverged = "DIVERGED " + "; ".join(str(d) for d in checks.diverged), diverged + 1
+                        else:
+                            outcome, passed = "passed", passed + 1
+                    print(f"{title}\n  {outcome} ({time.monotonic() - began:.1f} s)", flush=True)
+        except ServerFailed as problem:
+            print(f"ministack failed: {problem}")
+            failed += 1
+    if RELEASE_TIMINGS:
+        print("\nrelease path, StopExecution to the key's release: " + ", ".join(
+            f"{seconds:.1f} s after {reads} stale read(s)" for reads, seconds in sorted(RELEASE_TIMINGS.items())
+        ) + " (ministack waits 1 s, then 2 s, between asynchronous attempts; Lambda on AWS 1 min, then 2 min)")
+    print(f"\nfinished in {time.monotonic() - started:.0f} s; {diverged} diverged (crosscheck/divergences.py)")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

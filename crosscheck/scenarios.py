@@ -1,0 +1,368 @@
+"""The behaviour scenarios, run on ministack against the stacks as synthesized: each judges from what a
+user can see (outputs, error names, the idempotency table, the side-effect counters of the test
+Lambda functions), never from execution histories (ministack's lack the states inside a Parallel: D3).
+
+A scenario is a function of ``Stacks`` that raises ``ScenarioFailed`` (through ``Checks.expect``) at
+its first broken promise. A check a known divergence stops names it (``unless=``): see
+crosscheck/divergences.py.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from example.charge import charge
+from example.demo import order
+from idempotent_constructs import IdempotencyKey
+from idempotent_constructs.lambda_src import canonical, schema
+from idempotent_constructs.testing import Deployment, Execution
+from tests.lambdas import sized
+
+from .divergences import D2, Divergence
+
+
+class ScenarioFailed(AssertionError):
+    pass
+
+
+@dataclass
+class Checks:
+    """What one scenario found: the divergences that stopped a check, and stale divergence notes."""
+
+    diverged: list[Divergence] = field(default_factory=list)
+
+    def expect(self, ok: bool, what: str, *, unless: Divergence | None = None) -> None:
+        if unless is None:
+            if not ok:
+                raise ScenarioFailed(what)
+        elif ok:
+            raise ScenarioFailed(f"{unless.id} no longer diverges ({what}): update crosscheck/divergences.py")
+        elif unless not in self.diverged:
+            self.diverged.append(unless)
+
+
+@dataclass
+class Stacks:
+    orders: Deployment  # the example app (app.py), from `cdk synth`
+    behaviour: Deployment  # tests/stacks.py BehaviourStack
+    everything: Deployment  # tests/stacks.py everything_on
+
+    def raw_output(self, deployment: Deployment, execution: Execution) -> str | None:
+        """The output exactly as Step Functions returns it (``Execution.output`` is parsed)."""
+        return deployment.emulator.client("stepfunctions").describe_execution(executionArn=execution.arn).get("output")
+
+
+Scenario = Callable[[Stacks, Checks], None]
+SCENARIOS: list[tuple[str, Scenario]] = []
+
+
+def scenario(title: str) -> Callable[[Scenario], Scenario]:
+    def register(function: Scenario) -> Scenario:
+        SCENARIOS.append((title, function))
+        return function
+
+    return register
+
+
+def unique() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def fresh_order() -> dict[str, Any]:
+    return order(int(time.time() * 1000) % 10**9 + uuid.uuid4().int % 10**6)
+
+
+def charged(payload: dict[str, Any]) -> dict[str, Any]:
+    """The example workflow's output for an express order."""
+    return {"order_id": payload["order"]["id"], "charge": charge.handler(payload), "carrier": "express-air"}
+
+
+ORDERS_KEY = IdempotencyKey.from_paths("$.order.id", "$.customer.id")
+CHARGE_KEY = IdempotencyKey.from_paths("$.order.id")
+
+
+def succeeded(checks: Checks, execution: Execution, what: str) -> None:
+    checks.expect(execution.status == "SUCCEEDED", f"{what}: {execution.status} {execution.error} {execution.cause}")
+
+
+# --- the example app -------------------------------------------------------------------------------
+@scenario("first run (example app): the workflow's output; both records completed under the keys Python computes")
+def first_run(stacks: Stacks, checks: Checks) -> None:
+    payload = fresh_order()
+    first = stacks.orders.run("Orders", payload)
+    succeeded(checks, first, "the first run")
+    checks.expect(first.output == charged(payload), f"output {first.output}")
+    records = stacks.orders.records_of(first)
+    expected_ids = {
+        ORDERS_KEY.record_id(payload, namespace="IdempotentOrders/Orders"),
+        CHARGE_KEY.record_id(payload, namespace="IdempotentOrders/ChargeOnce"),
+    }
+    checks.expect(set(records) == expected_ids, f"record ids {sorted(records)}, expected {sorted(expected_ids)}")
+    checks.expect(all(r[schema.STATUS]["S"] == schema.COMPLETED for r in records.values()), "records completed")
+    whole = records[ORDERS_KEY.record_id(payload, namespace="IdempotentOrders/Orders")]
+    checks.expect(json.loads(whole[schema.DATA]["S"]) == first.output, "the record holds the output")
+    checks.expect(whole[schema.VALIDATION]["S"] == canonical.digest(payload), "the record's payload digest")
+
+
+@scenario("replay (example app): a duplicate returns the first output byte for byte; the record is untouched")
+def replay(stacks: Stacks, checks: Checks) -> None:
+    payload = fresh_order()
+    first = stacks.orders.run("Orders", payload)
+    succeeded(checks, first, "the first run")
+    before = stacks.orders.items()
+    duplicate = stacks.orders.run("Orders", payload)
+    succeeded(checks, duplicate, "the duplicate")
+    checks.expect(stacks.raw_output(stacks.orders, duplicate) == stacks.raw_output(stacks.orders, first), "same bytes")
+    checks.expect(stacks.orders.records_of(duplicate) == {}, "the duplicate holds no record")
+    checks.expect(stacks.orders.items() == before, "the table is unchanged by the replay")
+
+
+@scenario("concurrent duplicates (example app): ten at once all succeed with one output; one holds the records")
+def concurrent_duplicates(stacks: Stacks, checks: Checks) -> None:
+    payload = fresh_order()
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        arns = list(pool.map(lambda i: stacks.orders.start("Orders", payload, name=f"dup-{unique()}-{i}"), range(10)))
+        executions = list(pool.map(stacks.orders.wait, arns))
+    for execution in executions:
+        succeeded(checks, execution, execution.arn)
+    outputs = {stacks.raw_output(stacks.orders, execution) for execution in executions}
+    checks.expect(len(outputs) == 1, f"{len(outputs)} distinct outputs")
+    checks.expect(json.loads(outputs.pop()) == charged(payload), "the output is the workflow's")
+    holders = [execution for execution in executions if stacks.orders.records_of(execution)]
+    checks.expect(len(holders) == 1, f"{len(holders)} executions hold records")
+
+
+@scenario("failure released (example app): a declined card fails, leaves no record; the retry runs and completes")
+def failure_released(stacks: Stacks, checks: Checks) -> None:
+    payload = fresh_order()
+    declined = stacks.orders.run("Orders", {**payload, "payment": {"card": "4000 0000 0000 0002"}})
+    checks.expect(declined.status == "FAILED", f"the declined run {declined.status}")
+    checks.expect("was declined" in (declined.cause or ""), f"the cause {declined.cause}")
+    checks.expect(stacks.orders.records_of(declined) == {}, "no record left by the declined run")
+    retried = stacks.orders.run("Orders", payload)
+    succeeded(checks, retried, "the retry")
+    checks.expect(retried.output == charged(payload), f"the retry's output {retried.output}")
+    checks.expect(len(stacks.orders.records_of(retried)) == 2, "the retry holds both records")
+    checks.expect(declined.error == "CardDeclined", f"the error name {declined.error}", unless=D2)
+
+
+# --- the behaviour stack ---------------------------------------------------------------------------
+@scenario("concurrent duplicates (three guarded Lambda steps): ten at once run each step exactly once")
+def steps_run_once(stacks: Stacks, checks: Checks) -> None:
+    request = {"order": {"id": unique()}}
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        arns = list(pool.map(lambda i: stacks.behaviour.start("ResumeClean", request, name=f"once-{unique()}-{i}"), range(10)))
+        executions = list(pool.map(stacks.behaviour.wait, arns))
+    for execution in executions:
+        succeeded(checks, execution, execution.arn)
+    checks.expect(all(e.output == {**request, "A": "done", "B": "done", "C": "done"} for e in executions), "outputs")
+    checks.expect(side_effects(stacks, "ResumeClean", request) == {"A": 1, "B": 1, "C": 1}, "each step ran once")
+
+
+@scenario("per-step resume: a run failed at step B, run again, replays A, runs B again and C once")
+def per_step_resume(stacks: Stacks, checks: Checks) -> None:
+    request = {"order": {"id": unique(), "amount": 42}}
+    failed = stacks.behaviour.run("Resume", request)
+    checks.expect(failed.status == "FAILED", f"the first run {failed.status}")
+    checks.expect(side_effects(stacks, "Resume", request) == {"A": 1, "B": 1, "C": 0}, "A and B ran, C did not")
+    resumed = stacks.behaviour.run("Resume", request)
+    succeeded(checks, resumed, "the run again")
+    checks.expect(side_effects(stacks, "Resume", request) == {"A": 1, "B": 2, "C": 1}, "A replayed, B ran again, C ran")
+    checks.expect(resumed.output == {**request, "A": "done", "B": "done", "C": "done"}, f"output {resumed.output}")
+    checks.expect(failed.error == "StepFailed", f"the error name {failed.error}", unless=D2)
+
+
+@scenario("payload mismatch: the same key with another payload fails with Idempotency.PayloadMismatch")
+def mismatch(stacks: Stacks, checks: Checks) -> None:
+    key = unique()
+    first = stacks.behaviour.run("ByFieldA", {"a": key, "amount": 1})
+    succeeded(checks, first, "the first run")
+    before = stacks.behaviour.items("Idempotency")
+    other = stacks.behaviour.run("ByFieldA", {"a": key, "amount": 2})
+    checks.expect((other.status, other.error) == ("FAILED", schema.PAYLOAD_MISMATCH), f"{other.status} {other.error}")
+    checks.expect("amount" not in (other.cause or ""), f"no payload or result in the cause: {other.cause}")
+    checks.expect(stacks.behaviour.items("Idempotency") == before, "nothing written")
+
+
+@scenario("missing key: a key path absent from the input fails with Idempotency.KeyMissing, nothing written")
+def missing_key(stacks: Stacks, checks: Checks) -> None:
+    before = stacks.behaviour.items("Idempotency")
+    missing = stacks.behaviour.run("ByFieldA", {"b": unique()})
+    checks.expect((missing.status, missing.error) == ("FAILED", schema.KEY_MISSING), f"{missing.status} {missing.error}")
+    checks.expect(stacks.behaviour.items("Idempotency") == before, "nothing written")
+
+
+@scenario("missing key, JMESPath (the key function): fails before anything is written")
+def missing_jmespath_key(stacks: Stacks, checks: Checks) -> None:
+    before = stacks.behaviour.items("Idempotency")
+    missing = stacks.behaviour.run("Flaky", {"customer": unique()})
+    checks.expect(missing.status == "FAILED", f"{missing.status}")
+    checks.expect(stacks.behaviour.items("Idempotency") == before, "nothing written")
+    checks.expect(missing.error == schema.KEY_MISSING, f"the error name {missing.error}", unless=D2)
+
+
+@scenario("expiry: a completed record past its expiration counts as absent; the body runs and replaces it")
+def expiry(stacks: Stacks, checks: Checks) -> None:
+    payload = {"id": unique()}
+    record_id = IdempotencyKey.whole_input().record_id(payload, namespace="Behaviour/Echo")
+    table = stacks.behaviour.table_name("Idempotency")
+    dynamodb = stacks.behaviour.emulator.client("dynamodb")
+    dynamodb.put_item(TableName=table, Item={
+        schema.ID: {"S": record_id},
+        schema.STATUS: {"S": schema.COMPLETED},
+        schema.EXPIRATION: {"N": str(int(time.time()) - 60)},
+        schema.IN_PROGRESS_EXPIRATION: {"N": str((int(time.time()) - 120) * 1000)},
+        schema.OWNER: {"S": "arn:aws:states:us-east-1:000000000000:execution:x:old#holder"},
+        schema.VALIDATION: {"S": canonical.digest(payload)},
+        schema.DATA: {"S": '{"stale": true}'},
+    })
+    fresh = stacks.behaviour.run("Echo", payload)
+    succeeded(checks, fresh, "the run")
+    checks.expect(fresh.output == payload, f"the body's output, not the stale one: {fresh.output}")
+    record = dynamodb.get_item(TableName=table, Key={schema.ID: {"S": record_id}}, ConsistentRead=True)["Item"]
+    checks.expect(record[schema.OWNER]["S"].startswith(f"{fresh.arn}#"), "the new run owns the record")
+    checks.expect(int(record[schema.EXPIRATION]["N"]) > time.time(), "its expiration is in the future")
+
+
+@scenario("large results: 24 KiB gzip and 100 KiB in S3 (large()), 222 KiB gzip inline, replayed exactly")
+def large_results(stacks: Stacks, checks: Checks) -> None:
+    stored = {schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION}
+    for workflow, kib, repetitive, form in (
+        ("LargeResults", 24, True, schema.DATA_GZIP),
+        ("LargeResults", 100, False, schema.DATA_LOCATION),
+        ("InlineResults", 222, False, schema.DATA_GZIP),
+    ):
+        payload = {"id": unique(), "kib": kib, "repetitive": repetitive}
+        first = stacks.behaviour.run(workflow, payload)
+        succeeded(checks, first, f"{workflow} {kib} KiB")
+        replayed = stacks.behaviour.run(workflow, payload)
+        succeeded(checks, replayed, f"{workflow} {kib} KiB replay")
+        checks.expect(first.output == replayed.output == sized.handler(payload), f"{workflow} {kib} KiB round trip")
+        (record,) = stacks.behaviour.records_of(first, "Idempotency").values()
+        checks.expect(set(record) & stored == {form}, f"{workflow} {kib} KiB stored as {set(record) & stored}")
+
+
+@scenario("JSONata host: guards as the whole workflow, in a JSONata Map and Parallel; first run and replay")
+def jsonata_host(stacks: Stacks, checks: Checks) -> None:
+    payload = {"id": unique(), "items": [{"sku": unique()}, {"sku": unique()}]}
+    first = stacks.behaviour.run("JsonataHost", payload)
+    succeeded(checks, first, "the first run")
+    echoed = {**payload, "items_done": [{"item": i, "handled": True} for i in payload["items"]], "fork": ["left", "right"]}
+    checks.expect(first.output == {"echo": echoed, "done": True}, f"output {first.output}")
+    replayed = stacks.behaviour.run("JsonataHost", payload)
+    succeeded(checks, replayed, "the replay")
+    checks.expect(stacks.raw_output(stacks.behaviour, replayed) == stacks.raw_output(stacks.behaviour, first), "same bytes")
+    checks.expect(len(stacks.behaviour.records_of(first, "Idempotency")) == 4, "four guards' records")
+
+
+@scenario("crashed holder: an aborted holder's key is released by the release function, not at lease end")
+def aborted_holder_released(stacks: Stacks, checks: Checks) -> None:
+    payload = {"id": unique()}
+    record_id = IdempotencyKey.from_paths("$.id").record_id(payload, namespace="Behaviour/LongLease")
+    holder = stacks.behaviour.start("LongLease", payload)  # a 5 s body under a 10 min lease
+    record = wait_for_record(stacks, record_id, lambda item: item is not None, timeout=30)
+    checks.expect(record[schema.STATUS]["S"] == schema.INPROGRESS, "the holder holds the key")
+    stopped = time.monotonic()
+    stacks.behaviour.emulator.client("stepfunctions").stop_execution(executionArn=holder)
+    wait_for_record(stacks, record_id, lambda item: item is None, timeout=30)
+    released_after = time.monotonic() - stopped
+    checks.expect(released_after < 30, f"released after {released_after:.1f} s")
+    again = stacks.behaviour.run("LongLease", payload, timeout=60)
+    succeeded(checks, again, "the next run")
+    checks.expect(again.output == {"echo": payload, "done": True}, f"the next run ran the body: {again.output}")
+    RELEASE_TIMINGS[0] = released_after
+
+
+@scenario("stale reads: the release function retries while DescribeExecution still reads RUNNING, then releases")
+def release_after_stale_reads(stacks: Stacks, checks: Checks) -> None:
+    # Two stale reads fail two attempts; Lambda's third asynchronous attempt finds the execution ended.
+    released_after = abort_holder(stacks, checks, stale_reads=2, released=True)
+    checks.expect(released_after >= 3, f"released after {released_after:.1f} s: before two retry delays (1 s + 2 s)")
+
+
+@scenario("stale reads past every retry: the event lands in the release function's dead-letter queue")
+def release_dead_letter(stacks: Stacks, checks: Checks) -> None:
+    abort_holder(stacks, checks, stale_reads=3, released=False)
+
+
+RELEASE_TIMINGS: dict[int, float] = {}  # stale reads -> seconds from StopExecution to the key's release
+
+
+def abort_holder(stacks: Stacks, checks: Checks, *, stale_reads: int, released: bool) -> float:
+    """Abort a LongLease holder whose first ``stale_reads`` DescribeExecution reads after it ended say
+    RUNNING (crosscheck/launcher.py makes them so); returns the seconds until its key was released, or,
+    when ``released`` is false, checks that the key stays held and the event reaches the queue."""
+    payload = {"id": unique()}
+    record_id = IdempotencyKey.from_paths("$.id").record_id(payload, namespace="Behaviour/LongLease")
+    queue_url = stacks.behaviour.physical_id("AWS::SQS::Queue", "DeadLetters")
+    sqs = stacks.behaviour.emulator.client("sqs")
+    holder = stacks.behaviour.start("LongLease", payload, name=f"stale-reads-{stale_reads}-{unique()}")
+    wait_for_record(stacks, record_id, lambda item: item is not None, timeout=30)
+    stopped = time.monotonic()
+    stacks.behaviour.emulator.client("stepfunctions").stop_execution(executionArn=holder)
+    if released:
+        wait_for_record(stacks, record_id, lambda item: item is None, timeout=60)
+        RELEASE_TIMINGS[stale_reads] = time.monotonic() - stopped
+        return RELEASE_TIMINGS[stale_reads]
+    deadline, messages = time.monotonic() + 30, []
+    while not messages and time.monotonic() < deadline:
+        messages = sqs.receive_message(QueueUrl=queue_url, WaitTimeSeconds=1).get("Messages", [])
+    checks.expect(len(messages) == 1, f"{len(messages)} messages in the dead-letter queue after 30 s")
+    landed = json.loads(messages[0]["Body"])
+    checks.expect(landed["requestPayload"]["detail"]["executionArn"] == holder, "the message is the holder's event")
+    record = wait_for_record(stacks, record_id, lambda item: item is not None, timeout=1)
+    checks.expect(record[schema.STATUS]["S"] == schema.INPROGRESS, "the key waits for its lease")
+    return time.monotonic() - stopped
+
+
+def wait_for_record(stacks: Stacks, record_id: str, until: Callable[[Any], bool], timeout: float) -> Any:
+    client, table = stacks.behaviour.emulator.client("dynamodb"), stacks.behaviour.table_name("Idempotency")
+    deadline = time.monotonic() + timeout
+    while True:
+        item = client.get_item(TableName=table, Key={schema.ID: {"S": record_id}}, ConsistentRead=True).get("Item")
+        if until(item):
+            return item
+        if time.monotonic() > deadline:
+            raise ScenarioFailed(f"record {record_id} still {item and item[schema.STATUS]['S']} after {timeout} s")
+        time.sleep(0.1)
+
+
+# --- the everything-on stack -----------------------------------------------------------------------
+@scenario("everything on: JMESPath key, guarded Map lines, KMS table; first run and replay")
+def everything_on(stacks: Stacks, checks: Checks) -> None:
+    payload = {"order": {"id": unique()}, "customer": {"id": "c-1"}, "lines": [{"sku": unique(), "warehouse": "w1"}]}
+    first = stacks.everything.run("Orders", payload)
+    succeeded(checks, first, "the first run")
+    replayed = stacks.everything.run("Orders", payload)
+    succeeded(checks, replayed, "the replay")
+    checks.expect(replayed.output == first.output, "same output")
+    expected = {
+        IdempotencyKey.from_jmespath("[order.id, customer.id]").record_id(payload, namespace="orders"),
+        IdempotencyKey.from_paths("$.sku", "$.warehouse").record_id(payload["lines"][0], namespace="lines"),
+    }
+    checks.expect(set(stacks.everything.records_of(first)) == expected, "record ids as Python computes them")
+
+
+@scenario("everything on: an Express workflow with large() result storage; first run and replay")
+def everything_on_express(stacks: Stacks, checks: Checks) -> None:
+    payload = {"quote": unique()}
+    first = stacks.everything.run("Quotes", payload)
+    succeeded(checks, first, "the first run")
+    replayed = stacks.everything.run("Quotes", payload)
+    succeeded(checks, replayed, "the replay")
+    checks.expect(first.output == replayed.output == payload, f"outputs {first.output} {replayed.output}")
+
+
+def side_effects(stacks: Stacks, workflow: str, request: dict[str, Any]) -> dict[str, int]:
+    client, table = stacks.behaviour.emulator.client("dynamodb"), stacks.behaviour.table_name("SideEffects")
+    counts = {}
+    for step in "ABC":
+        key = {"id": {"S": f"{workflow}#{request['order']['id']}#{step}"}}
+        item = client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+        counts[step] = int(item["runs"]["N"]) if item else 0
+    return counts

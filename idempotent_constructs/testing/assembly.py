@@ -1,0 +1,61 @@
+"""A cloud assembly (``cdk.out``) read as `cdk deploy` reads it: its file assets, published to the CDK
+bootstrap bucket, and the construct path of each resource. Needs no emulator: the embedded one
+(moto) and the cross-check against ministack (``crosscheck/``) both deploy with it."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+
+def construct_paths(assembly_dir: Path, stack_name: str) -> dict[str, str]:
+    """Logical id -> construct path, from the cloud assembly manifest."""
+    artifact = json.loads((assembly_dir / "manifest.json").read_text())["artifacts"][stack_name]
+    metadata = dict(artifact.get("metadata", {}))
+    if "additionalMetadataFile" in artifact:
+        metadata.update(json.loads((assembly_dir / artifact["additionalMetadataFile"]).read_text()))
+    return {
+        entry["data"]: path.strip("/")
+        for path, entries in metadata.items()
+        for entry in entries
+        if entry["type"] == "aws:cdk:logicalId"
+    }
+
+
+def publish_file_assets(s3: Any, assembly_dir: Path, stack_name: str, *, account: str, region: str) -> str | None:
+    """Upload the stack's file assets (directories zipped, the template too) to the buckets its asset
+    manifest names, creating them if need be; returns the template's S3 URL, for ``TemplateURL``."""
+    manifest_path = assembly_dir / f"{stack_name}.assets.json"
+    if not manifest_path.exists():
+        return None
+
+    def substitute(value: str) -> str:
+        return value.replace("${AWS::AccountId}", account).replace("${AWS::Region}", region).replace(
+            "${AWS::Partition}", "aws"
+        )
+
+    template_url = None
+    for asset in json.loads(manifest_path.read_text()).get("files", {}).values():
+        source = assembly_dir / asset["source"]["path"]
+        body = _zip_directory(source) if source.is_dir() else source.read_bytes()
+        for destination in asset["destinations"].values():
+            bucket, key = substitute(destination["bucketName"]), substitute(destination["objectKey"])
+            with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
+                s3.create_bucket(Bucket=bucket)
+            s3.put_object(Bucket=bucket, Key=key, Body=body)
+            if source.name == f"{stack_name}.template.json":
+                template_url = f"https://s3.{region}.amazonaws.com/{bucket}/{key}"
+    return template_url
+
+
+def _zip_directory(directory: Path) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(directory.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(directory).as_posix())
+    return buffer.getvalue()
