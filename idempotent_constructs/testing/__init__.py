@@ -281,6 +281,7 @@ class _Patches:
     def install(self) -> None:
         from moto.awslambda import models as lambda_models
         from moto.dynamodb import models as dynamodb_models
+        from moto.dynamodb import responses as dynamodb_responses
         from moto.stepfunctions.parser.asl.component.state import state as state_module
         from moto.stepfunctions.parser.asl.component.state.choice.comparison.operator.implementations import (
             is_operator,
@@ -434,21 +435,33 @@ class _Patches:
         # Gap: moto's DynamoDB checks a condition and then writes without a lock, so two concurrent
         # conditional writes can both succeed, and it updates items in place, so a read during an
         # update can see half of it. Real DynamoDB makes each write atomic and each read consistent:
-        # serialize them, and hand reads a copy. (The same wrapper injects Faults.dynamodb.)
+        # serialize them, and hand reads a copy.
         lock = threading.RLock()
         backend = dynamodb_models.DynamoDBBackend
-        for name in ("get_item", "put_item", "update_item", "delete_item", "transact_write_items"):
+        item_operations = ("get_item", "put_item", "update_item", "delete_item", "transact_write_items")
+        for name in item_operations:
             original = getattr(backend, name)
 
             def serialized(*args: Any, _original: Callable[..., Any] = original, **kwargs: Any) -> Any:
-                if patches.faults.hit("dynamodb"):
-                    raise DynamodbException(
-                        "ProvisionedThroughputExceededException", "injected by idempotent_constructs.testing.Faults"
-                    )
                 with lock:
                     return copy.deepcopy(_original(*args, **kwargs))
 
             self._set(backend, name, serialized)
+
+        # Faults.dynamodb fails a share of API requests. Drawn per request, not per backend call:
+        # moto's UpdateItem reads the item first (two backend calls), which would fail it at 51% for
+        # a 30% rate and, 11 times in a row, exhaust a state's 10 retries about once in 40 runs.
+        for name in item_operations:
+            original = getattr(dynamodb_responses.DynamoHandler, name)
+
+            def faulty(handler: Any, _original: Callable[..., Any] = original) -> Any:
+                if patches.faults.hit("dynamodb"):
+                    raise DynamodbException(
+                        "ProvisionedThroughputExceededException", "injected by idempotent_constructs.testing.Faults"
+                    )
+                return _original(handler)
+
+            self._set(dynamodb_responses.DynamoHandler, name, faulty)
 
         # Gap: moto writes $$.State.EnteredTime as 2026-11-22T02:27:45.957484+00:00; AWS writes
         # 2026-11-22T02:27:45.957Z. Give states the AWS form.
