@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
@@ -12,6 +13,8 @@ from .errors import (
     RecordNotFoundError,
     TableNotFoundError,
 )
+
+__version__ = importlib.metadata.version("idempotent-constructs")  # set in pyproject.toml only
 
 if TYPE_CHECKING:
     from .dashboard import IdempotencyDashboard
