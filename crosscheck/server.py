@@ -28,7 +28,7 @@ from botocore.config import Config
 from idempotent_constructs.testing import Deployment, execution_history
 
 from . import launcher_path
-from idempotent_constructs.testing.assembly import construct_paths, publish_file_assets
+from idempotent_constructs.assembly import construct_paths, publish_file_assets
 
 REGION = "us-east-1"
 # What `cdk bootstrap` writes, and the synthesized templates' BootstrapVersion parameter reads.

@@ -48,7 +48,7 @@ def test_the_wheel_holds_the_library_its_functions_code_and_py_typed_and_nothing
         "idempotent_constructs/py.typed",
         "idempotent_constructs/guard/__init__.py",
         "idempotent_constructs/testing/__init__.py",
-        "idempotent_constructs/testing/assembly.py",
+        "idempotent_constructs/assembly.py",
         "idempotent_constructs/jsonata_engine.py",
         "idempotent_constructs/lambda_src/compute_key.py",
         "idempotent_constructs/lambda_src/release.py",

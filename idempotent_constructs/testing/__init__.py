@@ -43,11 +43,9 @@ from moto import mock_aws
 from ..lambda_src import schema
 from .. import jsonata_engine as jsonata
 from . import describe_execution, execution_end, parser_scopes, task_parameters
-from .assembly import construct_paths, publish_file_assets
+from ..assembly import ACCOUNT, REGION, construct_paths, publish_file_assets, state_machine_definitions
 from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEventException
 
-ACCOUNT = "123456789012"
-REGION = "us-east-1"
 _TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
 
 
@@ -960,43 +958,6 @@ def item_size(item: dict[str, Any]) -> int:
 def write_units(item: dict[str, Any]) -> int:
     """On-demand write request units of writing ``item``: one per started KiB."""
     return -(-item_size(item) // 1024)
-
-
-def state_machine_definitions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Each state machine's definition in a synthesized template, by logical id, as JSON.
-
-    The CDK emits definitions as ``Fn::Join`` with references to other resources; each reference is
-    replaced by a stable placeholder (``${LogicalId.Attribute}``, and an ARN-shaped one for
-    ``Fn::GetAtt ... Arn``) so that the result can be validated and snapshot-tested.
-    """
-
-    pseudo = {"AWS::Partition": "aws", "AWS::Region": REGION, "AWS::AccountId": ACCOUNT, "AWS::URLSuffix": "amazonaws.com"}
-    arn_shapes = {"AWS::Lambda::Function": ("lambda", "function:"), "AWS::DynamoDB::Table": ("dynamodb", "table/")}
-
-    def render(part: Any) -> str:
-        if isinstance(part, str):
-            return part
-        if "Ref" in part:
-            return pseudo.get(part["Ref"], "${%s}" % part["Ref"])
-        if "Fn::GetAtt" in part:
-            logical_id, attribute = part["Fn::GetAtt"]
-            kind = template["Resources"].get(logical_id, {}).get("Type", "")
-            if attribute == "Arn" and kind in arn_shapes:
-                service, resource = arn_shapes[kind]
-                return f"arn:aws:{service}:{REGION}:{ACCOUNT}:{resource}{logical_id}"
-            return "${%s.%s}" % (logical_id, attribute)
-        if "Fn::Join" in part:
-            separator, parts = part["Fn::Join"]
-            return separator.join(render(item) for item in parts)
-        raise ValueError(f"cannot render {part!r} in a state machine definition")
-
-    definitions = {}
-    for logical_id, resource in template.get("Resources", {}).items():
-        if resource["Type"] != "AWS::StepFunctions::StateMachine":
-            continue
-        body = resource["Properties"].get("DefinitionString")
-        definitions[logical_id] = json.loads(render(body))
-    return definitions
 
 
 def _without_bootstrap_checks(template: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """A cloud assembly (``cdk.out``) read as `cdk deploy` reads it: its file assets, published to the CDK
-bootstrap bucket, and the construct path of each resource. Needs no emulator: the embedded one
-(moto) and the cross-check against ministack (``crosscheck/``) both deploy with it."""
+bootstrap bucket, the construct path of each resource, and each state machine's definition. Needs no
+emulator: the embedded one (moto) and the cross-check against ministack (``crosscheck/``) deploy with
+it, and the command-line tool's ``graph`` reads templates with it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ import json
 import zipfile
 from pathlib import Path
 from typing import Any
+
+# The account and region of the embedded emulator (moto's), and of the placeholders in rendered definitions.
+ACCOUNT = "123456789012"
+REGION = "us-east-1"
 
 
 def construct_paths(assembly_dir: Path, stack_name: str) -> dict[str, str]:
@@ -59,3 +64,40 @@ def _zip_directory(directory: Path) -> bytes:
             if path.is_file():
                 archive.write(path, path.relative_to(directory).as_posix())
     return buffer.getvalue()
+
+
+def state_machine_definitions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each state machine's definition in a synthesized template, by logical id, as JSON.
+
+    The CDK emits definitions as ``Fn::Join`` with references to other resources; each reference is
+    replaced by a stable placeholder (``${LogicalId.Attribute}``, and an ARN-shaped one for
+    ``Fn::GetAtt ... Arn``) so that the result can be validated and snapshot-tested.
+    """
+
+    pseudo = {"AWS::Partition": "aws", "AWS::Region": REGION, "AWS::AccountId": ACCOUNT, "AWS::URLSuffix": "amazonaws.com"}
+    arn_shapes = {"AWS::Lambda::Function": ("lambda", "function:"), "AWS::DynamoDB::Table": ("dynamodb", "table/")}
+
+    def render(part: Any) -> str:
+        if isinstance(part, str):
+            return part
+        if "Ref" in part:
+            return pseudo.get(part["Ref"], "${%s}" % part["Ref"])
+        if "Fn::GetAtt" in part:
+            logical_id, attribute = part["Fn::GetAtt"]
+            kind = template["Resources"].get(logical_id, {}).get("Type", "")
+            if attribute == "Arn" and kind in arn_shapes:
+                service, resource = arn_shapes[kind]
+                return f"arn:aws:{service}:{REGION}:{ACCOUNT}:{resource}{logical_id}"
+            return "${%s.%s}" % (logical_id, attribute)
+        if "Fn::Join" in part:
+            separator, parts = part["Fn::Join"]
+            return separator.join(render(item) for item in parts)
+        raise ValueError(f"cannot render {part!r} in a state machine definition")
+
+    definitions = {}
+    for logical_id, resource in template.get("Resources", {}).items():
+        if resource["Type"] != "AWS::StepFunctions::StateMachine":
+            continue
+        body = resource["Properties"].get("DefinitionString")
+        definitions[logical_id] = json.loads(render(body))
+    return definitions

@@ -1,0 +1,87 @@
+"""idempotent_constructs.graph and `idempotent-constructs graph`: the states a guard generates, drawn
+from synthesized definitions, each outcome's path found in the definition itself."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from aws_cdk import App, Duration, Stack
+from aws_cdk import aws_stepfunctions as sfn
+from click.testing import CliRunner
+
+from example.stack import OrdersStack
+from idempotent_constructs import IdempotencyKey, IdempotencyTable, IdempotentStateMachine, InFlightPolicy
+from idempotent_constructs.assembly import state_machine_definitions
+from idempotent_constructs.cli import cli
+from idempotent_constructs.graph import NoGuard, mermaid, read_guard
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def assembly(tmp_path_factory):
+    app = App(outdir=str(tmp_path_factory.mktemp("assembly")))
+    OrdersStack(app, "IdempotentOrders")
+    stack = Stack(app, "Variants")
+    table = IdempotencyTable(stack, "Idempotency")
+    IdempotentStateMachine(stack, "FailFast", table=table, definition=sfn.Pass(stack, "A"), on_in_flight=InFlightPolicy.FAIL)
+    IdempotentStateMachine(
+        stack, "Quick", table=table, definition=sfn.Pass(stack, "B"), key=IdempotencyKey.from_jmespath("id"),
+        state_machine_type=sfn.StateMachineType.EXPRESS, timeout=Duration.minutes(1), lease=Duration.minutes(1),
+    )
+    sfn.StateMachine(stack, "Plain", definition_body=sfn.DefinitionBody.from_chainable(sfn.Pass(stack, "C")))
+    return app.synth().directory
+
+
+def definition(assembly: str, stack: str, part: str) -> dict:
+    template = json.loads((__import__("pathlib").Path(assembly) / f"{stack}.template.json").read_text())
+    (found,) = [d for logical_id, d in state_machine_definitions(template).items() if logical_id.startswith(part)]
+    return found
+
+
+def test_the_example_workflows_paths_are_the_states_its_executions_enter(assembly):
+    paths = read_guard(definition(assembly, "IdempotentOrders", "Orders")).paths
+    # As measured from execution histories (README, "How it runs"): 3 states on a first run, 4 on a replay.
+    assert paths["first run"] == ["Acquire", "Body", "Complete"]
+    assert paths["replay"] == ["Acquire", "Inspect", "Route", "Replay"]
+    assert paths["wait"] == ["Route", "Backoff", "Await", "Route"]
+    assert paths["takeover"] == ["Route", "OwnerCheck", "OwnerRunning", "Takeover", "Body"]
+    assert paths["failure"] == ["Body", "Release", "Failed"]
+
+
+def test_a_jmespath_key_starts_at_compute_key_a_fail_fast_guard_has_no_wait_and_express_no_owner_check(assembly):
+    fail_fast = read_guard(definition(assembly, "Variants", "FailFast")).paths
+    assert "wait" not in fail_fast and fail_fast["first run"] == ["Acquire", "Body", "Complete"]
+    quick = read_guard(definition(assembly, "Variants", "Quick")).paths
+    assert quick["first run"] == ["ComputeKey", "Acquire", "Body", "Complete"]
+    assert "OwnerCheck" not in quick["takeover"]
+
+
+def test_a_state_machine_without_a_guard_has_no_picture(assembly):
+    with pytest.raises(NoGuard):
+        mermaid(definition(assembly, "Variants", "Plain"))
+
+
+def test_the_picture_marks_each_outcomes_transitions_and_lists_its_states(assembly):
+    picture = mermaid(definition(assembly, "IdempotentOrders", "Orders"), title="Orders")
+    assert picture.startswith("%% Orders\nflowchart TD\n")
+    assert re.search(r"s\d+ -->\|first run\| s\d+", picture)
+    assert "%% replay: Acquire -> Inspect -> Route -> Replay" in picture
+    assert picture.count("linkStyle") == sum(1 for line in picture.splitlines() if re.search(r"-->\|.*(first run|replay|wait|takeover|failure)", line))
+
+
+def test_the_readme_shows_the_picture_the_example_app_synthesizes(assembly):
+    result = CliRunner().invoke(cli, ["graph", assembly, "--state-machine", "Orders"])
+    assert result.exit_code == 0, result.output
+    readme = (ROOT / "README.md").read_text()
+    shown = readme.split("<!-- graph: the example app (idempotent-constructs graph cdk.out) -->\n```mermaid\n")[1].split("```\n<!-- /graph -->")[0]
+    assert shown == result.output, "the README's picture is stale: paste `idempotent-constructs graph cdk.out` into it"
+
+
+def test_several_state_machines_need_a_name_and_a_wrong_one_says_what_there_is(assembly):
+    result = CliRunner().invoke(cli, ["graph", assembly])
+    assert result.exit_code == 1 and "name one with --state-machine" in result.output
+    assert "IdempotentOrders/Orders/StateMachine" in result.output
+    result = CliRunner().invoke(cli, ["graph", assembly, "--state-machine", "Plain"])
+    assert result.exit_code == 1 and "no guard states" in result.output
