@@ -144,7 +144,7 @@ def _staged(asset_hash: str, handlers: tuple[Path, ...], keep_in: Path | None = 
 
 
 def lambda_source_dir() -> Path:
-    """The directory that becomes the Lambda asset (``lambda_src`` in the repository and the wheel)."""
+    """The directory that becomes the Lambda asset (``idempotent_constructs/lambda_src``)."""
     return Path(str(resources.files("idempotent_constructs.lambda_src")))
 
 

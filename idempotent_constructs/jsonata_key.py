@@ -1,7 +1,7 @@
 """The canonical key specification (``docs/canonical-key.md``) written in JSONata.
 
 The generated states compute record ids and payload hashes natively with these expressions; Python
-computes the same values with ``lambda_src/canonical.py``. Each function returns JSONata text to
+computes the same values with ``lambda_src/canonical.py`` (in this package). Each function returns JSONata text to
 embed in a state's ``{% %}`` field. A key that cannot be computed raises with JSONata's ``$error``,
 which a Task or Parallel state sees as ``States.QueryEvaluationError`` and the guard renames
 ``Idempotency.KeyMissing``.

@@ -66,8 +66,8 @@ def test_the_wheel_holds_the_library_its_functions_code_and_py_typed_and_nothing
 def test_the_sdist_holds_the_sources_the_changelog_and_the_license_terms_but_no_tests_or_benchmarks(dist):
     (sdist,) = dist.glob("idempotent_constructs-*.tar.gz")
     names = {name.split("/", 1)[1] for name in tarfile.open(sdist).getnames() if "/" in name}
-    assert {"pyproject.toml", "README.md", "CHANGELOG.md", "idempotent_constructs/__init__.py", "lambda_src/release.py"} <= names
-    assert not any(name.startswith(("tests/", "bench/", "crosscheck/", "example/")) for name in names)
+    assert {"pyproject.toml", "README.md", "CHANGELOG.md", "idempotent_constructs/__init__.py", "idempotent_constructs/lambda_src/release.py"} <= names
+    assert not any(name.startswith(("tests/", "bench/", "crosscheck/", "example/", "lambda_src/")) for name in names)
 
 
 def test_the_metadata_names_the_supported_pythons_and_the_version_is_defined_once():
