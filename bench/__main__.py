@@ -33,28 +33,32 @@ DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
 def _git() -> str:
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                                check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return commit + (" with uncommitted changes" if dirty else "")
 
 
 def run(smoke: bool, log=print) -> dict[str, Any]:
-    started, clock = dt.datetime.now(dt.timezone.utc), time.perf_counter()
-    results: dict[str, Any] = {"meta": {
-        "mode": "smoke" if smoke else "full",
-        "started": started.strftime("%Y-%m-%d %H:%M UTC"),
-        "git": _git(),
-        "python": sys.version.split()[0],
-        "aws_cdk_lib": metadata.version("aws-cdk-lib"),
-        "moto": metadata.version("moto"),
-        "aws_lambda_powertools": metadata.version("aws-lambda-powertools"),
-        "cpus": os.cpu_count(),
-        "section_seconds": {},
-    }}
+    started, clock = dt.datetime.now(dt.UTC), time.perf_counter()
+    results: dict[str, Any] = {
+        "meta": {
+            "mode": "smoke" if smoke else "full",
+            "started": started.strftime("%Y-%m-%d %H:%M UTC"),
+            "git": _git(),
+            "python": sys.version.split()[0],
+            "aws_cdk_lib": metadata.version("aws-cdk-lib"),
+            "moto": metadata.version("moto"),
+            "aws_lambda_powertools": metadata.version("aws-lambda-powertools"),
+            "cpus": os.cpu_count(),
+            "section_seconds": {},
+        }
+    }
 
     def section(name: str, compute) -> None:
         log(f"{name} ...")
@@ -75,10 +79,14 @@ def run(smoke: bool, log=print) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--smoke", action="store_true", help="a fast run of every section (CI)")
-    parser.add_argument("--output", type=Path, help=f"where to write the JSON (default: {DEFAULT_OUTPUT} for a "
-                                                    "full run, a temporary file for --smoke)")
-    parser.add_argument("--markdown", type=Path, metavar="RESULTS_JSON",
-                        help="print the README table of an existing results file and exit")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        help=f"where to write the JSON (default: {DEFAULT_OUTPUT} for a full run, a temporary file for --smoke)",
+    )
+    parser.add_argument(
+        "--markdown", type=Path, metavar="RESULTS_JSON", help="print the README table of an existing results file and exit"
+    )
     args = parser.parse_args(argv)
     if args.markdown:
         print(report.markdown(json.loads(args.markdown.read_text())))

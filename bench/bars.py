@@ -48,30 +48,55 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
         for path in ("first_run", "first_run_100k", "replay", "replay_100k"):
             states, calls = overhead_bar(variant, path)
             measured = variants[variant][path]
-            add("overhead", f"{variant} {path.replace('_', ' ')}",
+            add(
+                "overhead",
+                f"{variant} {path.replace('_', ' ')}",
                 f"{measured['states_entered']} states, {measured['lambda_invocations']} Lambda",
                 f"<= {states} states, <= {calls} Lambda",
-                measured["states_entered"] <= states and measured["lambda_invocations"] <= calls)
+                measured["states_entered"] <= states and measured["lambda_invocations"] <= calls,
+            )
         waiting = variants[variant].get("waiting")
         if waiting:
             cycle = waiting["cycle"] or {"states_entered": None}
-            add("overhead", f"{variant} poll cycle within the lease",
+            add(
+                "overhead",
+                f"{variant} poll cycle within the lease",
                 f"{cycle['states_entered']} states per cycle ({waiting['states_per_poll']} per poll over the whole wait)"
-                if waiting["cycle"] else "not measured (fewer than two polls)",
-                f"<= {POLL_CYCLE_STATES} states", waiting["cycle"] and cycle["states_entered"] <= POLL_CYCLE_STATES)
+                if waiting["cycle"]
+                else "not measured (fewer than two polls)",
+                f"<= {POLL_CYCLE_STATES} states",
+                waiting["cycle"] and cycle["states_entered"] <= POLL_CYCLE_STATES,
+            )
     growth = results["growth"]
-    others = growth["other_growing_types"]
-    add("growth", "the k-th workflow adds only its state machine, role, policy and log group",
+    add(
+        "growth",
+        "the k-th workflow adds only its state machine, role, policy and log group",
         ", ".join(f"{kind} +{step}" for kind, step in growth["per_workflow"]["wrapped"]["by_type"].items()),
-        "only those four types, one each", growth["only_own_resources"])
+        "only those four types, one each",
+        growth["only_own_resources"],
+    )
     wrapped = growth["per_workflow"]["wrapped"]["template_bytes"]
-    add("growth", "template bytes the k-th workflow adds", f"{wrapped:,} bytes",
-        f"<= {TEMPLATE_BYTES_PER_WORKFLOW:,} bytes", wrapped <= TEMPLATE_BYTES_PER_WORKFLOW)
+    add(
+        "growth",
+        "template bytes the k-th workflow adds",
+        f"{wrapped:,} bytes",
+        f"<= {TEMPLATE_BYTES_PER_WORKFLOW:,} bytes",
+        wrapped <= TEMPLATE_BYTES_PER_WORKFLOW,
+    )
     synth = results["synth_time"]
-    add("synth_time", f"synth of {synth['workflows']} wrapped workflows against as many bare ones", f"{synth['ratio']}x",
-        f"<= {SYNTH_RATIO}x (DESIGN: for 20 workflows)", synth["ratio"] <= SYNTH_RATIO)
+    add(
+        "synth_time",
+        f"synth of {synth['workflows']} wrapped workflows against as many bare ones",
+        f"{synth['ratio']}x",
+        f"<= {SYNTH_RATIO}x (DESIGN: for 20 workflows)",
+        synth["ratio"] <= SYNTH_RATIO,
+    )
     hashing = results["hashing"]["key_hashing"][HASHING_SIZE]
-    add("hashing", "canonical hashing of a 200 KiB payload vs Powertools' key hashing",
+    add(
+        "hashing",
+        "canonical hashing of a 200 KiB payload vs Powertools' key hashing",
         f"{hashing['ratio_key']}x ({hashing['median_us']['ours_key']:.0f} us vs {hashing['median_us']['powertools_key']:.0f} us)",
-        f"<= {HASHING_RATIO}x", hashing["ratio_key"] <= HASHING_RATIO)
+        f"<= {HASHING_RATIO}x",
+        hashing["ratio_key"] <= HASHING_RATIO,
+    )
     return bars

@@ -58,8 +58,9 @@ def build(count: int, wrapped: bool, outdir: str) -> Stack:
         scope = Construct(stack, f"Workflow{index}")
         definition = chain(scope)
         if wrapped:
-            IdempotentStateMachine(scope, "Orders", table=table, definition=definition,
-                                   key=IdempotencyKey.from_paths("$.order.id"))
+            IdempotentStateMachine(
+                scope, "Orders", table=table, definition=definition, key=IdempotencyKey.from_paths("$.order.id")
+            )
         else:
             sfn.StateMachine(scope, "Orders", definition_body=sfn.DefinitionBody.from_chainable(definition))
     return stack
@@ -98,14 +99,19 @@ def _arn(template: dict[str, Any], logical_id: str) -> str:
 
 def resolve(value: Any, template: dict[str, Any]) -> Any:
     """``value`` with CloudFormation's intrinsic functions replaced by the values they would have."""
-    pseudo = {"AWS::Partition": "aws", "AWS::Region": REGION, "AWS::AccountId": ACCOUNT, "AWS::URLSuffix": "amazonaws.com",
-              "AWS::StackName": STACK}
+    pseudo = {
+        "AWS::Partition": "aws",
+        "AWS::Region": REGION,
+        "AWS::AccountId": ACCOUNT,
+        "AWS::URLSuffix": "amazonaws.com",
+        "AWS::StackName": STACK,
+    }
     if isinstance(value, list):
         return [resolve(item, template) for item in value]
     if not isinstance(value, dict):
         return value
     if len(value) == 1:
-        (function, argument), = value.items()
+        ((function, argument),) = value.items()
         if function == "Ref":
             if argument in pseudo:
                 return pseudo[argument]
@@ -169,8 +175,14 @@ def _shared_growth(small: dict[str, Any], large: dict[str, Any], workflows: int)
         before = _compact(resolve(resource, small))
         after = _compact(resolve(large["Resources"][logical_id], large))
         if after > before:
-            grown.append({"logical_id": logical_id, "type": resource["Type"], "bytes_at_first": before,
-                          "bytes_per_workflow": round((after - before) / workflows, 1)})
+            grown.append(
+                {
+                    "logical_id": logical_id,
+                    "type": resource["Type"],
+                    "bytes_at_first": before,
+                    "bytes_per_workflow": round((after - before) / workflows, 1),
+                }
+            )
     return sorted(grown, key=lambda entry: -entry["bytes_per_workflow"])
 
 
@@ -195,8 +207,10 @@ def stack_growth(counts: tuple[int, ...], log=print) -> dict[str, Any]:
             }
             if kind == "wrapped":
                 templates[count] = template
-            log(f"  {count:>3} {kind:<7} workflows: {sum(types.values()):>4} resources, {size:>9,} bytes "
-                f"({time.perf_counter() - started:.1f} s)")
+            log(
+                f"  {count:>3} {kind:<7} workflows: {sum(types.values()):>4} resources, {size:>9,} bytes "
+                f"({time.perf_counter() - started:.1f} s)"
+            )
     first, last = counts[0], counts[-1]
     per_workflow: dict[str, dict[str, float]] = {}
     for kind, sizes in measured.items():
@@ -205,13 +219,18 @@ def stack_growth(counts: tuple[int, ...], log=print) -> dict[str, Any]:
             "resources": round((sizes[last]["resources"] - sizes[first]["resources"]) / (last - first), 2),
             "template_bytes": round((sizes[last]["template_bytes"] - sizes[first]["template_bytes"]) / (last - first)),
             "by_type": {
-                kind_name: round((sizes[last]["by_type"].get(kind_name, 0) - sizes[first]["by_type"].get(kind_name, 0)) / (last - first), 2)
+                kind_name: round(
+                    (sizes[last]["by_type"].get(kind_name, 0) - sizes[first]["by_type"].get(kind_name, 0)) / (last - first), 2
+                )
                 for kind_name in sorted(types)
                 if sizes[last]["by_type"].get(kind_name, 0) != sizes[first]["by_type"].get(kind_name, 0)
             },
             # Template bytes (as the CDK writes them, indented) added per workflow, by resource type.
             "bytes_by_type": {
-                kind_name: round((sizes[last]["bytes_by_type"].get(kind_name, 0) - sizes[first]["bytes_by_type"].get(kind_name, 0)) / (last - first))
+                kind_name: round(
+                    (sizes[last]["bytes_by_type"].get(kind_name, 0) - sizes[first]["bytes_by_type"].get(kind_name, 0))
+                    / (last - first)
+                )
                 for kind_name in sorted(types)
                 if sizes[last]["bytes_by_type"].get(kind_name, 0) != sizes[first]["bytes_by_type"].get(kind_name, 0)
             },
@@ -227,11 +246,15 @@ def stack_growth(counts: tuple[int, ...], log=print) -> dict[str, Any]:
             at_first = measured["wrapped"][first]["limited"][name].get(owner)
             step = (at_last - at_first) / (last - first) if at_first is not None else 0.0
             reach = (first + math.floor((limit - at_first) / step)) if step > 0 else None
-            candidates.append({"limit": limit, "owner": owner, f"at_{last}": at_last, "per_workflow": round(step, 1),
-                               "max_workflows": reach})
+            candidates.append(
+                {"limit": limit, "owner": owner, f"at_{last}": at_last, "per_workflow": round(step, 1), "max_workflows": reach}
+            )
         candidates.sort(key=lambda entry: (entry["max_workflows"] is None, entry["max_workflows"] or 0, -entry[f"at_{last}"]))
-        limits[name] = candidates[0] if candidates else {"limit": limit, "owner": None, f"at_{last}": 0,
-                                                         "per_workflow": 0.0, "max_workflows": None}
+        limits[name] = (
+            candidates[0]
+            if candidates
+            else {"limit": limit, "owner": None, f"at_{last}": 0, "per_workflow": 0.0, "max_workflows": None}
+        )
     return {
         "counts": list(counts),
         "measured": {kind: {str(count): value for count, value in sizes.items()} for kind, sizes in measured.items()},
@@ -260,7 +283,9 @@ def synth_time(count: int, repetitions: int, log=print) -> dict[str, Any]:
         for kind in order:
             times[kind].append(once(kind))
     medians = {kind: statistics.median(values) for kind, values in times.items()}
-    log(f"  synth of {count} wrapped: {medians['wrapped']:.2f} s, {count} bare: {medians['bare']:.2f} s (median of {repetitions})")
+    log(
+        f"  synth of {count} wrapped: {medians['wrapped']:.2f} s, {count} bare: {medians['bare']:.2f} s (median of {repetitions})"
+    )
     return {
         "workflows": count,
         "repetitions": repetitions,

@@ -17,7 +17,8 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from idempotent_constructs.functions import lambda_source_dir
 from idempotent_constructs.lambda_src import canonical, schema
@@ -61,14 +62,19 @@ def key_hashing(sizes_kib: tuple[int, ...], repetitions: int, budget: float) -> 
         cases["no floats"] = _without_floats(cases["realistic (with floats)"])
         for case, payload in cases.items():
             # Same key material on both sides (the whole payload), and the same results every time.
-            assert canonical.idempotency_id(NAMESPACE, payload, schema.KIND_WHOLE_INPUT) == \
-                canonical.idempotency_id(NAMESPACE, json.loads(json.dumps(payload)), schema.KIND_WHOLE_INPUT)
+            assert canonical.idempotency_id(NAMESPACE, payload, schema.KIND_WHOLE_INPUT) == canonical.idempotency_id(
+                NAMESPACE, json.loads(json.dumps(payload)), schema.KIND_WHOLE_INPUT
+            )
             contenders = {
-                "ours_key": lambda: canonical.idempotency_id(NAMESPACE, payload, schema.KIND_WHOLE_INPUT),
-                "powertools_key": lambda: key_only._get_hashed_idempotency_key(payload),
-                "ours_key_and_validation": lambda: canonical.key_and_validation(NAMESPACE, payload, schema.KIND_WHOLE_INPUT),
-                "powertools_key_and_validation": lambda: (
-                    validated._get_hashed_idempotency_key(payload), validated._get_hashed_payload(payload)),
+                "ours_key": lambda payload=payload: canonical.idempotency_id(NAMESPACE, payload, schema.KIND_WHOLE_INPUT),
+                "powertools_key": lambda payload=payload: key_only._get_hashed_idempotency_key(payload),
+                "ours_key_and_validation": lambda payload=payload: canonical.key_and_validation(
+                    NAMESPACE, payload, schema.KIND_WHOLE_INPUT
+                ),
+                "powertools_key_and_validation": lambda payload=payload: (
+                    validated._get_hashed_idempotency_key(payload),
+                    validated._get_hashed_payload(payload),
+                ),
             }
             samples: dict[str, list[float]] = {name: [] for name in contenders}
             for repetition in range(repetitions):
@@ -83,7 +89,8 @@ def key_hashing(sizes_kib: tuple[int, ...], repetitions: int, budget: float) -> 
                 "median_us": {name: round(value * 1e6, 1) for name, value in medians.items()},
                 "ratio_key": round(medians["ours_key"] / medians["powertools_key"], 2),
                 "ratio_key_and_validation": round(
-                    medians["ours_key_and_validation"] / medians["powertools_key_and_validation"], 2),
+                    medians["ours_key_and_validation"] / medians["powertools_key_and_validation"], 2
+                ),
             }
     return results
 
@@ -120,7 +127,10 @@ def import_times(repetitions: int) -> dict[str, Any]:
         for _ in range(repetitions):
             output = subprocess.run(
                 [sys.executable, "-c", _IMPORT_PROBE.format(module=module)],
-                cwd=source, capture_output=True, text=True, check=True,
+                cwd=source,
+                capture_output=True,
+                text=True,
+                check=True,
                 env={**os.environ, "PYTHONPATH": source, "PYTHONDONTWRITEBYTECODE": "1"},
             ).stdout.split()
             seconds.append(float(output[0]))

@@ -4,8 +4,9 @@ Lambda invocations and service calls by type, for the states that a predicate sa
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 # Step Functions' resource names of the DynamoDB integrations -> the API operation they call.
 _DYNAMODB_OPERATIONS = {
@@ -51,9 +52,7 @@ class Overhead:
         }
 
 
-def overhead(
-    events: list[dict[str, Any]], is_wrapper: Callable[[str], bool], start: int = 0, end: int | None = None
-) -> Overhead:
+def overhead(events: list[dict[str, Any]], is_wrapper: Callable[[str], bool], start: int = 0, end: int | None = None) -> Overhead:
     """Count the wrapper's share of ``events[start:end]`` (the whole history is read for context).
 
     Each call is attributed to the task state that was entered last, each Parallel or Map attempt to
@@ -107,7 +106,4 @@ def overhead(
 
 def entered_at(events: list[dict[str, Any]], name: str) -> list[int]:
     """Positions in ``events`` of each entry into the state ``name``."""
-    return [
-        index for index, event in enumerate(events)
-        if event.get("stateEnteredEventDetails", {}).get("name") == name
-    ]
+    return [index for index, event in enumerate(events) if event.get("stateEnteredEventDetails", {}).get("name") == name]

@@ -50,15 +50,20 @@ def user_chain(scope: Construct, big_result: lambda_.IFunction) -> sfn.IChainabl
     (from a Lambda function) when ``$.big`` is true. Its states are the same in every workflow and
     are never counted as overhead."""
     delay = sfn.Wait(scope, "Delay", state_name="UserDelay", time=sfn.WaitTime.seconds_path("$.delay"))
-    small = sfn.Pass(scope, "Small", state_name="UserSmall",
-                     parameters={"order.$": "$.order", "status": "shipped", "tracking": "TRACK-0001"})
-    big = tasks.LambdaInvoke(scope, "Big", state_name="UserBig", lambda_function=big_result,
-                             payload=sfn.TaskInput.from_object({"kib": BIG_RESULT_KIB}),
-                             payload_response_only=True, retry_on_service_exceptions=False)
+    small = sfn.Pass(
+        scope, "Small", state_name="UserSmall", parameters={"order.$": "$.order", "status": "shipped", "tracking": "TRACK-0001"}
+    )
+    big = tasks.LambdaInvoke(
+        scope,
+        "Big",
+        state_name="UserBig",
+        lambda_function=big_result,
+        payload=sfn.TaskInput.from_object({"kib": BIG_RESULT_KIB}),
+        payload_response_only=True,
+        retry_on_service_exceptions=False,
+    )
     return delay.next(
-        sfn.Choice(scope, "Size", state_name="UserSize")
-        .when(sfn.Condition.boolean_equals("$.big", True), big)
-        .otherwise(small)
+        sfn.Choice(scope, "Size", state_name="UserSize").when(sfn.Condition.boolean_equals("$.big", True), big).otherwise(small)
     )
 
 
@@ -87,33 +92,59 @@ class BenchStack(Stack):
     def __init__(self, scope: App, construct_id: str, *, baseline_poll_seconds: int) -> None:
         super().__init__(scope, construct_id)
         big = lambda_.Function(
-            self, "BigResult", runtime=lambda_.Runtime.PYTHON_3_13, handler="big_result.handler",
+            self,
+            "BigResult",
+            runtime=lambda_.Runtime.PYTHON_3_13,
+            handler="big_result.handler",
             code=lambda_.Code.from_asset(str(Path(__file__).parent / "lambdas"), exclude=["__pycache__", "*.pyc"]),
-            memory_size=256, timeout=Duration.seconds(10),
+            memory_size=256,
+            timeout=Duration.seconds(10),
         )
         table = IdempotencyTable(self, "Idempotency")
         timing = {"poll_interval": POLL_INTERVAL, "max_wait": Duration.minutes(2)}
         keys = {
-            "Paths": IdempotencyKey.from_paths("$.order.id"), "Whole": IdempotencyKey.whole_input(),
-            "Jsonata": IdempotencyKey.from_jsonata("$states.input.order.id"), "Jmespath": IdempotencyKey.from_jmespath("order.id"),
+            "Paths": IdempotencyKey.from_paths("$.order.id"),
+            "Whole": IdempotencyKey.whole_input(),
+            "Jsonata": IdempotencyKey.from_jsonata("$states.input.order.id"),
+            "Jmespath": IdempotencyKey.from_jmespath("order.id"),
         }
         for name, key in keys.items():
-            IdempotentStateMachine(self, name, table=table, key=key, definition=user_chain(Construct(self, f"{name}Chain"), big), **timing)
+            IdempotentStateMachine(
+                self, name, table=table, key=key, definition=user_chain(Construct(self, f"{name}Chain"), big), **timing
+            )
             if name in ("Paths", "Whole"):
-                IdempotentStateMachine(self, f"{name}ShortLease", table=table, key=key, lease=TAKEOVER_LEASE,
-                                       definition=user_chain(Construct(self, f"{name}ShortLeaseChain"), big), **timing)
-        IdempotentStateMachine(self, "Large", table=table, key=IdempotencyKey.whole_input(),
-                               result_storage=ResultStorage.large(),
-                               definition=user_chain(Construct(self, "LargeChain"), big), **timing)
-        baseline.BaselineIdempotentWorkflow(self, "Baseline", definition=user_chain(Construct(self, "BaselineChain"), big),
-                                            poll_seconds=baseline_poll_seconds)
+                IdempotentStateMachine(
+                    self,
+                    f"{name}ShortLease",
+                    table=table,
+                    key=key,
+                    lease=TAKEOVER_LEASE,
+                    definition=user_chain(Construct(self, f"{name}ShortLeaseChain"), big),
+                    **timing,
+                )
+        IdempotentStateMachine(
+            self,
+            "Large",
+            table=table,
+            key=IdempotencyKey.whole_input(),
+            result_storage=ResultStorage.large(),
+            definition=user_chain(Construct(self, "LargeChain"), big),
+            **timing,
+        )
+        baseline.BaselineIdempotentWorkflow(
+            self, "Baseline", definition=user_chain(Construct(self, "BaselineChain"), big), poll_seconds=baseline_poll_seconds
+        )
 
 
 def request(big: bool = False, delay: int = 0) -> dict[str, Any]:
     """A small, realistic order request with a key no other run uses."""
     return {
-        "order": {"id": f"ord-{uuid.uuid4().hex[:12]}", "total": 129.9, "currency": "EUR",
-                  "lines": [{"sku": "SKU-00042", "quantity": 2, "price": 64.95}]},
+        "order": {
+            "id": f"ord-{uuid.uuid4().hex[:12]}",
+            "total": 129.9,
+            "currency": "EUR",
+            "lines": [{"sku": "SKU-00042", "quantity": 2, "price": 64.95}],
+        },
         "customer": {"id": "cust-7", "email": "ada@example.com"},
         "delay": delay,
         "big": big,
@@ -148,23 +179,25 @@ class Runner:
         invocations = [i for i in self.probe.invocations_of(execution.arn) if inside(i.state, i.at)]
         integration = Counter(c.operation for c in calls if c.service == "dynamodb" and c.function is None)
         result = counted.as_dict()
-        result.update({
-            "status": execution.status,
-            "body_ran": any(state in USER_STATES for state in execution.entered_states()),
-            "dynamodb_calls_in_lambda": dict(Counter(c.operation for c in calls if c.service == "dynamodb" and c.function)),
-            "s3_calls_in_lambda": dict(Counter(c.operation for c in calls if c.service == "s3")),
-            "read_units": sum(read_units(c) for c in calls),
-            "write_units": sum(write_units(c) for c in calls),
-            "lambda": {
-                "invocations": len(invocations),
-                "by_function": dict(Counter(i.function for i in invocations)),
-                "billed_ms": sum(math.ceil(i.seconds * 1000) for i in invocations),
-                "measured_ms": round(sum(i.seconds * 1000 for i in invocations), 3),
-                "gb_seconds_by_architecture": _gb_seconds(invocations, self.architectures),
-            },
-            # The probe sees the same integration calls the history names: a check of both counts.
-            "history_matches_backend": integration == counted.dynamodb,
-        })
+        result.update(
+            {
+                "status": execution.status,
+                "body_ran": any(state in USER_STATES for state in execution.entered_states()),
+                "dynamodb_calls_in_lambda": dict(Counter(c.operation for c in calls if c.service == "dynamodb" and c.function)),
+                "s3_calls_in_lambda": dict(Counter(c.operation for c in calls if c.service == "s3")),
+                "read_units": sum(read_units(c) for c in calls),
+                "write_units": sum(write_units(c) for c in calls),
+                "lambda": {
+                    "invocations": len(invocations),
+                    "by_function": dict(Counter(i.function for i in invocations)),
+                    "billed_ms": sum(math.ceil(i.seconds * 1000) for i in invocations),
+                    "measured_ms": round(sum(i.seconds * 1000 for i in invocations), 3),
+                    "gb_seconds_by_architecture": _gb_seconds(invocations, self.architectures),
+                },
+                # The probe sees the same integration calls the history names: a check of both counts.
+                "history_matches_backend": integration == counted.dynamodb,
+            }
+        )
         return result
 
     def run(self, machine: str, payload: dict[str, Any]) -> Execution:
@@ -193,7 +226,7 @@ class Runner:
 
 
 def _epoch(moment: Any) -> float:
-    return (moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)).timestamp()
+    return (moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)).timestamp()
 
 
 def _states_in(history: list[dict[str, Any]], start: int, end: int | None) -> set[str]:
@@ -225,7 +258,7 @@ def write_units(call: Call) -> int:
     if call.service != "dynamodb" or call.operation == "GetItem":
         return 0
     units = 0
-    for (before, after), new in zip(call.sizes, call.new_sizes or [0] * len(call.sizes)):
+    for (before, after), new in zip(call.sizes, call.new_sizes or [0] * len(call.sizes), strict=False):
         size = before if call.failed else max(before, after, new)
         units += max(1, math.ceil(size / 1024))
     return units * (2 if call.operation.startswith("Transact") else 1)
@@ -363,7 +396,8 @@ def run(*, smoke: bool, log=print) -> dict[str, Any]:
                             jobs[(variant.name, path)] = pool.submit(takeover, runner, emulator, variant, big, holder_seconds)
                     if variant.name == "baseline":
                         jobs[(variant.name, "blocked")] = pool.submit(
-                            blocked, runner, emulator, variant, baseline_poll, holder_seconds)
+                            blocked, runner, emulator, variant, baseline_poll, holder_seconds
+                        )
                 for (name, path), job in jobs.items():
                     results["variants"][name][path] = job.result()
             log(f"  waiting duplicates and takeovers measured in {time.perf_counter() - started:.1f} s")

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from idempotent_constructs.testing import LocalEmulator, item_size
 
@@ -66,15 +67,18 @@ class Probe:
 
     # --- context of the current thread ------------------------------------------------------------
     def _context(self) -> tuple[str | None, str | None, str | None]:
-        return (getattr(self._local, "execution", None), getattr(self._local, "state", None),
-                getattr(self._local, "function", None))
+        return (
+            getattr(self._local, "execution", None),
+            getattr(self._local, "state", None),
+            getattr(self._local, "function", None),
+        )
 
     def _set(self, owner: Any, name: str, value: Any) -> None:
         original = getattr(owner, name)
         setattr(owner, name, value)
         self._undo.append(lambda: setattr(owner, name, original))
 
-    def __enter__(self) -> "Probe":
+    def __enter__(self) -> Probe:
         from moto.dynamodb.responses import DynamoHandler
         from moto.s3.responses import S3Response
         from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service import (
@@ -87,6 +91,7 @@ class Probe:
         # Service integrations and plain Lambda tasks (the CDK's LambdaInvoke with
         # payload_response_only) each evaluate one attempt in a thread of their own.
         for task_class in (StateTaskService, StateTaskLambda):
+
             def task(service_task: Any, env: Any, _original: Callable[..., Any] = task_class._eval_execution) -> None:
                 data = env.states.context_object.context_object_data
                 saved = (getattr(local, "execution", None), getattr(local, "state", None))
@@ -111,9 +116,17 @@ class Probe:
                 seconds = time.perf_counter() - started
                 local.function = saved
                 execution, state, _ = probe._context()
-                probe.invocations.append(Invocation(
-                    function.function_name, execution, state, seconds, int(function.memory_size),
-                    (function.architectures or ["x86_64"])[0], at))
+                probe.invocations.append(
+                    Invocation(
+                        function.function_name,
+                        execution,
+                        state,
+                        seconds,
+                        int(function.memory_size),
+                        (function.architectures or ["x86_64"])[0],
+                        at,
+                    )
+                )
 
         lambdas.invoke = invoke
         self._undo.append(lambda: setattr(lambdas, "invoke", original_invoke))
@@ -142,7 +155,7 @@ class Probe:
         if method == "transact_write_items":
             targets = []
             for entry in body["TransactItems"]:
-                (kind, operation), = entry.items()
+                ((kind, operation),) = entry.items()
                 item = operation.get("Item")
                 targets.append((operation["TableName"], operation.get("Key") or item, item if kind == "Put" else None))
             return targets
@@ -178,7 +191,7 @@ class Probe:
                     raise
                 finally:
                     after = [self._size(backend, table, key) for table, key, _ in targets]
-                    call.sizes = list(zip(before, after))
+                    call.sizes = list(zip(before, after, strict=False))
                     probe.calls.append(call)
 
         return observed

@@ -18,7 +18,7 @@ def table(headers: list[str], rows: list[list[Any]]) -> str:
     def line(values: list[str]) -> str:
         return "  ".join(
             (value.rjust(width) if is_number else value.ljust(width))
-            for value, width, is_number in zip(values, widths, numeric)
+            for value, width, is_number in zip(values, widths, numeric, strict=False)
         ).rstrip()
 
     return "\n".join([line(headers), line(["-" * width for width in widths])] + [line(row) for row in cells])
@@ -54,16 +54,23 @@ LIMIT_LABELS = {
     "event_pattern_chars": "EventBridge event pattern chars (default quota)",
 }
 PATH_LABELS = {
-    "first_run": "first run", "replay": "replay", "first_run_100k": "first run, 100 KiB",
-    "replay_100k": "replay, 100 KiB", "takeover": "takeover", "takeover_100k": "takeover, 100 KiB",
+    "first_run": "first run",
+    "replay": "replay",
+    "first_run_100k": "first run, 100 KiB",
+    "replay_100k": "replay, 100 KiB",
+    "takeover": "takeover",
+    "takeover_100k": "takeover, 100 KiB",
 }
 
 
 def overhead_section(results: dict[str, Any]) -> list[str]:
     overhead = results["overhead"]
-    out = ["1. Per-execution overhead: the wrapper's states only (the user's chain excluded), counted from",
-           "   execution histories in the emulator. Transitions = states entered + retries (as billed).",
-           "   'In Lambda': calls made inside a Lambda function, which a history cannot show (probe).", ""]
+    out = [
+        "1. Per-execution overhead: the wrapper's states only (the user's chain excluded), counted from",
+        "   execution histories in the emulator. Transitions = states entered + retries (as billed).",
+        "   'In Lambda': calls made inside a Lambda function, which a history cannot show (probe).",
+        "",
+    ]
     rows = []
     for variant, entry in overhead["variants"].items():
         first = True
@@ -78,28 +85,72 @@ def overhead_section(results: dict[str, Any]) -> list[str]:
                 bar = _bar(met, f"<= {allowed[0]} states, <= {allowed[1]} Lambda")
             other = _calls(measured["other_calls"]) if measured["other_calls"] else ""
             inside = {**measured["dynamodb_calls_in_lambda"], **measured["s3_calls_in_lambda"]}
-            rows.append([variant if first else "", label, measured["states_entered"], measured["transitions"],
-                         measured["lambda_invocations"], _calls(measured["dynamodb_calls"]) + (f"; {other}" if other else ""),
-                         _calls(inside), measured["read_units"], measured["write_units"], bar])
+            rows.append(
+                [
+                    variant if first else "",
+                    label,
+                    measured["states_entered"],
+                    measured["transitions"],
+                    measured["lambda_invocations"],
+                    _calls(measured["dynamodb_calls"]) + (f"; {other}" if other else ""),
+                    _calls(inside),
+                    measured["read_units"],
+                    measured["write_units"],
+                    bar,
+                ]
+            )
             first = False
         if "blocked" in entry:
             blocked = entry["blocked"]
-            rows.append(["", "takeover", None, None, None, "n/a: no lease, never taken over", "", None, None,
-                         f"a duplicate of a crashed holder still waited after {blocked['watched_seconds']} s "
-                         f"({blocked['polls']} poll{'' if blocked['polls'] == 1 else 's'}, chain not run)"
-                         if blocked["still_waiting"] else "DID NOT WAIT"])
-    out.append(table(["variant", "path", "states", "transitions", "Lambda", "DynamoDB calls (history)", "in Lambda",
-                      "RRU", "WRU", "bar (DESIGN 9)"], rows))
+            rows.append(
+                [
+                    "",
+                    "takeover",
+                    None,
+                    None,
+                    None,
+                    "n/a: no lease, never taken over",
+                    "",
+                    None,
+                    None,
+                    f"a duplicate of a crashed holder still waited after {blocked['watched_seconds']} s "
+                    f"({blocked['polls']} poll{'' if blocked['polls'] == 1 else 's'}, chain not run)"
+                    if blocked["still_waiting"]
+                    else "DID NOT WAIT",
+                ]
+            )
+    out.append(
+        table(
+            [
+                "variant",
+                "path",
+                "states",
+                "transitions",
+                "Lambda",
+                "DynamoDB calls (history)",
+                "in Lambda",
+                "RRU",
+                "WRU",
+                "bar (DESIGN 9)",
+            ],
+            rows,
+        )
+    )
     out += ["", "   States entered (small result):"]
     for variant, entry in overhead["variants"].items():
         for path in ("first_run", "replay", "takeover"):
             if entry.get(path):
                 out.append(f"   {variant:<24} {PATH_LABELS[path]:<10} {' > '.join(map(_short, entry[path]['states']))}")
         if entry.get("waiting") and entry["waiting"]["cycle"]:
-            out.append(f"   {variant:<24} {'poll cycle':<10} {' > '.join(map(_short, entry['waiting']['cycle']['states']))}"
-                       f" (+{entry['waiting']['cycle']['retries']} retry)")
-    out += ["", f"   Waiting duplicate: the holder's chain runs {overhead['holder_seconds']} s (within its lease); ours polls "
-            f"after 1 s, doubling; the baseline every {overhead['baseline_poll_seconds']} s."]
+            out.append(
+                f"   {variant:<24} {'poll cycle':<10} {' > '.join(map(_short, entry['waiting']['cycle']['states']))}"
+                f" (+{entry['waiting']['cycle']['retries']} retry)"
+            )
+    out += [
+        "",
+        f"   Waiting duplicate: the holder's chain runs {overhead['holder_seconds']} s (within its lease); ours polls "
+        f"after 1 s, doubling; the baseline every {overhead['baseline_poll_seconds']} s.",
+    ]
     rows = []
     for variant, entry in overhead["variants"].items():
         waiting = entry.get("waiting")
@@ -111,11 +162,37 @@ def overhead_section(results: dict[str, Any]) -> list[str]:
         if variant.startswith("ours"):
             measured = waiting["cycle"] is not None
             bar = _bar(measured and cycle["states_entered"] <= allowed, f"<= {allowed} states per cycle")
-        rows.append([variant, waiting["polls"], waiting["extra_states_over_replay"], waiting["states_per_poll"],
-                     waiting["transitions_per_poll"], cycle["states_entered"], cycle["transitions"],
-                     _calls(cycle["dynamodb_calls"]), cycle["read_units"], bar])
-    out.append(table(["variant", "polls", "states over a replay", "states/poll", "transitions/poll",
-                      "cycle: states", "transitions", "DynamoDB", "RRU", "bar"], rows))
+        rows.append(
+            [
+                variant,
+                waiting["polls"],
+                waiting["extra_states_over_replay"],
+                waiting["states_per_poll"],
+                waiting["transitions_per_poll"],
+                cycle["states_entered"],
+                cycle["transitions"],
+                _calls(cycle["dynamodb_calls"]),
+                cycle["read_units"],
+                bar,
+            ]
+        )
+    out.append(
+        table(
+            [
+                "variant",
+                "polls",
+                "states over a replay",
+                "states/poll",
+                "transitions/poll",
+                "cycle: states",
+                "transitions",
+                "DynamoDB",
+                "RRU",
+                "bar",
+            ],
+            rows,
+        )
+    )
     out.append(f"   Baseline (bench/baseline.py): {baseline.NOTES}")
     return out
 
@@ -123,12 +200,15 @@ def overhead_section(results: dict[str, Any]) -> list[str]:
 def cost_section(results: dict[str, Any]) -> list[str]:
     cost = results["cost"]["per_million"]
     big = f"{results['overhead']['big_result_kib']}_kib"
-    out = [f"2. Cost per million executions (per million poll cycles), US$, {PRICES['region']}, prices of "
-           f"{PRICES['taken_on']} (bench/cost.py):",
-           f"   ${PRICES['state_transition'] * 1000:g} per 1,000 transitions; Lambda ${PRICES['lambda_request'] * 1e6:g} per 1M requests "
-           f"+ ${PRICES['lambda_gb_second']['arm64']} (arm64) / ${PRICES['lambda_gb_second']['x86_64']} (x86) per GB-s;",
-           f"   DynamoDB on-demand ${PRICES['dynamodb_write_request_unit'] * 1e6:g} per 1M WRU, ${PRICES['dynamodb_read_request_unit'] * 1e6:g} per 1M RRU;"
-           f" S3 ${PRICES['s3_put_request'] * 1000:g} per 1,000 PUT, ${PRICES['s3_get_request'] * 1000:g} per 1,000 GET.", ""]
+    out = [
+        f"2. Cost per million executions (per million poll cycles), US$, {PRICES['region']}, prices of "
+        f"{PRICES['taken_on']} (bench/cost.py):",
+        f"   ${PRICES['state_transition'] * 1000:g} per 1,000 transitions; Lambda ${PRICES['lambda_request'] * 1e6:g} per 1M requests "
+        f"+ ${PRICES['lambda_gb_second']['arm64']} (arm64) / ${PRICES['lambda_gb_second']['x86_64']} (x86) per GB-s;",
+        f"   DynamoDB on-demand ${PRICES['dynamodb_write_request_unit'] * 1e6:g} per 1M WRU, ${PRICES['dynamodb_read_request_unit'] * 1e6:g} per 1M RRU;"
+        f" S3 ${PRICES['s3_put_request'] * 1000:g} per 1,000 PUT, ${PRICES['s3_get_request'] * 1000:g} per 1,000 GET.",
+        "",
+    ]
     rows = []
     baseline = cost.get("baseline", {})
     for variant, paths in cost.items():
@@ -138,27 +218,68 @@ def cost_section(results: dict[str, Any]) -> list[str]:
             reference = baseline.get(path)
             ratio_small = round(small["total"] / reference["small"]["total"], 2) if reference and variant != "baseline" else None
             ratio_big = round(large["total"] / reference[big]["total"], 2) if reference and variant != "baseline" else None
-            rows.append([variant if first else "", path.replace("_", " "), round(small["total"], 2),
-                         round(small["transitions"], 2), round(small["lambda_requests"] + small["lambda_duration"], 2),
-                         round(small["dynamodb_writes"] + small["dynamodb_reads"], 2), round(small["s3_requests"], 2),
-                         ratio_small, round(large["total"], 2), round(large["dynamodb_writes"] + large["dynamodb_reads"], 2),
-                         round(large["s3_requests"], 2), ratio_big])
+            rows.append(
+                [
+                    variant if first else "",
+                    path.replace("_", " "),
+                    round(small["total"], 2),
+                    round(small["transitions"], 2),
+                    round(small["lambda_requests"] + small["lambda_duration"], 2),
+                    round(small["dynamodb_writes"] + small["dynamodb_reads"], 2),
+                    round(small["s3_requests"], 2),
+                    ratio_small,
+                    round(large["total"], 2),
+                    round(large["dynamodb_writes"] + large["dynamodb_reads"], 2),
+                    round(large["s3_requests"], 2),
+                    ratio_big,
+                ]
+            )
             first = False
-    out.append(table(["variant", "path", "small: total", "transitions", "Lambda", "DynamoDB", "S3", "x baseline",
-                      f"{big.replace('_kib', ' KiB')}: total", "DynamoDB", "S3", "x baseline"], rows))
-    out.append("   A poll cycle is priced per cycle; how many cycles a wait takes differs: ours backs off from 1 s "
-               "(doubling, at most 30 s), the baseline polls every 10 s. The baseline has no takeover.")
+    out.append(
+        table(
+            [
+                "variant",
+                "path",
+                "small: total",
+                "transitions",
+                "Lambda",
+                "DynamoDB",
+                "S3",
+                "x baseline",
+                f"{big.replace('_kib', ' KiB')}: total",
+                "DynamoDB",
+                "S3",
+                "x baseline",
+            ],
+            rows,
+        )
+    )
+    out.append(
+        "   A poll cycle is priced per cycle; how many cycles a wait takes differs: ours backs off from 1 s "
+        "(doubling, at most 30 s), the baseline polls every 10 s. The baseline has no takeover."
+    )
     out += ["", "   Lambda duration billed: each function's median warm run in the emulator, rounded up to 1 ms:"]
-    rows = [[function["construct"], function["memory_mb"], function["architecture"], function["median_ms"],
-             -(-function["median_ms"] // 1)] for function in results["overhead"]["lambda_functions"].values()]
+    rows = [
+        [
+            function["construct"],
+            function["memory_mb"],
+            function["architecture"],
+            function["median_ms"],
+            -(-function["median_ms"] // 1),
+        ]
+        for function in results["overhead"]["lambda_functions"].values()
+    ]
     out.append(table(["function", "MB", "architecture", "median ms", "billed ms"], rows))
     return out
 
 
 def growth_section(results: dict[str, Any]) -> list[str]:
     growth, synth = results["growth"], results["synth_time"]
-    out = ["3. Stack growth: N IdempotentStateMachines (one table) against N bare sfn.StateMachines, same definition,",
-           "   in one stack with the repository's cdk.json feature flags.", ""]
+    out = [
+        "3. Stack growth: N IdempotentStateMachines (one table) against N bare sfn.StateMachines, same definition,",
+        "   in one stack with the repository's cdk.json feature flags.",
+        "",
+    ]
     rows = []
     for count in growth["counts"]:
         wrapped, bare = growth["measured"]["wrapped"][str(count)], growth["measured"]["bare"][str(count)]
@@ -168,61 +289,112 @@ def growth_section(results: dict[str, Any]) -> list[str]:
     for kind in ("wrapped", "bare"):
         step = growth["per_workflow"][kind]
         types = ", ".join(f"{name.split('::')[-1]} +{value:g}" for name, value in step["by_type"].items())
-        out.append(f"   each further {kind} workflow ({first} -> {last}): +{step['resources']:g} resources ({types}), "
-                   f"+{step['template_bytes']:,} template bytes")
-        out.append("      of which " + ", ".join(f"{name.split('::')[-1]} {value:,}" for name, value in
-                                           sorted(step["bytes_by_type"].items(), key=lambda item: -item[1])))
+        out.append(
+            f"   each further {kind} workflow ({first} -> {last}): +{step['resources']:g} resources ({types}), "
+            f"+{step['template_bytes']:,} template bytes"
+        )
+        out.append(
+            "      of which "
+            + ", ".join(
+                f"{name.split('::')[-1]} {value:,}"
+                for name, value in sorted(step["bytes_by_type"].items(), key=lambda item: -item[1])
+            )
+        )
     others = growth["other_growing_types"]
-    out.append("   bar, the k-th workflow adds only its own state machine, role, policy and log group: "
-               + ("met" if growth["only_own_resources"] else f"NOT MET (also {', '.join(others)})"))
+    out.append(
+        "   bar, the k-th workflow adds only its own state machine, role, policy and log group: "
+        + ("met" if growth["only_own_resources"] else f"NOT MET (also {', '.join(others)})")
+    )
     if growth["shared_resources_growing"]:
-        out.append("   shared resources that still grow with each workflow (resolved JSON): " + "; ".join(
-            f"{entry['type']} {entry['logical_id']} +{entry['bytes_per_workflow']:g} B" for entry in growth["shared_resources_growing"]))
+        out.append(
+            "   shared resources that still grow with each workflow (resolved JSON): "
+            + "; ".join(
+                f"{entry['type']} {entry['logical_id']} +{entry['bytes_per_workflow']:g} B"
+                for entry in growth["shared_resources_growing"]
+            )
+        )
     out += ["", "   AWS limits a stack of wrapped workflows runs into (sizes resolved with realistic ARNs; bench/growth.py):"]
-    rows = [[LIMIT_LABELS.get(name, name), limit["limit"], limit["owner"] or "", limit[f"at_{last}"], limit["per_workflow"],
-             limit["max_workflows"] if limit["max_workflows"] is not None else "not reached (no growth)"]
-            for name, limit in growth["limits"].items()]
-    out.append(table(["limit", "value", "first to reach it", f"at {last} workflows", "per workflow",
-                      "workflows before the limit"], rows))
-    out += ["", f"4. Synth time: {synth['workflows']} wrapped against {synth['workflows']} bare state machines, App().synth() "
-            f"in-process, {synth['repetitions']} interleaved repetitions after one warm-up round (jsii start-up):",
-            f"   median {synth['median_seconds']['wrapped']:.2f} s wrapped, {synth['median_seconds']['bare']:.2f} s bare: "
-            f"ratio {synth['ratio']:g}x (bar: at most 10x for 20 workflows)"]
+    rows = [
+        [
+            LIMIT_LABELS.get(name, name),
+            limit["limit"],
+            limit["owner"] or "",
+            limit[f"at_{last}"],
+            limit["per_workflow"],
+            limit["max_workflows"] if limit["max_workflows"] is not None else "not reached (no growth)",
+        ]
+        for name, limit in growth["limits"].items()
+    ]
+    out.append(
+        table(["limit", "value", "first to reach it", f"at {last} workflows", "per workflow", "workflows before the limit"], rows)
+    )
+    out += [
+        "",
+        f"4. Synth time: {synth['workflows']} wrapped against {synth['workflows']} bare state machines, App().synth() "
+        f"in-process, {synth['repetitions']} interleaved repetitions after one warm-up round (jsii start-up):",
+        f"   median {synth['median_seconds']['wrapped']:.2f} s wrapped, {synth['median_seconds']['bare']:.2f} s bare: "
+        f"ratio {synth['ratio']:g}x (bar: at most 10x for 20 workflows)",
+    ]
     return out
 
 
 def hashing_section(results: dict[str, Any]) -> list[str]:
     hashing = results["hashing"]
-    out = ["5. Key hashing, median per call (us), interleaved: ours = canonical.idempotency_id of a whole-input key",
-           "   (+ the payload's validation hash: canonical.key_and_validation, as the key function computes both); Powertools 3.37.0 =",
-           "   BasePersistenceLayer._get_hashed_idempotency_key (+ _get_hashed_payload with payload validation).", ""]
+    out = [
+        "5. Key hashing, median per call (us), interleaved: ours = canonical.idempotency_id of a whole-input key",
+        "   (+ the payload's validation hash: canonical.key_and_validation, as the key function computes both); Powertools 3.37.0 =",
+        "   BasePersistenceLayer._get_hashed_idempotency_key (+ _get_hashed_payload with payload validation).",
+        "",
+    ]
     rows = []
     for name, entry in hashing["key_hashing"].items():
         median = entry["median_us"]
         bar = ""
         if name == bar_rules.HASHING_SIZE:
             bar = _bar(entry["ratio_key"] <= bar_rules.HASHING_RATIO, f"<= {bar_rules.HASHING_RATIO:g}x")
-        rows.append([f"{entry['kib']} KiB", entry["payload"], median["ours_key"], median["powertools_key"], entry["ratio_key"],
-                     median["ours_key_and_validation"], median["powertools_key_and_validation"],
-                     entry["ratio_key_and_validation"], bar])
-    out.append(table(["payload", "kind", "ours", "Powertools", "ratio", "ours + payload hash", "Powertools + validation",
-                      "ratio", "bar"], rows))
+        rows.append(
+            [
+                f"{entry['kib']} KiB",
+                entry["payload"],
+                median["ours_key"],
+                median["powertools_key"],
+                entry["ratio_key"],
+                median["ours_key_and_validation"],
+                median["powertools_key_and_validation"],
+                entry["ratio_key_and_validation"],
+                bar,
+            ]
+        )
+    out.append(
+        table(
+            ["payload", "kind", "ours", "Powertools", "ratio", "ours + payload hash", "Powertools + validation", "ratio", "bar"],
+            rows,
+        )
+    )
     imports = hashing["imports"]
-    out += ["", f"   Import time of each Lambda handler module, top level from lambda_src, fresh interpreter "
-            f"(Python {imports['python']}, median of {next(iter(imports['modules'].values()))['repetitions']}):"]
-    rows = [[module, entry["median_ms"], ", ".join(entry["third_party_imports"]) or "-"]
-            for module, entry in imports["modules"].items()]
+    out += [
+        "",
+        f"   Import time of each Lambda handler module, top level from lambda_src, fresh interpreter "
+        f"(Python {imports['python']}, median of {next(iter(imports['modules'].values()))['repetitions']}):",
+    ]
+    rows = [
+        [module, entry["median_ms"], ", ".join(entry["third_party_imports"]) or "-"]
+        for module, entry in imports["modules"].items()
+    ]
     out.append(table(["module", "ms", "third-party packages imported"], rows))
     return out
 
 
 def render(results: dict[str, Any]) -> str:
     meta = results["meta"]
-    out = [f"idempotent_constructs benchmark, {meta['mode']} run, {meta['started']} ({meta['seconds']:.0f} s)",
-           f"git {meta['git']}, Python {meta['python']}, aws-cdk-lib {meta['aws_cdk_lib']}, moto {meta['moto']}, "
-           f"{meta['cpus']} CPUs", ""]
-    out += overhead_section(results) + [""] + cost_section(results) + [""] + growth_section(results) + [""]
-    out += hashing_section(results) + [""]
+    out = [
+        f"idempotent_constructs benchmark, {meta['mode']} run, {meta['started']} ({meta['seconds']:.0f} s)",
+        f"git {meta['git']}, Python {meta['python']}, aws-cdk-lib {meta['aws_cdk_lib']}, moto {meta['moto']}, "
+        f"{meta['cpus']} CPUs",
+        "",
+    ]
+    out += [*overhead_section(results), "", *cost_section(results), "", *growth_section(results), ""]
+    out += [*hashing_section(results), ""]
     missed = [bar for bar in results["bars"] if not bar["met"]]
     out.append(f"Bars (DESIGN section 9): {len(results['bars']) - len(missed)} of {len(results['bars'])} met.")
     for bar in missed:
@@ -237,9 +409,12 @@ def markdown(results: dict[str, Any]) -> str:
     """The key figures as a Markdown table for the README."""
     variants, cost = results["overhead"]["variants"], results["cost"]["per_million"]
     big = f"{results['overhead']['big_result_kib']}_kib"
-    columns = [("ours/from_paths", "ours, `from_paths` key"), ("ours/whole_input", "ours, whole-input key"),
-               ("ours/whole_input+large", "ours, whole input, `ResultStorage.large()`"),
-               ("baseline", "aws-samples-style baseline")]
+    columns = [
+        ("ours/from_paths", "ours, `from_paths` key"),
+        ("ours/whole_input", "ours, whole-input key"),
+        ("ours/whole_input+large", "ours, whole input, `ResultStorage.large()`"),
+        ("baseline", "aws-samples-style baseline"),
+    ]
 
     def counts(variant: str, path: str) -> str:
         measured = variants[variant].get(path)
@@ -249,8 +424,11 @@ def markdown(results: dict[str, Any]) -> str:
             return "-"
         inside = sum(measured["dynamodb_calls_in_lambda"].values())
         other = sum(measured["other_calls"].values())
-        return (f"{measured['states_entered']} / {measured['lambda_invocations']} / {measured['dynamodb_calls_total']}"
-                + (f" (+{inside} in Lambda)" if inside else "") + (f" (+{other} DescribeExecution)" if other else ""))
+        return (
+            f"{measured['states_entered']} / {measured['lambda_invocations']} / {measured['dynamodb_calls_total']}"
+            + (f" (+{inside} in Lambda)" if inside else "")
+            + (f" (+{other} DescribeExecution)" if other else "")
+        )
 
     def cycle(variant: str) -> str:
         waiting = variants[variant].get("waiting")
@@ -266,16 +444,24 @@ def markdown(results: dict[str, Any]) -> str:
         small, large = row["small"]["total"], row[big]["total"]
         return f"{small:.2f}" if path == "poll_cycle" else f"{small:.2f} / {large:.2f}"
 
-    lines = ["| per execution (wrapper only) | " + " | ".join(label for _, label in columns) + " |",
-             "|---|" + "---|" * len(columns)]
-    for label, path in (("first run: states / Lambda / DynamoDB calls", "first_run"), ("replay", "replay"),
-                        ("takeover after a lapsed lease", "takeover")):
+    lines = [
+        "| per execution (wrapper only) | " + " | ".join(label for _, label in columns) + " |",
+        "|---|" + "---|" * len(columns),
+    ]
+    for label, path in (
+        ("first run: states / Lambda / DynamoDB calls", "first_run"),
+        ("replay", "replay"),
+        ("takeover after a lapsed lease", "takeover"),
+    ):
         lines.append(f"| {label} | " + " | ".join(counts(variant, path) for variant, _ in columns) + " |")
     lines.append("| one poll cycle, holder within its lease | " + " | ".join(cycle(variant) for variant, _ in columns) + " |")
     kib = results["overhead"]["big_result_kib"]
-    for label, path in ((f"$ per 1M first runs (small / {kib} KiB result)", "first_run"),
-                        (f"$ per 1M replays (small / {kib} KiB)", "replay"), ("$ per 1M poll cycles", "poll_cycle"),
-                        (f"$ per 1M takeovers (small / {kib} KiB)", "takeover")):
+    for label, path in (
+        (f"$ per 1M first runs (small / {kib} KiB result)", "first_run"),
+        (f"$ per 1M replays (small / {kib} KiB)", "replay"),
+        ("$ per 1M poll cycles", "poll_cycle"),
+        (f"$ per 1M takeovers (small / {kib} KiB)", "takeover"),
+    ):
         lines.append(f"| {label} | " + " | ".join(dollars(variant, path) for variant, _ in columns) + " |")
     growth, synth, hashing = results["growth"], results["synth_time"], results["hashing"]
     last = growth["counts"][-1]
@@ -298,6 +484,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"| hashing a 200 KiB whole-input key (ours / Powertools) | {key['median_us']['ours_key'] / 1000:.1f} ms "
         f"/ {key['median_us']['powertools_key'] / 1000:.1f} ms ({key['ratio_key']:g}x); with the payload's validation hash "
         f"{key['median_us']['ours_key_and_validation'] / 1000:.1f} ms / {key['median_us']['powertools_key_and_validation'] / 1000:.1f} ms | |",
-        "| handler import, fresh interpreter | " + ", ".join(f"`{name}` {entry['median_ms']:g} ms" for name, entry in imports.items()) + " | |",
+        "| handler import, fresh interpreter | "
+        + ", ".join(f"`{name}` {entry['median_ms']:g} ms" for name, entry in imports.items())
+        + " | |",
     ]
     return "\n".join(lines)

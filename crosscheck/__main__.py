@@ -49,7 +49,10 @@ def main(argv: list[str]) -> int:
         return 2
 
     corrected = [d.id for d in ALL if d.corrected_by_launcher and not options.as_released]
-    print(f"Cross-check on ministack {MINISTACK_VERSION}" + (f", corrected for {', '.join(corrected)}" if corrected else ", as released"))
+    print(
+        f"Cross-check on ministack {MINISTACK_VERSION}"
+        + (f", corrected for {', '.join(corrected)}" if corrected else ", as released")
+    )
     started = time.monotonic()
     passed = failed = diverged = 0
     with tempfile.TemporaryDirectory(prefix="crosscheck-assembly-") as scratch:
@@ -84,9 +87,11 @@ def main(argv: list[str]) -> int:
             print(f"ministack failed: {problem}")
             failed += 1
     if RELEASE_TIMINGS:
-        print("\nrelease path, StopExecution to the key's release: " + ", ".join(
-            f"{seconds:.1f} s after {reads} stale read(s)" for reads, seconds in sorted(RELEASE_TIMINGS.items())
-        ) + " (ministack waits 1 s, then 2 s, between asynchronous attempts; Lambda on AWS 1 min, then 2 min)")
+        print(
+            "\nrelease path, StopExecution to the key's release: "
+            + ", ".join(f"{seconds:.1f} s after {reads} stale read(s)" for reads, seconds in sorted(RELEASE_TIMINGS.items()))
+            + " (ministack waits 1 s, then 2 s, between asynchronous attempts; Lambda on AWS 1 min, then 2 min)"
+        )
     print(f"\nfinished in {time.monotonic() - started:.0f} s; {diverged} diverged (crosscheck/divergences.py)")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0

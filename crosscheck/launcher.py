@@ -10,6 +10,7 @@ without them (``./dev crosscheck --as-released``), to show what each one stops.
 import inspect
 import json
 import os
+from typing import Any
 
 import ministack.services.eventbridge as eventbridge
 import ministack.services.lambda_svc as lambda_svc
@@ -22,7 +23,7 @@ def catcher_assign_in_the_states_language() -> None:
     state machine's, so in a JSONPath state machine it skips the catcher's JSONata ``Assign``)."""
     apply_catcher = stepfunctions._apply_catcher
 
-    def in_the_states_language(catcher, raw_input, ctx, query_language, error_output):
+    def in_the_states_language(catcher: Any, raw_input: Any, ctx: Any, query_language: str, error_output: Any) -> Any:
         if "QueryLanguage" not in catcher:
             catcher = {**catcher, "QueryLanguage": query_language}
         return apply_catcher(catcher, raw_input, ctx, query_language, error_output)
@@ -36,7 +37,7 @@ def parallel_output_and_assign_in_jsonata() -> None:
     run_branches = stepfunctions._run_parallel_branches
     jsonata_fields = ("Arguments", "Output", "Assign", "QueryLanguage")
 
-    def in_jsonata(state_def, raw_input, execution, ctx):
+    def in_jsonata(state_def: Any, raw_input: Any, execution: Any, ctx: Any) -> Any:
         if stepfunctions._state_query_language(state_def, ctx) != "JSONata":
             return run_branches(state_def, raw_input, execution, ctx)
         branch_input = stepfunctions._apply_jsonata_arguments(state_def, raw_input, ctx)
@@ -56,15 +57,18 @@ def task_scheduled_events_as_aws_writes_them() -> None:
     scheduling frame, where ministack has just computed them (``effective``)."""
     add_event = stepfunctions._add_event
 
-    def with_task_details(execution, event_type, details=None):
+    def with_task_details(execution: Any, event_type: str, details: Any = None) -> Any:
         scheduled = (details or {}).get("taskScheduledEventDetails")
         if event_type == "TaskScheduled" and scheduled and ":::" in scheduled["resource"]:
             # arn:aws:states:::dynamodb:updateItem -> ("dynamodb", "updateItem");
             # arn:aws:states:::aws-sdk:sfn:describeExecution -> ("aws-sdk:sfn", "describeExecution")
             service, _, action = scheduled["resource"].split(":::", 1)[1].rpartition(":")
-            parameters = inspect.currentframe().f_back.f_locals.get("effective")
+            caller = inspect.currentframe().f_back  # type: ignore[union-attr]
+            parameters = caller.f_locals.get("effective") if caller else None
             scheduled.update(
-                resourceType=service, resource=action, region=os.environ["MINISTACK_REGION"],
+                resourceType=service,
+                resource=action,
+                region=os.environ["MINISTACK_REGION"],
                 parameters=json.dumps(parameters, separators=(",", ":")),
             )
         return add_event(execution, event_type, details)
@@ -78,7 +82,7 @@ def lambda_targets_invoked_asynchronously() -> None:
     runs the function once, on a thread of its own, and drops a failure)."""
     dispatch = eventbridge._dispatch_to_lambda
 
-    def asynchronously(arn, payload):
+    def asynchronously(arn: str, payload: Any) -> Any:
         func, config, _name = lambda_svc._get_func_record_for_ref(arn)
         if not func or not config:
             return dispatch(arn, payload)  # ministack logs the missing function
@@ -98,7 +102,7 @@ def stale_reads_on_demand() -> None:
     describe = stepfunctions._describe_execution
     served: dict[str, int] = {}
 
-    def eventually_consistent(data):
+    def eventually_consistent(data: Any) -> Any:
         answer = describe(data)
         arn = data.get("executionArn", "")
         name = arn.rsplit(":", 1)[-1]

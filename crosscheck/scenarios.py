@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from example.charge import charge
 from example.demo import order
@@ -54,7 +55,10 @@ class Stacks:
 
     def raw_output(self, deployment: Deployment, execution: Execution) -> str | None:
         """The output exactly as Step Functions returns it (``Execution.output`` is parsed)."""
-        return deployment.emulator.client("stepfunctions").describe_execution(executionArn=execution.arn).get("output")
+        output: str | None = (
+            deployment.emulator.client("stepfunctions").describe_execution(executionArn=execution.arn).get("output")
+        )
+        return output
 
 
 Scenario = Callable[[Stacks, Checks], None]
@@ -132,7 +136,7 @@ def concurrent_duplicates(stacks: Stacks, checks: Checks) -> None:
         succeeded(checks, execution, execution.arn)
     outputs = {stacks.raw_output(stacks.orders, execution) for execution in executions}
     checks.expect(len(outputs) == 1, f"{len(outputs)} distinct outputs")
-    checks.expect(json.loads(outputs.pop()) == charged(payload), "the output is the workflow's")
+    checks.expect(json.loads(outputs.pop() or "null") == charged(payload), "the output is the workflow's")
     holders = [execution for execution in executions if stacks.orders.records_of(execution)]
     checks.expect(len(holders) == 1, f"{len(holders)} executions hold records")
 
@@ -212,15 +216,18 @@ def expiry(stacks: Stacks, checks: Checks) -> None:
     record_id = IdempotencyKey.whole_input().record_id(payload, namespace="Behaviour/Echo")
     table = stacks.behaviour.table_name("Idempotency")
     dynamodb = stacks.behaviour.emulator.client("dynamodb")
-    dynamodb.put_item(TableName=table, Item={
-        schema.ID: {"S": record_id},
-        schema.STATUS: {"S": schema.COMPLETED},
-        schema.EXPIRATION: {"N": str(int(time.time()) - 60)},
-        schema.IN_PROGRESS_EXPIRATION: {"N": str((int(time.time()) - 120) * 1000)},
-        schema.OWNER: {"S": "arn:aws:states:us-east-1:000000000000:execution:x:old#holder"},
-        schema.VALIDATION: {"S": canonical.digest(payload)},
-        schema.DATA: {"S": '{"stale": true}'},
-    })
+    dynamodb.put_item(
+        TableName=table,
+        Item={
+            schema.ID: {"S": record_id},
+            schema.STATUS: {"S": schema.COMPLETED},
+            schema.EXPIRATION: {"N": str(int(time.time()) - 60)},
+            schema.IN_PROGRESS_EXPIRATION: {"N": str((int(time.time()) - 120) * 1000)},
+            schema.OWNER: {"S": "arn:aws:states:us-east-1:000000000000:execution:x:old#holder"},
+            schema.VALIDATION: {"S": canonical.digest(payload)},
+            schema.DATA: {"S": '{"stale": true}'},
+        },
+    )
     fresh = stacks.behaviour.run("Echo", payload)
     succeeded(checks, fresh, "the run")
     checks.expect(fresh.output == payload, f"the body's output, not the stale one: {fresh.output}")
@@ -309,7 +316,7 @@ def abort_holder(stacks: Stacks, checks: Checks, *, stale_reads: int, released: 
         wait_for_record(stacks, record_id, lambda item: item is None, timeout=60)
         RELEASE_TIMINGS[stale_reads] = time.monotonic() - stopped
         return RELEASE_TIMINGS[stale_reads]
-    deadline, messages = time.monotonic() + 30, []
+    deadline, messages = time.monotonic() + 30, list[dict[str, Any]]()
     while not messages and time.monotonic() < deadline:
         messages = sqs.receive_message(QueueUrl=queue_url, WaitTimeSeconds=1).get("Messages", [])
     checks.expect(len(messages) == 1, f"{len(messages)} messages in the dead-letter queue after 30 s")
@@ -335,7 +342,8 @@ def wait_for_record(stacks: Stacks, record_id: str, until: Callable[[Any], bool]
 # --- the everything-on stack -----------------------------------------------------------------------
 @scenario("everything on: JMESPath key, guarded Map lines, KMS table; first run and replay")
 def everything_on(stacks: Stacks, checks: Checks) -> None:
-    payload = {"order": {"id": unique()}, "customer": {"id": "c-1"}, "lines": [{"sku": unique(), "warehouse": "w1"}]}
+    line = {"sku": unique(), "warehouse": "w1"}
+    payload = {"order": {"id": unique()}, "customer": {"id": "c-1"}, "lines": [line]}
     first = stacks.everything.run("Orders", payload)
     succeeded(checks, first, "the first run")
     replayed = stacks.everything.run("Orders", payload)
@@ -343,7 +351,7 @@ def everything_on(stacks: Stacks, checks: Checks) -> None:
     checks.expect(replayed.output == first.output, "same output")
     expected = {
         IdempotencyKey.from_jmespath("[order.id, customer.id]").record_id(payload, namespace="orders"),
-        IdempotencyKey.from_paths("$.sku", "$.warehouse").record_id(payload["lines"][0], namespace="lines"),
+        IdempotencyKey.from_paths("$.sku", "$.warehouse").record_id(line, namespace="lines"),
     }
     checks.expect(set(stacks.everything.records_of(first)) == expected, "record ids as Python computes them")
 

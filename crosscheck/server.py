@@ -25,10 +25,10 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
+from idempotent_constructs.assembly import construct_paths, publish_file_assets
 from idempotent_constructs.testing import Deployment, execution_history
 
 from . import launcher_path
-from idempotent_constructs.assembly import construct_paths, publish_file_assets
 
 REGION = "us-east-1"
 # What `cdk bootstrap` writes, and the synthesized templates' BootstrapVersion parameter reads.
@@ -44,7 +44,7 @@ class ServerFailed(RuntimeError):
 def free_loopback_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        return int(probe.getsockname()[1])
 
 
 class Ministack:
@@ -67,7 +67,7 @@ class Ministack:
         self.account = ""
 
     # -- the server ------------------------------------------------------------------------------
-    def __enter__(self) -> "Ministack":
+    def __enter__(self) -> Ministack:
         self.workdir = Path(tempfile.mkdtemp(prefix="crosscheck-ministack-"))
         self.log_path = self.workdir / "ministack.log"
         self.port = free_loopback_port()
@@ -87,8 +87,12 @@ class Ministack:
         environment.pop("VIRTUAL_ENV", None)
         with self.log_path.open("wb") as log:
             self._process = subprocess.Popen(
-                [str(self.python), str(launcher_path())], cwd=self.workdir, env=environment,
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                [str(self.python), str(launcher_path())],
+                cwd=self.workdir,
+                env=environment,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         try:
             self._wait_until_healthy()
@@ -104,10 +108,12 @@ class Ministack:
             assert self._process is not None
             if self._process.poll() is not None:
                 raise ServerFailed(f"ministack exited with code {self._process.returncode}:\n{self.log_tail()}")
-            with contextlib.suppress(OSError):
-                with urllib.request.urlopen(f"{self.endpoint}/_ministack/health", timeout=2) as response:
-                    if response.status == 200:
-                        return
+            with (
+                contextlib.suppress(OSError),
+                urllib.request.urlopen(f"{self.endpoint}/_ministack/health", timeout=2) as response,
+            ):
+                if response.status == 200:
+                    return
             time.sleep(0.2)
         raise ServerFailed(f"ministack did not answer on {self.endpoint} within {_STARTUP_TIMEOUT:.0f} s:\n{self.log_tail()}")
 
@@ -140,7 +146,8 @@ class Ministack:
         with self._clients_lock:
             if service not in self._clients:
                 self._clients[service] = self._session.client(
-                    service, endpoint_url=self.endpoint,
+                    service,
+                    endpoint_url=self.endpoint,
                     config=Config(retries={"mode": "standard", "max_attempts": 5}, max_pool_connections=32),
                 )
             return self._clients[service]
@@ -156,7 +163,8 @@ class Ministack:
         template_url = publish_file_assets(self.client("s3"), assembly_dir, stack_name, account=self.account, region=REGION)
         cloudformation = self.client("cloudformation")
         cloudformation.create_stack(
-            StackName=stack_name, TemplateURL=template_url,
+            StackName=stack_name,
+            TemplateURL=template_url,
             Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"],
         )
         deadline = time.monotonic() + _DEPLOY_TIMEOUT

@@ -12,6 +12,7 @@ import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from idempotent_constructs.testing import Deployment, Execution, LocalEmulator
 
@@ -21,7 +22,7 @@ BODY_START = "Validate"  # the first state of the order workflow itself
 WRAPPER_PREFIX = "Idempotency."
 
 
-def order(order_id: int, card: str = "4242 4242 4242 4242") -> dict:
+def order(order_id: int, card: str = "4242 4242 4242 4242") -> dict[str, Any]:
     return {
         "order": {"id": order_id, "total": 42.5, "currency": "EUR"},
         "customer": {"id": "cust-7"},
@@ -78,10 +79,17 @@ class Demo:
         runs = sum(BODY_START in e.entered_states() for e in executions)
         outputs = {json.dumps(e.output, sort_keys=True) for e in executions}
         waited = sum(any(s.endswith("Await") for s in e.entered_states()) for e in executions)
-        print(f"   statuses: {sorted(statuses)}, workflow ran {runs} time(s), distinct outputs: {len(outputs)}, "
-              f"{waited} duplicate(s) waited for the holder, the rest found the result stored")
-        print("   " + self.check(statuses == {"SUCCEEDED"} and runs == 1 and len(outputs) == 1,
-                                  "ten duplicates ran the workflow exactly once") + ": exactly once")
+        print(
+            f"   statuses: {sorted(statuses)}, workflow ran {runs} time(s), distinct outputs: {len(outputs)}, "
+            f"{waited} duplicate(s) waited for the holder, the rest found the result stored"
+        )
+        print(
+            "   "
+            + self.check(
+                statuses == {"SUCCEEDED"} and runs == 1 and len(outputs) == 1, "ten duplicates ran the workflow exactly once"
+            )
+            + ": exactly once"
+        )
 
     def failure_releases_the_key(self) -> None:
         print("\n3. A failing run releases the key, so the next run executes again")
@@ -91,11 +99,18 @@ class Demo:
         left = [item for item in self.deployment.items() if item["status"]["S"] == "INPROGRESS"]
         retried = self.deployment.run(WORKFLOW, order(1003), name="order-1003-retried")
         print(f"   order 1003, another card      {self.describe(retried)}")
-        print("   " + self.check(
-            declined.status == "FAILED" and declined.error == "CardDeclined" and not left
-            and retried.status == "SUCCEEDED" and BODY_START in retried.entered_states(),
-            "the failure released the key and the retry ran",
-        ) + ": the failure kept its own error, left no record in progress, and the retry ran the workflow")
+        print(
+            "   "
+            + self.check(
+                declined.status == "FAILED"
+                and declined.error == "CardDeclined"
+                and not left
+                and retried.status == "SUCCEEDED"
+                and BODY_START in retried.entered_states(),
+                "the failure released the key and the retry ran",
+            )
+            + ": the failure kept its own error, left no record in progress, and the retry ran the workflow"
+        )
 
     def records(self) -> None:
         print("\n4. The idempotency table now holds")
@@ -113,9 +128,11 @@ def main(argv: list[str]) -> int:
     with LocalEmulator() as emulator:
         deployment = emulator.deploy(assembly, STACK)
         kinds = [r["Type"] for r in deployment.template["Resources"].values()]
-        print(f"Deployed {STACK} from {assembly}: {len(kinds)} resources "
-              f"({kinds.count('AWS::StepFunctions::StateMachine')} state machine, "
-              f"{kinds.count('AWS::Lambda::Function')} Lambda functions, {kinds.count('AWS::DynamoDB::Table')} table)")
+        print(
+            f"Deployed {STACK} from {assembly}: {len(kinds)} resources "
+            f"({kinds.count('AWS::StepFunctions::StateMachine')} state machine, "
+            f"{kinds.count('AWS::Lambda::Function')} Lambda functions, {kinds.count('AWS::DynamoDB::Table')} table)"
+        )
         demo = Demo(deployment)
         demo.first_run_and_replay()
         demo.concurrent_duplicates()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_iam as iam
@@ -17,16 +18,14 @@ from idempotent_constructs.functions import RUNTIME
 
 
 class OrdersStack(Stack):
-    def __init__(self, scope: Construct, construct_id: str, **kwargs) -> None:
+    def __init__(self, scope: Construct, construct_id: str, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         table = IdempotencyTable(self, "Idempotency")
 
         charge_logs = logs.LogGroup(self, "ChargeLogs", retention=logs.RetentionDays.ONE_YEAR)
         charge_role = iam.Role(self, "ChargeRole", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
         charge_role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["logs:CreateLogStream", "logs:PutLogEvents"], resources=[charge_logs.log_group_arn]
-            )
+            iam.PolicyStatement(actions=["logs:CreateLogStream", "logs:PutLogEvents"], resources=[charge_logs.log_group_arn])
         )
         charge_function = lambda_.Function(
             self,
@@ -57,9 +56,7 @@ class OrdersStack(Stack):
             payload_response_only=True,
             result_path="$.charge",
         )
-        charge_once = IdempotencyGuard(
-            self, "ChargeOnce", table=table, body=charge, key=IdempotencyKey.from_paths("$.order.id")
-        )
+        charge_once = IdempotencyGuard(self, "ChargeOnce", table=table, body=charge, key=IdempotencyKey.from_paths("$.order.id"))
         ship_express = sfn.Pass(
             self,
             "ShipExpress",

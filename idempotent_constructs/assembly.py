@@ -39,9 +39,7 @@ def publish_file_assets(s3: Any, assembly_dir: Path, stack_name: str, *, account
         return None
 
     def substitute(value: str) -> str:
-        return value.replace("${AWS::AccountId}", account).replace("${AWS::Region}", region).replace(
-            "${AWS::Partition}", "aws"
-        )
+        return value.replace("${AWS::AccountId}", account).replace("${AWS::Region}", region).replace("${AWS::Partition}", "aws")
 
     template_url = None
     for asset in json.loads(manifest_path.read_text()).get("files", {}).values():
@@ -81,17 +79,17 @@ def state_machine_definitions(template: dict[str, Any]) -> dict[str, dict[str, A
         if isinstance(part, str):
             return part
         if "Ref" in part:
-            return pseudo.get(part["Ref"], "${%s}" % part["Ref"])
+            return pseudo.get(part["Ref"], "${{{}}}".format(part["Ref"]))
         if "Fn::GetAtt" in part:
             logical_id, attribute = part["Fn::GetAtt"]
             kind = template["Resources"].get(logical_id, {}).get("Type", "")
             if attribute == "Arn" and kind in arn_shapes:
                 service, resource = arn_shapes[kind]
                 return f"arn:aws:{service}:{REGION}:{ACCOUNT}:{resource}{logical_id}"
-            return "${%s.%s}" % (logical_id, attribute)
+            return f"${{{logical_id}.{attribute}}}"
         if "Fn::Join" in part:
             separator, parts = part["Fn::Join"]
-            return separator.join(render(item) for item in parts)
+            return str(separator).join(render(item) for item in parts)
         raise ValueError(f"cannot render {part!r} in a state machine definition")
 
     definitions = {}

@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -77,18 +77,33 @@ def _check_namespace(ctx: click.Context, param: click.Parameter, value: str | No
 
 
 @cli.command(short_help="Compute the record id of a payload, as the workflow does.")
-@click.option("--namespace", required=True, callback=_check_namespace,
-              help="The workflow's namespace: the part of its record ids before '#' (by default "
-                   "the construct path, for example Stack/Orders).")
+@click.option(
+    "--namespace",
+    required=True,
+    callback=_check_namespace,
+    help="The workflow's namespace: the part of its record ids before '#' (by default "
+    "the construct path, for example Stack/Orders).",
+)
 @click.option("--whole-input", is_flag=True, help="The whole payload is the key (the default).")
 @click.option("--jmespath", metavar="EXPR", help='The key is what a JMESPath expression selects, e.g. "[order.id, customer.id]".')
-@click.option("--path", "paths", multiple=True, metavar="JSONPATH",
-              help="The key is these scalar fields, e.g. --path $.order.id --path $.customer.id.")
+@click.option(
+    "--path",
+    "paths",
+    multiple=True,
+    metavar="JSONPATH",
+    help="The key is these scalar fields, e.g. --path $.order.id --path $.customer.id.",
+)
 @click.option("--jsonata", metavar="EXPR", help='The key is what a JSONata expression selects, e.g. "$states.input.order.id".')
 @click.option("--json", "as_json", is_flag=True, help="Print the id with the key spec and the selection, as JSON.")
 @click.argument("payload", type=click.Path(exists=True, dir_okay=False, allow_dash=True), default="-")
 def key(
-    namespace: str, whole_input: bool, jmespath: str | None, paths: tuple[str, ...], jsonata: str | None, as_json: bool, payload: str
+    namespace: str,
+    whole_input: bool,
+    jmespath: str | None,
+    paths: tuple[str, ...],
+    jsonata: str | None,
+    as_json: bool,
+    payload: str,
 ) -> None:
     """Print the record id a workflow uses for PAYLOAD (a JSON file, or - for stdin, the default).
 
@@ -157,8 +172,12 @@ def _read_json(path: str) -> Any:
 # --- graph ----------------------------------------------------------------------------------------
 @cli.command(short_help="Draw the states a workflow's guard generates, as a Mermaid flowchart.")
 @click.argument("source", type=click.Path(exists=True, path_type=Path), default="cdk.out")
-@click.option("--state-machine", "wanted", metavar="NAME",
-              help="Part of the state machine's construct path, e.g. Orders (needed when there are several).")
+@click.option(
+    "--state-machine",
+    "wanted",
+    metavar="NAME",
+    help="Part of the state machine's construct path, e.g. Orders (needed when there are several).",
+)
 def graph(source: Path, wanted: str | None) -> None:
     """Print, as a Mermaid flowchart, the states that the outermost guard of a synthesized state
     machine generates, with the path of each outcome (first run, replay, wait, takeover, failure)
@@ -228,19 +247,30 @@ def _with_table(command: Callable[..., Any]) -> Callable[..., Any]:
         if (table is None) == (stack is None):
             raise click.UsageError(
                 "name the table with --table NAME (or IDEMPOTENCY_TABLE_NAME) or a deployed stack with --stack NAME"
-                if table is None else "--table and --stack both name the table: pass one of them"
+                if table is None
+                else "--table and --stack both name the table: pass one of them"
             )
         return command(*args, target=_connect(ctx, table, stack, region, profile), **kwargs)
 
-    for option in reversed((
-        click.option("--table", envvar=schema.TABLE_NAME_ENV, metavar="NAME",
-                     help=f"The idempotency table (or set {schema.TABLE_NAME_ENV})."),
-        click.option("--stack", metavar="NAME", help="A deployed stack whose idempotency table to use."),
-        # boto3 reads AWS_DEFAULT_REGION, not AWS_REGION (which the AWS CLI and the CDK read first).
-        click.option("--region", metavar="REGION", envvar="AWS_REGION",
-                     help="AWS region. Default: AWS_REGION, AWS_DEFAULT_REGION or your profile's."),
-        click.option("--profile", metavar="NAME", help="AWS profile. Default: AWS_PROFILE or the default one."),
-    )):
+    for option in reversed(
+        (
+            click.option(
+                "--table",
+                envvar=schema.TABLE_NAME_ENV,
+                metavar="NAME",
+                help=f"The idempotency table (or set {schema.TABLE_NAME_ENV}).",
+            ),
+            click.option("--stack", metavar="NAME", help="A deployed stack whose idempotency table to use."),
+            # boto3 reads AWS_DEFAULT_REGION, not AWS_REGION (which the AWS CLI and the CDK read first).
+            click.option(
+                "--region",
+                metavar="REGION",
+                envvar="AWS_REGION",
+                help="AWS region. Default: AWS_REGION, AWS_DEFAULT_REGION or your profile's.",
+            ),
+            click.option("--profile", metavar="NAME", help="AWS profile. Default: AWS_PROFILE or the default one."),
+        )
+    ):
         run = option(run)
     return run
 
@@ -256,6 +286,8 @@ def _connect(ctx: click.Context, table: str | None, stack: str | None, region: s
     if stack is not None:
         table = operations.table_of_stack(stack, cloudformation=session.client("cloudformation"), dynamodb=dynamodb)
         context["table"] = table
+    if table is None:
+        raise click.UsageError("name the table with --table (or IDEMPOTENCY_TABLE_NAME) or a deployed stack with --stack")
     return Target(table=table, dynamodb=dynamodb)
 
 
@@ -285,22 +317,44 @@ def show(record_id: str, as_json: bool, target: Target) -> None:
 
 
 @cli.command("list", short_help="List records, by namespace and status, a page at a time.")
-@click.option("--namespace", "namespace_filter", metavar="NAMESPACE", callback=_check_namespace,
-              help="Only this namespace's records; a trailing * takes every namespace starting with the rest.")
-@click.option("--status", type=click.Choice(STATUSES, case_sensitive=False), metavar="[" + "|".join(STATUSES) + "]",
-              help="Only records with this status.")
+@click.option(
+    "--namespace",
+    "namespace_filter",
+    metavar="NAMESPACE",
+    callback=_check_namespace,
+    help="Only this namespace's records; a trailing * takes every namespace starting with the rest.",
+)
+@click.option(
+    "--status",
+    type=click.Choice(STATUSES, case_sensitive=False),
+    metavar="[" + "|".join(STATUSES) + "]",
+    help="Only records with this status.",
+)
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="Records per page.")
 @click.option("--all", "everything", is_flag=True, help="Every matching record, in one page.")
 @click.option("--after", metavar="RECORD_ID", help="Start after this record: the `next` of the previous page.")
 @click.option("--json", "as_json", is_flag=True, help='Print {"records": [...], "next": RECORD_ID or null} as JSON.')
 @_with_table
-def list_(namespace_filter: str | None, status: str | None, limit: int, everything: bool, after: str | None,
-          as_json: bool, target: Target) -> None:
+def list_(
+    namespace_filter: str | None,
+    status: str | None,
+    limit: int,
+    everything: bool,
+    after: str | None,
+    as_json: bool,
+    target: Target,
+) -> None:
     """List records, a page at a time, in the table's order (scans the table)."""
     wanted = None if everything else limit
     with _progress("Listing records", target.total()) as advance:
-        found = operations.list_records(target.table, namespace=namespace_filter, status=status and status.upper(),
-                                        after=after, client=target.dynamodb, on_page=advance)
+        found = operations.list_records(
+            target.table,
+            namespace=namespace_filter,
+            status=status and status.upper(),
+            after=after,
+            client=target.dynamodb,
+            on_page=advance,
+        )
         records = [operations.plain(item) for item in islice(found, None if wanted is None else wanted + 1)]
     following = records[wanted - 1]["id"] if wanted is not None and len(records) > wanted else None
     records = records[:wanted]
@@ -362,8 +416,10 @@ def purge_expired(dry_run: bool, as_json: bool, target: Target) -> None:
     verb = "Would delete" if dry_run else "Deleted"
     click.echo(f"{verb} {_count(summary.deleted, 'expired record')} of {summary.scanned} scanned in {target.table}.")
     if summary.in_progress:
-        click.echo(f"Kept {_count(summary.in_progress, 'expired record')} in progress: a purge never deletes one "
-                   "(see `list --status INPROGRESS`; reset --force deletes one whose execution is gone).")
+        click.echo(
+            f"Kept {_count(summary.in_progress, 'expired record')} in progress: a purge never deletes one "
+            "(see `list --status INPROGRESS`; reset --force deletes one whose execution is gone)."
+        )
     if summary.changed:
         click.echo(f"Kept {_count(summary.changed, 'record')} that changed while purging.")
 
@@ -399,8 +455,10 @@ def _explain(error: Exception, target: dict[str, Any]) -> str | None:
     endpoint = target.get("endpoint") or ""
     where = f"region {target.get('region')}" + (f" at {endpoint}" if endpoint and "amazonaws.com" not in endpoint else "")
     if isinstance(error, exceptions.NoCredentialsError):
-        return ("no AWS credentials found: pass --profile or set AWS_PROFILE, or set AWS_ACCESS_KEY_ID and "
-                "AWS_SECRET_ACCESS_KEY (any values for a local emulator)")
+        return (
+            "no AWS credentials found: pass --profile or set AWS_PROFILE, or set AWS_ACCESS_KEY_ID and "
+            "AWS_SECRET_ACCESS_KEY (any values for a local emulator)"
+        )
     if isinstance(error, exceptions.NoRegionError):
         return "no AWS region: pass --region or set AWS_REGION (or give your profile a region)"
     if isinstance(error, exceptions.ProfileNotFound):
@@ -411,12 +469,19 @@ def _explain(error: Exception, target: dict[str, Any]) -> str | None:
         code = error.response.get("Error", {}).get("Code", "")
         text = error.response.get("Error", {}).get("Message", "")
         if code == "ResourceNotFoundException":
-            return (f"table {target.get('table')!r} not found in {where}: check --table (or the stack), "
-                    "--region and the account of your credentials")
+            return (
+                f"table {target.get('table')!r} not found in {where}: check --table (or the stack), "
+                "--region and the account of your credentials"
+            )
         if error.operation_name == "DescribeStacks" and "does not exist" in text:
             return f"stack {target.get('stack')!r} not found in {where}: check --stack, --region and the account"
-        if code in ("UnrecognizedClientException", "InvalidClientTokenId", "ExpiredToken", "ExpiredTokenException",
-                    "InvalidSignatureException"):
+        if code in (
+            "UnrecognizedClientException",
+            "InvalidClientTokenId",
+            "ExpiredToken",
+            "ExpiredTokenException",
+            "InvalidSignatureException",
+        ):
             return f"AWS refused your credentials ({code}: {text}): refresh them, or check --profile / AWS_PROFILE"
         if "AccessDenied" in code:
             return f"not allowed: {text} ({error.operation_name}); ask for that permission, or use another --profile"
@@ -483,7 +548,8 @@ def _listing(records: list[dict[str, Any]], title: str) -> Any:
 def _described(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """The record's attributes, readable: times as UTC dates, results decoded."""
     now = time.time()
-    for name in sorted(record, key=lambda name: (_ORDER.index(name) if name in _ORDER else len(_ORDER), name)):
+    order = schema.ATTRIBUTES  # the schema's order; attributes of other writers after them
+    for name in sorted(record, key=lambda name: (order.index(name) if name in order else len(order), name)):
         value = record[name]
         if name == schema.EXPIRATION and isinstance(value, (int, float)):
             text = f"{_at(value)} ({_when(value, now)})"
@@ -498,10 +564,6 @@ def _described(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
         else:
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         yield name, text
-
-
-_ORDER = [schema.ID, schema.STATUS, schema.EXPIRATION, schema.IN_PROGRESS_EXPIRATION,
-          schema.OWNER, schema.VALIDATION, schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION, schema.ERROR, schema.CAUSE]
 
 
 def _summary(record: dict[str, Any]) -> str:
@@ -544,7 +606,7 @@ def _execution(record: dict[str, Any], *, full: bool = False) -> str:
 
 
 def _at(epoch_seconds: float) -> str:
-    return datetime.fromtimestamp(epoch_seconds, timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+    return datetime.fromtimestamp(epoch_seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def _when(epoch_seconds: Any, now: float, future: str = "expires in", past: str = "expired") -> str:
@@ -554,7 +616,7 @@ def _when(epoch_seconds: Any, now: float, future: str = "expires in", past: str 
     seconds = int(abs(epoch_seconds - now))
     parts = [(seconds // 86400, "d"), (seconds % 86400 // 3600, "h"), (seconds % 3600 // 60, "m"), (seconds % 60, "s")]
     first = next((index for index, (amount, _) in enumerate(parts) if amount), len(parts) - 1)
-    span = " ".join(f"{amount}{unit}" for amount, unit in parts[first:first + 2])
+    span = " ".join(f"{amount}{unit}" for amount, unit in parts[first : first + 2])
     return f"{future} {span}" if epoch_seconds > now else f"{past} {span} ago"
 
 

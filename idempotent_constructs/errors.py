@@ -6,6 +6,7 @@ run; each message says what went wrong, what was received and what to do.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class Problems:
     def add(self, problem: str) -> None:
         self._problems.append(problem)
 
-    def extend(self, problems: list[str]) -> None:
+    def extend(self, problems: Iterable[str]) -> None:
         self._problems.extend(problems)
 
     def raise_if_any(self) -> None:

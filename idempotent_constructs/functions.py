@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jsii
 from aws_cdk import Acknowledgment, Aws, Duration, IStableAnyProducer, Lazy, RemovalPolicy, Stack, Stage, Validations
@@ -21,9 +21,9 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_destinations as destinations
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
@@ -66,7 +66,7 @@ def item_statement(table: dynamodb.ITable, namespace: str, *actions: str) -> iam
         resources=[table.table_arn],
         conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{namespace}#*"]}},
     )
-    statement.idempotency_records = (table, namespace)
+    statement.idempotency_records = (table, namespace)  # type: ignore[attr-defined]  # read by records_of
     return statement
 
 
@@ -116,7 +116,8 @@ def lambda_code(scope: Construct) -> lambda_.Code:
     asset_hash = digest.hexdigest()
     # With asset staging disabled (`cdk synth --no-staging`, for SAM local), the cloud assembly points
     # at the staged directory itself: keep it, beside the assembly, instead of a temporary one.
-    keep_in = Path(Stage.of(scope).outdir) if scope.node.try_get_context(DISABLE_ASSET_STAGING) else None
+    stage = Stage.of(scope)
+    keep_in = Path(stage.outdir) if stage is not None and scope.node.try_get_context(DISABLE_ASSET_STAGING) else None
     return lambda_.Code.from_asset(str(_staged(asset_hash, tuple(handlers), keep_in)), asset_hash=asset_hash)
 
 
@@ -134,7 +135,9 @@ def _staged(asset_hash: str, handlers: tuple[Path, ...], keep_in: Path | None = 
     for path in handlers:
         shutil.copy2(path, staging / path.name)
     for name in BUNDLED_PACKAGES:
-        origin = Path(importlib.util.find_spec(name).origin)
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.origin is not None, f"{name} is a dependency of this package"
+        origin = Path(spec.origin)
         if origin.name == "__init__.py":
             ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
             shutil.copytree(origin.parent, staging / origin.parent.name, ignore=ignore)
@@ -154,9 +157,7 @@ class _SharedFunction(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, handler: str, description: str) -> None:
         super().__init__(scope, construct_id)
         self.log_group = logs.LogGroup(self, "Logs", retention=logs.RetentionDays.ONE_YEAR)
-        self.role = iam.Role(
-            self, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"), description=description
-        )
+        self.role = iam.Role(self, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"), description=description)
         self.function = lambda_.Function(
             self,
             "Function",
@@ -261,9 +262,7 @@ class ReleaseFunction(_SharedFunction):
             )
         )
 
-    def watch(
-        self, state_machine_name: str, items: list[tuple[dynamodb.ITable, str]], *, name_prefix: str | None = None
-    ) -> None:
+    def watch(self, state_machine_name: str, items: list[tuple[dynamodb.ITable, str]], *, name_prefix: str | None = None) -> None:
         """Release the records that executions of the state machine ``state_machine_name`` hold in
         ``items`` (``(table, namespace)`` of its guards, ``records_of``) when they end without
         releasing them. With ``name_prefix`` (which the name starts with), every state machine of
@@ -351,6 +350,7 @@ class ResultsBucket(Construct):
             removal_policy=RemovalPolicy.RETAIN,
         )
         cfn = self.bucket.node.default_child
+        assert isinstance(cfn, s3.CfnBucket)
         cfn.add_property_override("LifecycleConfiguration", Lazy.any(_LifecycleRules(self._retention_days)))
         Validations.of(self.bucket).acknowledge(
             Acknowledgment(
@@ -375,13 +375,22 @@ class _LifecycleRules:
 
     def produce(self) -> Any:
         rules = [
-            {"Id": f"ExpireResults{index}", "Status": "Enabled", "Prefix": schema.object_prefix(namespace), "ExpirationInDays": days}
+            {
+                "Id": f"ExpireResults{index}",
+                "Status": "Enabled",
+                "Prefix": schema.object_prefix(namespace),
+                "ExpirationInDays": days,
+            }
             for index, (namespace, days) in enumerate(sorted(self._retention_days.items()))
         ]
         # Objects of namespaces no guard writes any more (S3 applies the shortest matching rule, so
         # this one never shortens a namespace's own).
-        rules.append({"Id": "ExpireOthers", "Status": "Enabled", "ExpirationInDays": max(self._retention_days.values(), default=1)})
-        rules.append({"Id": "AbortIncompleteUploads", "Status": "Enabled", "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 1}})
+        rules.append(
+            {"Id": "ExpireOthers", "Status": "Enabled", "ExpirationInDays": max(self._retention_days.values(), default=1)}
+        )
+        rules.append(
+            {"Id": "AbortIncompleteUploads", "Status": "Enabled", "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 1}}
+        )
         return {"Rules": rules}
 
 
@@ -397,12 +406,15 @@ class _ItemGrants:
     def add(self, table: dynamodb.ITable, namespace: str) -> None:
         path = table.node.path
         if path not in self._patterns:
-            self._patterns[path] = patterns = []
+            patterns: list[str] = []
+            self._patterns[path] = patterns
             self.role.add_to_principal_policy(
                 iam.PolicyStatement(
                     actions=self.actions,
                     resources=[table.table_arn],
-                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": Lazy.any(_ListProducer(patterns, unique=True))}},
+                    conditions={
+                        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": Lazy.any(_ListProducer(patterns, unique=True))}
+                    },
                 )
             )
             if table.encryption_key is not None:
@@ -422,7 +434,10 @@ class _ListProducer:
         return sorted(set(self._values)) if self._unique else list(self._values)
 
 
-def _singleton(scope: IConstruct, construct_id: str, kind: type) -> Any:
+_Shared = TypeVar("_Shared", bound=Construct)
+
+
+def _singleton(scope: IConstruct, construct_id: str, kind: type[_Shared]) -> _Shared:
     stack = Stack.of(scope)
     existing = stack.node.try_find_child(construct_id)
     return existing if isinstance(existing, kind) else kind(stack, construct_id)

@@ -10,6 +10,7 @@ whose states the guard lacks (the wait, under ``InFlightPolicy.FAIL``) is left o
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,19 +53,24 @@ class GuardGraph:
 
 def read_guard(definition: dict[str, Any]) -> GuardGraph:
     prefix = next(
-        (name[: -len("Acquire")] for name in definition["States"]
-         if name.endswith("Acquire") and name[: -len("Acquire")] + "Body" in definition["States"]),
+        (
+            name[: -len("Acquire")]
+            for name in definition["States"]
+            if name.endswith("Acquire") and name[: -len("Acquire")] + "Body" in definition["States"]
+        ),
         None,
     )
     if prefix is None:
         raise NoGuard("this state machine has no guard states (…Acquire and …Body) at its top level")
 
     def ours(states: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        return {name[len(prefix):]: state for name, state in states.items() if name.startswith(prefix)}
+        return {name[len(prefix) :]: state for name, state in states.items() if name.startswith(prefix)}
 
     states = ours(definition["States"])
-    polled = ours({name: state for branch in states.get("Await", {}).get("Branches", []) for name, state in branch["States"].items()})
-    graph = GuardGraph(states, polled, definition["StartAt"][len(prefix):])
+    polled = ours(
+        {name: state for branch in states.get("Await", {}).get("Branches", []) for name, state in branch["States"].items()}
+    )
+    graph = GuardGraph(states, polled, definition["StartAt"][len(prefix) :])
     graph.edges = _edges(states, prefix)
     graph.polled_edges = _edges(polled, prefix)
     for outcome, forms in OUTCOMES.items():
@@ -83,10 +89,13 @@ def _edges(states: dict[str, dict[str, Any]], prefix: str) -> list[Edge]:
     for name, state in states.items():
         targets = [(state.get("Next"), ""), (state.get("Default"), "otherwise")]
         targets += [(rule["Next"], "") for rule in state.get("Choices", [])]
-        targets += [(catch["Next"], "catch " + ", ".join(e.split(".")[-1] for e in catch["ErrorEquals"])) for catch in state.get("Catch", [])]
+        targets += [
+            (catch["Next"], "catch " + ", ".join(e.split(".")[-1] for e in catch["ErrorEquals"]))
+            for catch in state.get("Catch", [])
+        ]
         for target, label in targets:
-            if target and target[len(prefix):] in states and target.startswith(prefix):
-                found.append(Edge(name, target[len(prefix):], label))
+            if target and target[len(prefix) :] in states and target.startswith(prefix):
+                found.append(Edge(name, target[len(prefix) :], label))
     return found
 
 
@@ -96,7 +105,7 @@ def _through(edges: list[Edge], waypoints: list[str]) -> list[str] | None:
     for edge in edges:
         following.setdefault(edge.source, []).append(edge.target)
     route = [waypoints[0]]
-    for start, goal in zip(waypoints, waypoints[1:]):
+    for start, goal in itertools.pairwise(waypoints):
         came_from: dict[str, str] = {}
         queue = deque([start])
         while queue and goal not in came_from:
@@ -138,7 +147,7 @@ def mermaid(definition: dict[str, Any], title: str = "") -> str:
         lines += [f"        {arrow(edge, edge.label)}" for edge in graph.polled_edges]
         lines.append("    end")
     for edge in graph.edges:
-        outcomes = [o for o, path in graph.paths.items() if (edge.source, edge.target) in zip(path, path[1:])]
+        outcomes = [o for o, path in graph.paths.items() if (edge.source, edge.target) in itertools.pairwise(path)]
         lines.append("    " + arrow(edge, " / ".join(filter(None, [edge.label, *outcomes]))))
         if outcomes:
             index = len(graph.polled_edges) + graph.edges.index(edge)

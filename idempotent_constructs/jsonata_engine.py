@@ -32,7 +32,8 @@ import random
 import re
 import threading
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jsonata
 from jsonata import functions as jsonata_functions
@@ -105,9 +106,7 @@ def js_stringify(value: Any) -> str:
     if isinstance(value, str):
         return _js_quote(value)
     if isinstance(value, dict):
-        members = [
-            f"{_js_quote(key)}:{js_stringify(value[key])}" for key in _js_keys(value) if not _is_function(value[key])
-        ]
+        members = [f"{_js_quote(key)}:{js_stringify(value[key])}" for key in _js_keys(value) if not _is_function(value[key])]
         return "{" + ",".join(members) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ",".join("null" if _is_function(item) else js_stringify(item) for item in value) + "]"
@@ -288,9 +287,7 @@ def install(patch: Callable[[Any, str, Any], None]) -> None:
 
     def fail(env: Any, expression: str, cause: str) -> None:
         error = StatesErrorName(typ=StatesErrorNameType.StatesQueryEvaluationError)
-        details = EvaluationFailedEventDetails(
-            error=error.error_name, cause=f"The JSONata expression '{expression}' {cause}"
-        )
+        details = EvaluationFailedEventDetails(error=error.error_name, cause=f"The JSONata expression '{expression}' {cause}")
         failure = FailureEvent(
             env=env,
             error_name=error,

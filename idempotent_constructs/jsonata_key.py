@@ -34,8 +34,11 @@ _FUNCTIONS = (
     ")};"
     "$digest := function($t) { $length($t) <= " + str(canonical.HASH_PIECE) + " ? $hash($t, 'SHA-256')"
     " : $hash('chunks:' & $join($map([0..$ceil($length($t) / " + str(canonical.HASH_PIECE) + ") - 1], "
-    "function($i) { $hash($substring($t, $i * " + str(canonical.HASH_PIECE) + ", "
-    + str(canonical.HASH_PIECE) + "), 'SHA-256') }), ''), 'SHA-256') };"
+    "function($i) { $hash($substring($t, $i * "
+    + str(canonical.HASH_PIECE)
+    + ", "
+    + str(canonical.HASH_PIECE)
+    + "), 'SHA-256') }), ''), 'SHA-256') };"
     "$empty := function($v) { $type($v) = 'null' or $v = '' "
     "or ($type($v) = 'array' and $count($v) = 0) or ($type($v) = 'object' and $count($keys($v)) = 0) };"
 )
@@ -69,9 +72,7 @@ def _path(source: str, path: str) -> str:
 def selection(kind: str, expression: object, source: str) -> str:
     """JSONata that selects a key from ``source`` (the input), raising where the key is missing."""
     if kind == schema.KIND_WHOLE_INPUT:
-        return (
-            f"($s := {source}; $empty($s) ? $error('the input is empty: the whole input is the idempotency key') : $s)"
-        )
+        return f"($s := {source}; $empty($s) ? $error('the input is empty: the whole input is the idempotency key') : $s)"
     if kind == schema.KIND_PATHS:
         assert isinstance(expression, Sequence)
         parts = []
@@ -103,15 +104,9 @@ def record_id_and_validation(namespace: str, kind: str, expression: object, sour
     computed in one evaluation (so that one ``$canonical`` text serves both for a whole-input key)."""
     prefix = literal(canonical.key_prefix(kind, expression))
     if kind == schema.KIND_WHOLE_INPUT:
-        body = (
-            f"$payload := $canonical({selection(kind, expression, source)}, true);"
-            f"$key := $payload;"
-        )
+        body = f"$payload := $canonical({selection(kind, expression, source)}, true);$key := $payload;"
     else:
-        body = (
-            f"$key := $canonical({selection(kind, expression, source)}, true);"
-            f"$payload := $canonical({source}, false);"
-        )
+        body = f"$key := $canonical({selection(kind, expression, source)}, true);$payload := $canonical({source}, false);"
     return (
         f"({_FUNCTIONS}{body}"
         f"{{'id': {literal(namespace + '#')} & $digest({prefix} & $key & ']'), 'validation': $digest($payload)}})"

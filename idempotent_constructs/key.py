@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 from aws_cdk import Token
 
 from . import jsonata_key
@@ -25,12 +24,12 @@ class IdempotencyKey:
         self.expression = expression
 
     @classmethod
-    def whole_input(cls) -> "IdempotencyKey":
+    def whole_input(cls) -> IdempotencyKey:
         """The whole input is the key (the default)."""
         return cls(schema.KIND_WHOLE_INPUT)
 
     @classmethod
-    def from_jmespath(cls, expression: str) -> "IdempotencyKey":
+    def from_jmespath(cls, expression: str) -> IdempotencyKey:
         """The key is what a JMESPath expression selects, for example ``"[order.id, customer.id]"``.
 
         The expression is compiled when the construct is created; an invalid one fails ``cdk synth``.
@@ -38,7 +37,7 @@ class IdempotencyKey:
         return cls(schema.KIND_JMESPATH, expression)
 
     @classmethod
-    def from_paths(cls, *json_paths: str) -> "IdempotencyKey":
+    def from_paths(cls, *json_paths: str) -> IdempotencyKey:
         """The key is a list of scalar fields named by JSONPaths, for example ``"$.order.id"``.
 
         Paths name one field each (``$.a.b``, ``$['a b']``, ``$.items[0]``); wildcards, filters and
@@ -47,7 +46,7 @@ class IdempotencyKey:
         return cls(schema.KIND_PATHS, list(json_paths))
 
     @classmethod
-    def from_jsonata(cls, expression: str) -> "IdempotencyKey":
+    def from_jsonata(cls, expression: str) -> IdempotencyKey:
         """The key is what a JSONata expression selects from the input, which it reads as
         ``$states.input``, for example ``"[$states.input.order.id, $states.input.customer.id]"``.
 
@@ -74,11 +73,13 @@ class IdempotencyKey:
         if not isinstance(expression, str) or not expression.strip() or "%}" in expression:
             return [
                 f"key: IdempotencyKey.from_jsonata() needs a non-empty expression without '%}}', got {expression!r}; "
-                "pass one such as \"$states.input.order.id\""
+                'pass one such as "$states.input.order.id"'
             ]
         reason = jsonata_key.syntax_problem(expression)
         if reason is not None:
-            return [f"key: {expression!r} is not a valid JSONata expression ({reason}); fix the expression, for example \"$states.input.order.id\""]
+            return [
+                f'key: {expression!r} is not a valid JSONata expression ({reason}); fix the expression, for example "$states.input.order.id"'
+            ]
         return []
 
     def _jmespath_problems(self) -> list[str]:
@@ -88,22 +89,19 @@ class IdempotencyKey:
         if not isinstance(expression, str) or not expression.strip():
             return [
                 f"key: IdempotencyKey.from_jmespath() needs a non-empty expression, got {expression!r}; "
-                "pass one such as \"order.id\" or \"[order.id, customer.id]\""
+                'pass one such as "order.id" or "[order.id, customer.id]"'
             ]
         reason = canonical.jmespath_problem(expression)
         if reason is not None:
             return [
                 f"key: {expression!r} is not a valid JMESPath expression ({reason}); fix the "
-                "expression, for example \"order.id\" or \"[order.id, customer.id]\""
+                'expression, for example "order.id" or "[order.id, customer.id]"'
             ]
         return []
 
     def _path_problems(self) -> list[str]:
         if not self.expression:
-            return [
-                "key: IdempotencyKey.from_paths() needs at least one JSONPath; pass one such as "
-                "\"$.order.id\""
-            ]
+            return ['key: IdempotencyKey.from_paths() needs at least one JSONPath; pass one such as "$.order.id"']
         problems = []
         for path in self.expression:
             if Token.is_unresolved(path):

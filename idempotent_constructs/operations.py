@@ -33,7 +33,9 @@ def get_record(table_name: str, record_id: str, *, client: Any = None) -> dict[s
 
     :raises RecordNotFoundError: no record has that id.
     """
-    item = _client(client).get_item(TableName=table_name, Key={schema.ID: {"S": record_id}}, ConsistentRead=True).get("Item")
+    item: dict[str, Any] | None = (
+        _client(client).get_item(TableName=table_name, Key={schema.ID: {"S": record_id}}, ConsistentRead=True).get("Item")
+    )
     if item is None:
         raise RecordNotFoundError(f"no idempotency record {record_id!r} in table {table_name!r}")
     return item
@@ -82,7 +84,8 @@ def _delete(dynamodb: Any, table_name: str, record_id: str, force: bool) -> dict
             f"idempotency record {record_id!r} is in progress: an execution holds it and may still be running; "
             "wait for it to finish, or reset with force=True if you know it is gone"
         ) from None
-    return response["Attributes"]
+    deleted: dict[str, Any] = response["Attributes"]
+    return deleted
 
 
 # --- listing --------------------------------------------------------------------------------------
@@ -123,8 +126,11 @@ def list_records(
         values[":status"] = {"S": status}
     request: dict[str, Any] = {"TableName": table_name}
     if conditions:
-        request |= {"FilterExpression": " AND ".join(conditions), "ExpressionAttributeNames": names,
-                    "ExpressionAttributeValues": values}
+        request |= {
+            "FilterExpression": " AND ".join(conditions),
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+        }
     if after is not None:
         request["ExclusiveStartKey"] = {schema.ID: {"S": after}}
     for page in dynamodb.get_paginator("scan").paginate(**request):
@@ -199,9 +205,7 @@ def purge_expired(
         for item in page["Items"]:
             if item.get(schema.STATUS, {}).get("S") == schema.INPROGRESS:
                 in_progress += 1
-            elif dry_run:
-                deleted += 1
-            elif _delete_unchanged(dynamodb, table_name, item):
+            elif dry_run or _delete_unchanged(dynamodb, table_name, item):
                 deleted += 1
             else:
                 changed += 1
@@ -239,7 +243,7 @@ def plain(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def _plain_value(value: dict[str, Any]) -> Any:
-    (kind, content), = value.items()
+    ((kind, content),) = value.items()
     if kind == "N":
         number = Decimal(content)
         return int(number) if number == number.to_integral_value() else float(number)
@@ -310,7 +314,7 @@ def table_of_stack(stack_name: str, *, cloudformation: Any = None, dynamodb: Any
             if _expires_on_expiration(dynamodb.describe_time_to_live(TableName=name)["TimeToLiveDescription"])
         }
     if len(candidates) == 1:
-        return next(iter(candidates.values()))
+        return str(next(iter(candidates.values())))
     if not keyed_by_id:
         raise TableNotFoundError(
             f"stack {stack_name!r} has no idempotency table: no output names one and none of its "

@@ -44,7 +44,7 @@ class ResultStorage:
         self.inline_threshold = inline_threshold or self.DEFAULT_INLINE_THRESHOLD
 
     @classmethod
-    def inline(cls) -> "ResultStorage":
+    def inline(cls) -> ResultStorage:
         """The result, as JSON, in the record, written by a native DynamoDB update: no Lambda call.
         The default. Costs one write unit per KiB of result, and suits results up to about 100 KiB:
         a replay reads the record into the state, and escaped JSON inside it counts against Step
@@ -52,7 +52,7 @@ class ResultStorage:
         return cls(large=False)
 
     @classmethod
-    def large(cls, *, bucket: s3.IBucket | None = None, inline_threshold: Size | None = None) -> "ResultStorage":
+    def large(cls, *, bucket: s3.IBucket | None = None, inline_threshold: Size | None = None) -> ResultStorage:
         """Results up to the 256 KiB payload limit, cheaply: the run completes through the stack's
         result function (one Lambda call), which keeps a result of up to ``inline_threshold`` as
         JSON in the record, and a larger one gzip-compressed, in the record if that fits under the

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 from collections.abc import Sequence
+from typing import Any
 
 from aws_cdk import Acknowledgment, Annotations, Duration, Stack, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -18,8 +18,8 @@ from .errors import IdempotencyConfigurationError, Problems
 from .functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
 from .guard import DEFAULT_LEASE, IdempotencyGuard
 from .key import IdempotencyKey, namespace_problems
-from .names import generated_name, name_prefix
 from .lambda_src import schema
+from .names import generated_name, name_prefix
 from .policies import FailurePolicy, InFlightPolicy, ResultStorage
 from .table import IdempotencyTable
 
@@ -41,6 +41,7 @@ JSONPATH_FIELDS = ("Parameters", "InputPath", "OutputPath", "ResultPath", "Resul
 def _check_jsonata_definition(construct: Construct, state_machine: sfn.StateMachine) -> None:
     """CDK renders a state created without ``.jsonata()`` with its JSONPath fields even when the state
     machine is JSONata, and Step Functions then refuses the definition at deploy time: say so at synth."""
+
     def jsonpath_states(states: dict[str, Any]) -> list[str]:
         found = []
         for name, state in states.items():
@@ -53,17 +54,22 @@ def _check_jsonata_definition(construct: Construct, state_machine: sfn.StateMach
                 found += jsonpath_states(processor["States"])
         return found
 
-    rendered = Stack.of(construct).resolve(state_machine.node.default_child.definition_string)
+    resource = state_machine.node.default_child
+    assert isinstance(resource, sfn.CfnStateMachine)
+    rendered = Stack.of(construct).resolve(resource.definition_string)
     parts = rendered["Fn::Join"][1] if isinstance(rendered, dict) else [rendered]
     # Tokens (a table's name, an ARN) only ever stand inside strings: a placeholder keeps the JSON whole.
     definition = json.loads("".join(part if isinstance(part, str) else "token" for part in parts))
     offending = jsonpath_states(definition["States"])
     if offending:
-        raise IdempotencyConfigurationError(construct.node.path, [
-            f"definition: states {', '.join(sorted(offending))} use JSONPath fields (Parameters, InputPath, "
-            "ResultPath, ...) in a JSONata state machine; create them with the .jsonata() factories "
-            "(sfn.Pass.jsonata(...)), or leave query_language at QueryLanguage.JSONPATH"
-        ])
+        raise IdempotencyConfigurationError(
+            construct.node.path,
+            [
+                f"definition: states {', '.join(sorted(offending))} use JSONPath fields (Parameters, InputPath, "
+                "ResultPath, ...) in a JSONata state machine; create them with the .jsonata() factories "
+                "(sfn.Pass.jsonata(...)), or leave query_language at QueryLanguage.JSONPATH"
+            ],
+        )
 
 
 class IdempotentStateMachine(Construct):
@@ -156,7 +162,7 @@ class IdempotentStateMachine(Construct):
         problems.raise_if_any()
         effective_lease = lease or (EXPRESS_MAX_DURATION if express else DEFAULT_LEASE)
         # Standard workflows check a lapsed holder's execution before taking over; Express cannot.
-        if express and effective_lease.to_milliseconds() < longest_run.to_milliseconds():
+        if express and longest_run is not None and effective_lease.to_milliseconds() < longest_run.to_milliseconds():
             Annotations.of(self).add_warning_v2(
                 "idempotent-constructs:lease-shorter-than-run",
                 f"lease ({effective_lease.to_human_string()}) is shorter than the longest run "
@@ -191,9 +197,7 @@ class IdempotentStateMachine(Construct):
             self.log_group: logs_module.ILogGroup | None = logs_module.LogGroup(
                 self, "Logs", retention=logs_module.RetentionDays.ONE_YEAR
             )
-            logs = sfn.LogOptions(
-                destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=False
-            )
+            logs = sfn.LogOptions(destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=False)
         else:
             self.log_group = None
         self.state_machine = sfn.StateMachine(
@@ -223,6 +227,7 @@ class IdempotentStateMachine(Construct):
                 )
             )
         if not express:
+            assert state_machine_name is not None  # given, or generated above
             self.release_function: ReleaseFunction | None = release_function(self)
             prefix = name_prefix(self)
             self.release_function.watch(
@@ -269,15 +274,21 @@ class IdempotentStateMachine(Construct):
     def _states_entered(self, label: str, states: list[str], props: dict[str, Any]) -> cloudwatch.IMetric:
         if self.log_group is None:
             raise IdempotencyConfigurationError(
-                self.node.path, [f"metric_{label}: metrics count states in the execution log, which this workflow "
-                                 "sends elsewhere (logs=...); leave logs at its default to use them"]
+                self.node.path,
+                [
+                    f"metric_{label}: metrics count states in the execution log, which this workflow "
+                    "sends elsewhere (logs=...); leave logs at its default to use them"
+                ],
             )
         self._metric_filter()
         label = props.pop("label", label)
         metrics = {
             f"m{index}": cloudwatch.Metric(
-                namespace=schema.metrics_namespace(self.guard.namespace), metric_name=schema.STATES_ENTERED_METRIC,
-                dimensions_map={"State": self.guard.state_name(state)}, statistic="Sum", **props,
+                namespace=schema.metrics_namespace(self.guard.namespace),
+                metric_name=schema.STATES_ENTERED_METRIC,
+                dimensions_map={"State": self.guard.state_name(state)},
+                statistic="Sum",
+                **props,
             )
             for index, state in enumerate(states)
         }
@@ -285,15 +296,19 @@ class IdempotentStateMachine(Construct):
             return metrics["m0"].with_(label=label)
         # A period in which one state was never entered has no data point for it: count it as 0.
         return cloudwatch.MathExpression(
-            expression=" + ".join(f"FILL({name}, 0)" for name in metrics), using_metrics=metrics,
-            label=label, period=props.get("period"),
+            expression=" + ".join(f"FILL({name}, 0)" for name in metrics),
+            using_metrics=metrics,
+            label=label,
+            period=props.get("period"),
         )
 
     def _metric_filter(self) -> None:
+        assert self.log_group is not None  # called only when the state machine logs here
         if self.node.try_find_child("Outcomes") is not None:
             return
         entered = " || ".join(
-            f'($.type = "{event}" && $.details.name = "{self.guard.state_name(state)}")' for state, event in OUTCOME_STATES.items()
+            f'($.type = "{event}" && $.details.name = "{self.guard.state_name(state)}")'
+            for state, event in OUTCOME_STATES.items()
         )
         logs_module.MetricFilter(
             self,
@@ -314,5 +329,3 @@ class IdempotentStateMachine(Construct):
     def grant_start_execution(self, grantee: iam.IGrantable) -> iam.Grant:
         """Allow ``grantee`` to start executions."""
         return self.state_machine.grant_start_execution(grantee)
-
-

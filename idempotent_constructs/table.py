@@ -52,9 +52,7 @@ class IdempotencyTable(Construct):
         """
         super().__init__(scope, construct_id)
         problems = Problems(self)
-        if table is not None and (
-            removal_policy is not None or encryption_key is not None or point_in_time_recovery is not None
-        ):
+        if table is not None and (removal_policy is not None or encryption_key is not None or point_in_time_recovery is not None):
             problems.add(
                 "table: an existing table was given together with options for creating one "
                 "(removal_policy, encryption_key, point_in_time_recovery); pass one or the other"
@@ -80,9 +78,7 @@ class IdempotencyTable(Construct):
                 point_in_time_recovery_enabled=point_in_time_recovery is not False
             ),
             encryption=(
-                dynamodb.TableEncryption.CUSTOMER_MANAGED
-                if encryption_key is not None
-                else dynamodb.TableEncryption.AWS_MANAGED
+                dynamodb.TableEncryption.CUSTOMER_MANAGED if encryption_key is not None else dynamodb.TableEncryption.AWS_MANAGED
             ),
             encryption_key=encryption_key,
             removal_policy=removal_policy or RemovalPolicy.RETAIN,
@@ -104,9 +100,7 @@ class IdempotencyTable(Construct):
         """Read records for inspection tools: get, query, scan and describe the table."""
         return self.table.grant(grantee, *READ_ACTIONS)
 
-    def grant_powertools_idempotency(
-        self, function: lambda_.Function, *, key_prefix: str | None = None
-    ) -> iam.Grant:
+    def grant_powertools_idempotency(self, function: lambda_.Function, *, key_prefix: str | None = None) -> iam.Grant:
         """Let a Lambda function that uses Powertools for AWS Lambda (Python) idempotency keep its
         records in this table, next to the workflows' records.
 

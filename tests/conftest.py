@@ -17,7 +17,9 @@ if (NODE_BIN / "node").exists():
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
-        "--aws", action="store_true", default=False,
+        "--aws",
+        action="store_true",
+        default=False,
         help="run the real-AWS suite (tests/aws): deploys the example stack to the account of your AWS "
         "credentials, runs the demo's scenarios, destroys it",
     )

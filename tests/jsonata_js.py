@@ -36,7 +36,11 @@ def evaluate(expression: str, bindings: dict[str, Any], *, cwd: str) -> Any:
     done = subprocess.run(
         ["node", "-e", _RUNNER],
         input=json.dumps({"expression": expression, "bindings": bindings}),
-        capture_output=True, text=True, cwd=cwd, check=True, timeout=120,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=True,
+        timeout=120,
     )
     result = json.loads(done.stdout)
     if "error" in result:

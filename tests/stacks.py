@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from aws_cdk import App, Duration, RemovalPolicy, Size, Stack
 from aws_cdk import aws_dynamodb as dynamodb
@@ -12,18 +13,18 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 
 from idempotent_constructs import (
+    FailurePolicy,
     IdempotencyDashboard,
     IdempotencyGuard,
     IdempotencyKey,
     IdempotencyTable,
-    FailurePolicy,
     IdempotentStateMachine,
     InFlightPolicy,
     ResultStorage,
 )
 from idempotent_constructs.functions import RUNTIME
 
-FAST = {"poll_interval": Duration.seconds(1), "max_wait": Duration.seconds(30)}
+FAST: dict[str, Any] = {"poll_interval": Duration.seconds(1), "max_wait": Duration.seconds(30)}
 
 
 def slow_body(scope: Stack, prefix: str, seconds: int = 2) -> sfn.IChainable:
@@ -33,10 +34,12 @@ def slow_body(scope: Stack, prefix: str, seconds: int = 2) -> sfn.IChainable:
     )
 
 
-def packaged_lambda(scope: Stack, construct_id: str, handler: str, **options) -> lambda_.IFunction:
+def packaged_lambda(scope: Stack, construct_id: str, handler: str, **options: Any) -> lambda_.IFunction:
     """A function of tests/lambdas (created once per stack)."""
     existing = scope.node.try_find_child(construct_id)
-    return existing or lambda_.Function(
+    if isinstance(existing, lambda_.Function):
+        return existing
+    return lambda_.Function(
         scope,
         construct_id,
         runtime=RUNTIME,
@@ -72,9 +75,7 @@ def failing_body(scope: Stack, prefix: str, error: str | None = None) -> sfn.ICh
         sfn.Choice(scope, f"{prefix}ShouldFail")
         .when(sfn.Condition.is_present("$.step_functions_error"), too_slow)
         .when(
-            sfn.Condition.and_(
-                sfn.Condition.is_present("$.fail"), sfn.Condition.boolean_equals("$.fail", True)
-            ),
+            sfn.Condition.and_(sfn.Condition.is_present("$.fail"), sfn.Condition.boolean_equals("$.fail", True)),
             fail,
         )
         .otherwise(sfn.Pass(scope, f"{prefix}Fine", parameters={"echo.$": "$"}))
@@ -103,7 +104,8 @@ class BehaviourStack(Stack):
                 namespace="shared-namespace",
                 **FAST,
             )
-        def slow(construct_id: str, prefix: str, seconds: int = 2, **options) -> None:
+
+        def slow(construct_id: str, prefix: str, seconds: int = 2, **options: Any) -> None:
             """A workflow whose body takes ``seconds``, keyed on $.id (FAST timing unless given)."""
             timing = {} if {"poll_interval", "max_wait"} & set(options) else FAST
             IdempotentStateMachine(
@@ -116,7 +118,7 @@ class BehaviourStack(Stack):
                 **options,
             )
 
-        def flaky(construct_id: str, prefix: str, error: str | None = None, **options) -> None:
+        def flaky(construct_id: str, prefix: str, error: str | None = None, **options: Any) -> None:
             """A workflow whose body fails on request, keyed on order.id (JMESPath)."""
             IdempotentStateMachine(
                 self,
@@ -139,13 +141,22 @@ class BehaviourStack(Stack):
         # B7: holders that overrun a short lease, are aborted, time out or die.
         slow("ShortLease", "ShortLease", seconds=5, lease=Duration.seconds(2))
         slow(
-            "LongLease", "LongLease", seconds=5, lease=Duration.minutes(10),
-            poll_interval=Duration.seconds(1), max_wait=Duration.seconds(60),
+            "LongLease",
+            "LongLease",
+            seconds=5,
+            lease=Duration.minutes(10),
+            poll_interval=Duration.seconds(1),
+            max_wait=Duration.seconds(60),
         )
         slow(
-            "ExpressShortLease", "ExpressShortLease", seconds=6, lease=Duration.seconds(3),
-            timeout=Duration.seconds(3), state_machine_type=sfn.StateMachineType.EXPRESS,
-            poll_interval=Duration.seconds(1), max_wait=Duration.seconds(2),
+            "ExpressShortLease",
+            "ExpressShortLease",
+            seconds=6,
+            lease=Duration.seconds(3),
+            timeout=Duration.seconds(3),
+            state_machine_type=sfn.StateMachineType.EXPRESS,
+            poll_interval=Duration.seconds(1),
+            max_wait=Duration.seconds(2),
         )
         # B6, B9, B10: a body that fails on request, JMESPath keys; failures released or cached.
         flaky("Flaky", "Flaky")
@@ -161,55 +172,95 @@ class BehaviourStack(Stack):
         Parallel), a JSONata chain in a JSONPath state machine, and a JSONata key."""
         echo = "{% {'echo': $states.input, 'done': true} %}"
         IdempotentStateMachine(
-            self, "JsonataKey", table=table, definition=sfn.Pass(self, "JsonataKeyWork"),
-            key=IdempotencyKey.from_jsonata("[$states.input.order.id, $states.input.region]"), **FAST,
+            self,
+            "JsonataKey",
+            table=table,
+            definition=sfn.Pass(self, "JsonataKeyWork"),
+            key=IdempotencyKey.from_jsonata("[$states.input.order.id, $states.input.region]"),
+            **FAST,
         )
         # B1: numbers JSONata's $string cannot write exactly (17 digits, 16-digit integers).
         IdempotentStateMachine(
-            self, "ExactNumbers", table=table, key=IdempotencyKey.from_paths("$.id"), **FAST,
+            self,
+            "ExactNumbers",
+            table=table,
+            key=IdempotencyKey.from_paths("$.id"),
+            **FAST,
             definition=sfn.Pass(
-                self, "ExactNumbersWork",
+                self,
+                "ExactNumbersWork",
                 parameters={"id.$": "$.id", "sum": 0.30000000000000004, "snowflake": 1234567890123456, "tiny": 5e-324},
             ),
         )
         # A result that is an array (JSONata's array constructor would flatten it).
         IdempotentStateMachine(
-            self, "ArrayResult", table=table, key=IdempotencyKey.from_paths("$.id"), **FAST,
-            definition=sfn.Pass(self, "ArrayResultWork", parameters={"list.$": "States.Array($.id, 2, 'x')"}, output_path="$.list"),
+            self,
+            "ArrayResult",
+            table=table,
+            key=IdempotencyKey.from_paths("$.id"),
+            **FAST,
+            definition=sfn.Pass(
+                self, "ArrayResultWork", parameters={"list.$": "States.Array($.id, 2, 'x')"}, output_path="$.list"
+            ),
         )
         IdempotentStateMachine(
-            self, "JsonataChain", table=table, definition=sfn.Pass.jsonata(self, "JsonataChainWork", outputs=echo),
-            key=IdempotencyKey.from_paths("$.id"), **FAST,
+            self,
+            "JsonataChain",
+            table=table,
+            definition=sfn.Pass.jsonata(self, "JsonataChainWork", outputs=echo),
+            key=IdempotencyKey.from_paths("$.id"),
+            **FAST,
         )
         per_item = sfn.Map.jsonata(
-            self, "HostEachItem", items=sfn.ProvideItems.jsonata("{% $states.input.items %}"),
+            self,
+            "HostEachItem",
+            items=sfn.ProvideItems.jsonata("{% $states.input.items %}"),
             outputs="{% $merge([$states.input, {'items_done': $states.result}]) %}",
         ).item_processor(
             IdempotencyGuard(
-                self, "HostItemOnce", table=table, key=IdempotencyKey.from_jsonata("$states.input.sku"),
+                self,
+                "HostItemOnce",
+                table=table,
+                key=IdempotencyKey.from_jsonata("$states.input.sku"),
                 body=sfn.Pass.jsonata(self, "HostItemWork", outputs="{% {'item': $states.input, 'handled': true} %}"),
             )
         )
-        in_parallel = sfn.Parallel.jsonata(
-            self, "HostFork", outputs="{% $merge([$states.input, {'fork': $states.result}]) %}",
-        ).branch(
-            IdempotencyGuard(
-                self, "HostLeftOnce", table=table, key=IdempotencyKey.from_paths("$.id"),
-                body=sfn.Pass.jsonata(self, "HostLeftWork", outputs="{% 'left' %}"),
+        in_parallel = (
+            sfn.Parallel.jsonata(
+                self,
+                "HostFork",
+                outputs="{% $merge([$states.input, {'fork': $states.result}]) %}",
             )
-        ).branch(sfn.Pass.jsonata(self, "HostRightWork", outputs="{% 'right' %}"))
+            .branch(
+                IdempotencyGuard(
+                    self,
+                    "HostLeftOnce",
+                    table=table,
+                    key=IdempotencyKey.from_paths("$.id"),
+                    body=sfn.Pass.jsonata(self, "HostLeftWork", outputs="{% 'left' %}"),
+                )
+            )
+            .branch(sfn.Pass.jsonata(self, "HostRightWork", outputs="{% 'right' %}"))
+        )
         IdempotentStateMachine(
-            self, "JsonataHost", table=table, query_language=sfn.QueryLanguage.JSONATA,
+            self,
+            "JsonataHost",
+            table=table,
+            query_language=sfn.QueryLanguage.JSONATA,
             definition=per_item.next(in_parallel).next(sfn.Pass.jsonata(self, "HostWork", outputs=echo)),
-            key=IdempotencyKey.from_paths("$.id"), **FAST,
+            key=IdempotencyKey.from_paths("$.id"),
+            **FAST,
         )
 
     def _resumable(self, table: IdempotencyTable) -> None:
         """Issue 4: a workflow of three guarded steps A, B, C (plain state machines, per-step
         idempotency), B failing on its first run in "Resume" and never in "ResumeClean"."""
         self.counters = dynamodb.Table(
-            self, "SideEffects", partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST, removal_policy=RemovalPolicy.DESTROY,
+            self,
+            "SideEffects",
+            partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            removal_policy=RemovalPolicy.DESTROY,
         )
         step = packaged_lambda(self, "Step", "step.handler", environment={"COUNTER_TABLE": self.counters.table_name})
         self.counters.grant_read_write_data(step)
@@ -220,12 +271,19 @@ class BehaviourStack(Stack):
                     f"{workflow}{name}",
                     table=table,
                     body=tasks.LambdaInvoke(
-                        self, f"{workflow}{name}Work", lambda_function=step, payload_response_only=True,
+                        self,
+                        f"{workflow}{name}Work",
+                        lambda_function=step,
+                        payload_response_only=True,
                         retry_on_service_exceptions=False,
-                        payload=sfn.TaskInput.from_object({
-                            "input": sfn.JsonPath.entire_payload, "step": name, "workflow": workflow,
-                            "fail_first": fail_first and name == "B",
-                        }),
+                        payload=sfn.TaskInput.from_object(
+                            {
+                                "input": sfn.JsonPath.entire_payload,
+                                "step": name,
+                                "workflow": workflow,
+                                "fail_first": fail_first and name == "B",
+                            }
+                        ),
                     ),
                     # The business key and the run number (1 unless the request says otherwise).
                     key=IdempotencyKey.from_jmespath("[order.id, run || `1`]"),
@@ -234,7 +292,8 @@ class BehaviourStack(Stack):
                 for name in ("A", "B", "C")
             ]
             sfn.StateMachine(
-                self, workflow,
+                self,
+                workflow,
                 definition_body=sfn.DefinitionBody.from_chainable(guards[0].next(guards[1]).next(guards[2])),
             )
 
@@ -247,7 +306,10 @@ class BehaviourStack(Stack):
                 construct_id,
                 table=table,
                 definition=tasks.LambdaInvoke(
-                    self, f"{construct_id}Make", lambda_function=make, payload_response_only=True,
+                    self,
+                    f"{construct_id}Make",
+                    lambda_function=make,
+                    payload_response_only=True,
                     retry_on_service_exceptions=False,
                 ),
                 key=IdempotencyKey.from_paths("$.id"),
@@ -259,32 +321,50 @@ class BehaviourStack(Stack):
         """B13: two guards in sequence, a guard inside a Map and inside a Parallel, and a guard
         around a chain with Map, Parallel, Choice, Retry and Catch."""
         first = IdempotencyGuard(
-            self, "First", table=table, body=sfn.Pass(self, "FirstWork", result_path="$.first", result=sfn.Result.from_string("ran")),
+            self,
+            "First",
+            table=table,
+            body=sfn.Pass(self, "FirstWork", result_path="$.first", result=sfn.Result.from_string("ran")),
             key=IdempotencyKey.from_paths("$.id"),
         )
         second = IdempotencyGuard(
-            self, "Second", table=table, body=sfn.Pass(self, "SecondWork", result_path="$.second", result=sfn.Result.from_string("ran")),
+            self,
+            "Second",
+            table=table,
+            body=sfn.Pass(self, "SecondWork", result_path="$.second", result=sfn.Result.from_string("ran")),
             key=IdempotencyKey.from_paths("$.id"),
         )
         per_item = sfn.Map(self, "EachItem", items_path="$.items", result_path="$.items_done").item_processor(
             IdempotencyGuard(
-                self, "ItemOnce", table=table, body=sfn.Pass(self, "ItemWork", parameters={"item.$": "$", "handled": True}),
+                self,
+                "ItemOnce",
+                table=table,
+                body=sfn.Pass(self, "ItemWork", parameters={"item.$": "$", "handled": True}),
                 key=IdempotencyKey.from_paths("$.sku"),
             )
         )
-        in_parallel = sfn.Parallel(self, "Fork", result_path="$.fork").branch(
-            IdempotencyGuard(
-                self, "LeftOnce", table=table, body=sfn.Pass(self, "LeftWork", result=sfn.Result.from_string("left")),
-                key=IdempotencyKey.from_paths("$.id"),
+        in_parallel = (
+            sfn.Parallel(self, "Fork", result_path="$.fork")
+            .branch(
+                IdempotencyGuard(
+                    self,
+                    "LeftOnce",
+                    table=table,
+                    body=sfn.Pass(self, "LeftWork", result=sfn.Result.from_string("left")),
+                    key=IdempotencyKey.from_paths("$.id"),
+                )
             )
-        ).branch(sfn.Pass(self, "RightWork", result=sfn.Result.from_string("right")))
+            .branch(sfn.Pass(self, "RightWork", result=sfn.Result.from_string("right")))
+        )
 
         inner_map = sfn.Map(self, "InnerMap", items_path="$.items", result_path="$.inner_map").item_processor(
             sfn.Pass(self, "InnerItem")
         )
-        inner_parallel = sfn.Parallel(self, "InnerParallel", result_path="$.inner_parallel").branch(
-            sfn.Pass(self, "InnerLeft", result=sfn.Result.from_number(1))
-        ).branch(sfn.Pass(self, "InnerRight", result=sfn.Result.from_number(2)))
+        inner_parallel = (
+            sfn.Parallel(self, "InnerParallel", result_path="$.inner_parallel")
+            .branch(sfn.Pass(self, "InnerLeft", result=sfn.Result.from_number(1)))
+            .branch(sfn.Pass(self, "InnerRight", result=sfn.Result.from_number(2)))
+        )
         risky = sfn.Fail(self, "InnerFail", error="Inner", cause="caught inside the guarded chain")
         guarded_parallel = sfn.Parallel(self, "CatchMe", result_path="$.caught").branch(risky)
         guarded_parallel.add_retry(errors=["Inner"], max_attempts=1, interval=Duration.seconds(1))
@@ -298,9 +378,7 @@ class BehaviourStack(Stack):
         )
         complex_chain = choice.next(inner_parallel).next(guarded_parallel)
         recovered.next(sfn.Pass(self, "AfterRecovery"))
-        wrapped = IdempotencyGuard(
-            self, "Whole", table=table, body=complex_chain, key=IdempotencyKey.from_paths("$.id")
-        )
+        wrapped = IdempotencyGuard(self, "Whole", table=table, body=complex_chain, key=IdempotencyKey.from_paths("$.id"))
         definition = first.next(second).next(per_item).next(in_parallel).next(wrapped)
         IdempotentStateMachine(
             self, "Composed", table=table, definition=definition, key=IdempotencyKey.from_paths("$.id"), **FAST

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import fnmatch
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from aws_cdk import App, Stack
 from aws_cdk.assertions import Template
@@ -22,7 +23,7 @@ def template(build: Callable[[Stack], Any]) -> Template:
 
 
 def definitions(tpl: Template) -> list[dict[str, Any]]:
-    return list(state_machine_definitions(tpl.to_json()).values())
+    return list(state_machine_definitions(dict(tpl.to_json())).values())
 
 
 def only_definition(tpl: Template) -> dict[str, Any]:
@@ -31,7 +32,7 @@ def only_definition(tpl: Template) -> dict[str, Any]:
 
 
 def resources(tpl: Template, resource_type: str) -> dict[str, Any]:
-    return tpl.find_resources(resource_type)
+    return dict(tpl.find_resources(resource_type))
 
 
 def allows(statements: list[dict[str, Any]], action: str, resource: Any, leading_key: str) -> bool:

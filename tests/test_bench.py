@@ -30,7 +30,10 @@ def test_the_smoke_benchmark_measures_every_section_next_to_the_baseline(tmp_pat
     output = tmp_path / "results.json"
     completed = subprocess.run(
         [sys.executable, "-m", "bench", "--smoke", "--output", str(output)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, "PATH": f"{node_bin}{os.pathsep}{os.environ.get('PATH', '')}"},
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
@@ -65,4 +68,6 @@ def test_the_smoke_benchmark_measures_every_section_next_to_the_baseline(tmp_pat
     # The report shows every section and every bar's verdict.
     for heading in ("1. Per-execution overhead", "2. Cost per million", "3. Stack growth", "4. Synth time", "5. Key hashing"):
         assert heading in completed.stdout
-    assert f"Bars (DESIGN section 9): {sum(bar['met'] for bar in results['bars'])} of {len(results['bars'])} met" in completed.stdout
+    assert (
+        f"Bars (DESIGN section 9): {sum(bar['met'] for bar in results['bars'])} of {len(results['bars'])} met" in completed.stdout
+    )

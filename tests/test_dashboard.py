@@ -40,11 +40,18 @@ def test_outcome_metrics_count_the_outcome_states_entered_in_the_execution_log_b
     (metric_filter,) = resources(template(build), "AWS::Logs::MetricFilter").values()
     properties = metric_filter["Properties"]
     (transformation,) = properties["MetricTransformations"]
-    assert (transformation["MetricNamespace"], transformation["MetricName"]) == ("IdempotentConstructs/shop/orders", "StatesEntered")
+    assert (transformation["MetricNamespace"], transformation["MetricName"]) == (
+        "IdempotentConstructs/shop/orders",
+        "StatesEntered",
+    )
     assert transformation["Dimensions"] == [{"Key": "State", "Value": "$.details.name"}]
     for event, state in (
-        ("ParallelStateEntered", "Body"), ("PassStateEntered", "Replay"), ("TaskStateEntered", "Restore"),
-        ("WaitStateEntered", "Backoff"), ("TaskStateEntered", "Takeover"), ("FailStateEntered", "PayloadMismatch"),
+        ("ParallelStateEntered", "Body"),
+        ("PassStateEntered", "Replay"),
+        ("TaskStateEntered", "Restore"),
+        ("WaitStateEntered", "Backoff"),
+        ("TaskStateEntered", "Takeover"),
+        ("FailStateEntered", "PayloadMismatch"),
         ("FailStateEntered", "KeyMissing"),
     ):
         assert f'($.type = "{event}" && $.details.name = "Idempotency.{state}")' in properties["FilterPattern"]

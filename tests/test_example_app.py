@@ -23,14 +23,16 @@ def test_the_example_passes_cdk_nag_aws_solutions_checks_with_only_acknowledged_
 
 
 def test_cdk_synth_works_without_aws_credentials_and_prints_nothing_but_the_result(node_bin, tmp_path):
-    environment = {
-        name: value for name, value in os.environ.items() if not name.startswith("AWS_") or name == "AWS_REGION"
-    }
+    environment = {name: value for name, value in os.environ.items() if not name.startswith("AWS_") or name == "AWS_REGION"}
     environment["PATH"] = f"{ROOT / '.venv' / 'bin'}{os.pathsep}{node_bin}{os.pathsep}{environment['PATH']}"
     environment["HOME"] = str(tmp_path)  # no ~/.aws either
     result = subprocess.run(
         [str(node_bin / "cdk"), "synth", "--quiet", "--output", str(tmp_path / "cdk.out")],
-        cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     assert (result.stdout + result.stderr).strip() == ""

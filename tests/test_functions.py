@@ -13,7 +13,11 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Template
 
 from idempotent_constructs import (
-    IdempotencyConfigurationError, IdempotencyGuard, IdempotencyTable, IdempotentStateMachine, ResultStorage,
+    IdempotencyConfigurationError,
+    IdempotencyGuard,
+    IdempotencyTable,
+    IdempotentStateMachine,
+    ResultStorage,
 )
 from idempotent_constructs.functions import lambda_code
 from tests.synth import allows, resources, stack, template
@@ -24,8 +28,13 @@ def large_results(**storage):
         table = IdempotencyTable(s, "Table")
         for name, days in (("Orders", 1), ("Refunds", 30)):
             IdempotentStateMachine(
-                s, name, table=table, definition=sfn.Pass(s, f"{name}Work"), namespace=f"orders/{name.lower()}",
-                expires_after=Duration.days(days), result_storage=ResultStorage.large(**storage),
+                s,
+                name,
+                table=table,
+                definition=sfn.Pass(s, f"{name}Work"),
+                namespace=f"orders/{name.lower()}",
+                expires_after=Duration.days(days),
+                result_storage=ResultStorage.large(**storage),
             )
 
     return template(build)
@@ -36,7 +45,9 @@ def test_one_results_bucket_per_stack_encrypted_private_tls_only_and_retained():
     (bucket,) = resources(tpl, "AWS::S3::Bucket").values()
     assert bucket["DeletionPolicy"] == "Retain"
     properties = bucket["Properties"]
-    assert properties["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"] == {"SSEAlgorithm": "AES256"}
+    assert properties["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"] == {
+        "SSEAlgorithm": "AES256"
+    }
     assert set(properties["PublicAccessBlockConfiguration"].values()) == {True}
     (policy,) = resources(tpl, "AWS::S3::BucketPolicy").values()
     (deny,) = policy["Properties"]["PolicyDocument"]["Statement"]
@@ -67,7 +78,10 @@ def test_a_bucket_of_your_own_is_used_instead_and_no_bucket_is_created():
     def build(s):
         bucket = s3.Bucket.from_bucket_name(s, "Mine", "my-results")
         IdempotentStateMachine(
-            s, "Orders", table=IdempotencyTable(s, "Table"), definition=sfn.Pass(s, "Work"),
+            s,
+            "Orders",
+            table=IdempotencyTable(s, "Table"),
+            definition=sfn.Pass(s, "Work"),
             result_storage=ResultStorage.large(bucket=bucket),
         )
 
@@ -79,13 +93,16 @@ def test_fails_when_the_inline_threshold_is_outside_1_to_64_kib(threshold):
     target = stack()
     with pytest.raises(IdempotencyConfigurationError, match="inline_threshold"):
         IdempotentStateMachine(
-            target, "Orders", table=IdempotencyTable(target, "Table"), definition=sfn.Pass(target, "Work"),
+            target,
+            "Orders",
+            table=IdempotencyTable(target, "Table"),
+            definition=sfn.Pass(target, "Work"),
             result_storage=ResultStorage.large(inline_threshold=threshold),
         )
 
 
 def test_a_bucket_or_threshold_without_large_results_is_refused():
-    with pytest.raises(ValueError, match="ResultStorage.large"):
+    with pytest.raises(ValueError, match=r"ResultStorage\.large"):
         ResultStorage(large=False, inline_threshold=Size.kibibytes(4))
 
 
@@ -97,6 +114,7 @@ def release_function_statements(tpl):
 def test_the_release_function_may_delete_only_records_of_the_namespaces_its_workflows_and_their_guards_use():
     def build(s):
         table = IdempotencyTable(s, "Table", encryption_key=kms.Key(s, "Key"))
+
         def guard(name):
             return IdempotencyGuard(s, name, table=table, body=sfn.Pass(s, f"{name}Work"), namespace=f"orders/{name.lower()}")
 
@@ -104,9 +122,7 @@ def test_the_release_function_may_delete_only_records_of_the_namespaces_its_work
         lines = sfn.Map(s, "Lines").item_processor(guard("Line"))
         parts = sfn.DistributedMap(s, "Parts").item_processor(guard("Part"))
         both = sfn.Parallel(s, "Both").branch(guard("Charge")).branch(sfn.Pass(s, "Other"))
-        IdempotentStateMachine(
-            s, "Orders", table=table, definition=lines.next(parts).next(both), namespace="orders/orders"
-        )
+        IdempotentStateMachine(s, "Orders", table=table, definition=lines.next(parts).next(both), namespace="orders/orders")
         IdempotentStateMachine(s, "Refunds", table=table, definition=sfn.Pass(s, "Refund"), namespace="orders/refunds")
         mine = IdempotencyGuard(s, "Mine", table=table, body=sfn.Pass(s, "Own"), namespace="orders/mine")
         sfn.StateMachine(s, "Plain", definition_body=sfn.DefinitionBody.from_chainable(mine))  # not watched
@@ -151,7 +167,9 @@ def test_the_release_rule_matches_this_stacks_generated_names_and_no_other_stack
 
 def test_with_asset_staging_disabled_the_functions_code_is_kept_beside_the_cloud_assembly(tmp_path):
     # What `cdk synth --no-staging` sets (the CLI always enables asset metadata, which SAM reads).
-    app = App(outdir=str(tmp_path / "cdk.out"), context={"aws:cdk:disable-asset-staging": True, "aws:cdk:enable-asset-metadata": True})
+    app = App(
+        outdir=str(tmp_path / "cdk.out"), context={"aws:cdk:disable-asset-staging": True, "aws:cdk:enable-asset-metadata": True}
+    )
     target = Stack(app, "Test")
     IdempotentStateMachine(target, "Orders", table=IdempotencyTable(target, "Table"), definition=sfn.Pass(target, "Work"))
     functions = Template.from_stack(target).find_resources("AWS::Lambda::Function")
@@ -173,7 +191,7 @@ def test_events_the_release_function_could_not_handle_land_in_an_encrypted_dead_
         IdempotentStateMachine(s, "Orders", table=IdempotencyTable(s, "Table"), definition=sfn.Pass(s, "Work"))
 
     tpl = template(build)
-    (queue_id, queue), = resources(tpl, "AWS::SQS::Queue").items()
+    ((queue_id, queue),) = resources(tpl, "AWS::SQS::Queue").items()
     assert queue["Properties"]["SqsManagedSseEnabled"] is True and queue["Properties"]["MessageRetentionPeriod"] == 14 * 86400
     (rule,) = resources(tpl, "AWS::Events::Rule").values()
     (target,) = rule["Properties"]["Targets"]

@@ -27,8 +27,14 @@ def assembly(tmp_path_factory):
     table = IdempotencyTable(stack, "Idempotency")
     IdempotentStateMachine(stack, "FailFast", table=table, definition=sfn.Pass(stack, "A"), on_in_flight=InFlightPolicy.FAIL)
     IdempotentStateMachine(
-        stack, "Quick", table=table, definition=sfn.Pass(stack, "B"), key=IdempotencyKey.from_jmespath("id"),
-        state_machine_type=sfn.StateMachineType.EXPRESS, timeout=Duration.minutes(1), lease=Duration.minutes(1),
+        stack,
+        "Quick",
+        table=table,
+        definition=sfn.Pass(stack, "B"),
+        key=IdempotencyKey.from_jmespath("id"),
+        state_machine_type=sfn.StateMachineType.EXPRESS,
+        timeout=Duration.minutes(1),
+        lease=Duration.minutes(1),
     )
     sfn.StateMachine(stack, "Plain", definition_body=sfn.DefinitionBody.from_chainable(sfn.Pass(stack, "C")))
     return app.synth().directory
@@ -68,14 +74,18 @@ def test_the_picture_marks_each_outcomes_transitions_and_lists_its_states(assemb
     assert picture.startswith("%% Orders\nflowchart TD\n")
     assert re.search(r"s\d+ -->\|first run\| s\d+", picture)
     assert "%% replay: Acquire -> Inspect -> Route -> Replay" in picture
-    assert picture.count("linkStyle") == sum(1 for line in picture.splitlines() if re.search(r"-->\|.*(first run|replay|wait|takeover|failure)", line))
+    assert picture.count("linkStyle") == sum(
+        1 for line in picture.splitlines() if re.search(r"-->\|.*(first run|replay|wait|takeover|failure)", line)
+    )
 
 
 def test_the_readme_shows_the_picture_the_example_app_synthesizes(assembly):
     result = CliRunner().invoke(cli, ["graph", assembly, "--state-machine", "Orders"])
     assert result.exit_code == 0, result.output
     readme = (ROOT / "README.md").read_text()
-    shown = readme.split("<!-- graph: the example app (idempotent-constructs graph cdk.out) -->\n```mermaid\n")[1].split("```\n<!-- /graph -->")[0]
+    shown = readme.split("<!-- graph: the example app (idempotent-constructs graph cdk.out) -->\n```mermaid\n")[1].split(
+        "```\n<!-- /graph -->"
+    )[0]
     assert shown == result.output, "the README's picture is stale: paste `idempotent-constructs graph cdk.out` into it"
 
 

@@ -16,9 +16,9 @@ from tests.jsonata_js import JSONataJsError, evaluate
 CORPUS = [
     {"b": [1.0, "é"], "a": None, "c": True, "d": False},
     {"10": 1, "9": 2, "a": 3, "": 4},  # integer-like names: JavaScript objects would reorder them
-    {"\uff01": 1, "\U0001F600": 2, "\ue000": 3},  # UTF-16 order differs from code point order
+    {"\uff01": 1, "\U0001f600": 2, "\ue000": 3},  # UTF-16 order differs from code point order
     {"quote": 'a"b', "backslash": "a\\b", "controls": "\b\f\n\r\t\u0001\u001f\u007f", "separators": "\u2028\u2029"},
-    {"lone": "\ud800x", "pair": "\U0001F600", "slash": "a/b", "html": "<&>"},
+    {"lone": "\ud800x", "pair": "\U0001f600", "slash": "a/b", "html": "<&>"},
     [1.0, 1e0, 100, 1e21, 1e-7, 1.5e-7, 0.000001, 123456.789, -0.0, 5e-324, 2.0**52],
     [0.30000000000000004, 0.1 + 0.7, 1 / 3, 2 / 3, 123456789012345.5, 9007199254740991, -9007199254740991],
     [1e300, -1e-300, 1.7976931348623157e300, 4.35e-320],
@@ -67,7 +67,7 @@ def test_record_ids_and_validations_are_the_same_in_jsonata_and_python(node_bin,
     native = jsonata_key.record_id_and_validation("Stack/Orders", kind, expression, "$v")
     computed = js(f"$map($value, function($v) {{ {native} }})", payloads)
     expected = [
-        dict(zip(("id", "validation"), canonical.key_and_validation("Stack/Orders", payload, kind, expression)))
+        dict(zip(("id", "validation"), canonical.key_and_validation("Stack/Orders", payload, kind, expression), strict=False))
         for payload in payloads
     ]
     assert computed == expected
@@ -102,5 +102,5 @@ def test_a_number_beyond_a_key_is_still_hashed_as_a_double_in_the_validation(nod
 
 
 def test_literals_escape_quotes_backslashes_and_control_characters(node_bin):
-    text = "it's a \\ \"quote\"\n"
+    text = 'it\'s a \\ "quote"\n'
     assert js(jsonata_key.literal(text)) == text

@@ -20,7 +20,8 @@ import idempotent_constructs
 from tests.conftest import ROOT
 
 MINIMUM = dict(
-    line.split("==") for line in (ROOT / "constraints" / "minimum.txt").read_text().splitlines()
+    line.split("==")
+    for line in (ROOT / "constraints" / "minimum.txt").read_text().splitlines()
     if line and not line.startswith("#")
 )
 
@@ -31,7 +32,9 @@ def dist(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
         [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(ROOT)],
-        check=True, capture_output=True, timeout=300,
+        check=True,
+        capture_output=True,
+        timeout=300,
     )
     return out
 
@@ -63,10 +66,17 @@ def test_the_wheel_holds_the_library_its_functions_code_and_py_typed_and_nothing
     assert {part for part in top_level if not part.endswith(".dist-info")} == {"idempotent_constructs"}
 
 
-def test_the_sdist_holds_the_sources_the_changelog_and_the_license_terms_but_no_tests_or_benchmarks(dist):
+def test_the_sdist_holds_the_sources_the_docs_and_the_changelog_but_no_tests_or_benchmarks(dist):
     (sdist,) = dist.glob("idempotent_constructs-*.tar.gz")
-    names = {name.split("/", 1)[1] for name in tarfile.open(sdist).getnames() if "/" in name}
-    assert {"pyproject.toml", "README.md", "CHANGELOG.md", "idempotent_constructs/__init__.py", "idempotent_constructs/lambda_src/release.py"} <= names
+    with tarfile.open(sdist) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    assert {
+        "pyproject.toml",
+        "README.md",
+        "CHANGELOG.md",
+        "idempotent_constructs/__init__.py",
+        "idempotent_constructs/lambda_src/release.py",
+    } <= names
     assert not any(name.startswith(("tests/", "bench/", "crosscheck/", "example/", "lambda_src/")) for name in names)
 
 
@@ -85,11 +95,23 @@ def test_the_wheel_installs_beside_another_aws_cdk_lib_and_synthesizes_there(dis
     venv.create(tmp_path / "app-venv", with_pip=True)
     python = tmp_path / "app-venv" / "bin" / "python"
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", str(wheel), f"aws-cdk-lib=={MINIMUM['aws-cdk-lib']}"],
-        check=True, capture_output=True, timeout=600,
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "-q",
+            str(wheel),
+            f"aws-cdk-lib=={MINIMUM['aws-cdk-lib']}",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,
     )
     app = tmp_path / "app.py"
-    app.write_text(textwrap.dedent("""
+    app.write_text(
+        textwrap.dedent("""
         import importlib.metadata, json
         from aws_cdk import App, Stack
         from aws_cdk import aws_stepfunctions as sfn
@@ -102,7 +124,8 @@ def test_the_wheel_installs_beside_another_aws_cdk_lib_and_synthesizes_there(dis
         template = app.synth().get_stack_by_name("UsersApp").template
         kinds = sorted({r["Type"] for r in template["Resources"].values()})
         print(json.dumps({"aws-cdk-lib": importlib.metadata.version("aws-cdk-lib"), "kinds": kinds}))
-    """))
+    """)
+    )
     environment = {**os.environ, "PATH": f"{node_bin}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": ""}
     result = subprocess.run([str(python), str(app)], cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr

@@ -39,11 +39,14 @@ def test_the_role_may_do_exactly_the_record_operations_on_the_table_and_invoke_t
     tpl = workflow()
     (table_id,) = resources(tpl, "AWS::DynamoDB::Table")
     (version_id,) = resources(tpl, "AWS::Lambda::Version")
-    policy = next(
-        p for p in resources(tpl, "AWS::IAM::Policy").values() if "StateMachineRole" in str(p["Properties"]["Roles"])
-    )
+    policy = next(p for p in resources(tpl, "AWS::IAM::Policy").values() if "StateMachineRole" in str(p["Properties"]["Roles"]))
     statements = policy["Properties"]["PolicyDocument"]["Statement"]
-    dynamodb = {a for s in statements for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"]) if a.startswith("dynamodb:")}
+    dynamodb = {
+        a
+        for s in statements
+        for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+        if a.startswith("dynamodb:")
+    }
     assert dynamodb == {"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}
     for statement in statements:
         action = statement["Action"]
@@ -76,7 +79,11 @@ def test_name_timeout_logs_and_tracing_pass_through():
     tpl = template(build)
     tpl.has_resource_properties(
         "AWS::StepFunctions::StateMachine",
-        {"StateMachineName": "orders", "TracingConfiguration": {"Enabled": False}, "LoggingConfiguration": {"Level": "ERROR", "Destinations": Match.any_value()}},
+        {
+            "StateMachineName": "orders",
+            "TracingConfiguration": {"Enabled": False},
+            "LoggingConfiguration": {"Level": "ERROR", "Destinations": Match.any_value()},
+        },
     )
     assert only_definition(tpl)["TimeoutSeconds"] == 1800
     assert len(resources(tpl, "AWS::Logs::LogGroup")) == 3  # the given one, the key and release functions'
@@ -96,8 +103,13 @@ def test_fails_when_max_wait_outlasts_the_waiting_execution():
 def test_warns_when_an_express_lease_is_shorter_than_the_longest_run():
     target = stack()
     IdempotentStateMachine(
-        target, "Orders", table=IdempotencyTable(target, "Table"), definition=sfn.Pass(target, "Work"),
-        state_machine_type=sfn.StateMachineType.EXPRESS, lease=Duration.minutes(1), max_wait=Duration.seconds(30),
+        target,
+        "Orders",
+        table=IdempotencyTable(target, "Table"),
+        definition=sfn.Pass(target, "Work"),
+        state_machine_type=sfn.StateMachineType.EXPRESS,
+        lease=Duration.minutes(1),
+        max_wait=Duration.seconds(30),
     )
     Annotations.from_stack(target).has_warning("/Test/Orders", Match.string_like_regexp("may take over an Express holder"))
 
@@ -165,7 +177,10 @@ def test_a_workflow_may_touch_only_its_own_namespaces_items_as_its_synthesized_p
 def test_query_language_passes_through_and_a_jsonata_definition_is_accepted():
     def build(s):
         IdempotentStateMachine(
-            s, "Orders", table=IdempotencyTable(s, "Table"), query_language=sfn.QueryLanguage.JSONATA,
+            s,
+            "Orders",
+            table=IdempotencyTable(s, "Table"),
+            query_language=sfn.QueryLanguage.JSONATA,
             definition=sfn.Pass.jsonata(s, "Work", outputs="{% {'done': true} %}"),
         )
 
@@ -177,7 +192,10 @@ def test_query_language_passes_through_and_a_jsonata_definition_is_accepted():
 def test_fails_when_a_jsonata_state_machine_holds_states_written_in_jsonpath():
     def build(s):
         IdempotentStateMachine(
-            s, "Orders", table=IdempotencyTable(s, "Table"), query_language=sfn.QueryLanguage.JSONATA,
+            s,
+            "Orders",
+            table=IdempotencyTable(s, "Table"),
+            query_language=sfn.QueryLanguage.JSONATA,
             definition=sfn.Pass(s, "Classic", parameters={"order.$": "$.order"}),
         )
 

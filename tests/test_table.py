@@ -116,9 +116,7 @@ def test_a_powertools_function_may_get_put_update_and_delete_only_the_items_unde
     (table_id,) = resources(tpl, "AWS::DynamoDB::Table")
     (policy,) = resources(tpl, "AWS::IAM::Policy").values()
     (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
-    assert sorted(statement["Action"]) == [
-        "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"
-    ]
+    assert sorted(statement["Action"]) == ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
     assert statement["Resource"] == {"Fn::GetAtt": [table_id, "Arn"]}
     assert statement["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["orders#*"]}}
 
@@ -131,11 +129,7 @@ def test_a_powertools_function_finds_the_table_and_its_key_prefix_in_its_environ
     (table_id,) = resources(tpl, "AWS::DynamoDB::Table")
     tpl.has_resource_properties(
         "AWS::Lambda::Function",
-        {
-            "Environment": {
-                "Variables": {"IDEMPOTENCY_TABLE_NAME": {"Ref": table_id}, "IDEMPOTENCY_KEY_PREFIX": "orders/charge"}
-            }
-        },
+        {"Environment": {"Variables": {"IDEMPOTENCY_TABLE_NAME": {"Ref": table_id}, "IDEMPOTENCY_KEY_PREFIX": "orders/charge"}}},
     )
 
 
@@ -153,5 +147,7 @@ def test_by_default_the_key_prefix_is_the_functions_construct_path():
 def test_an_invalid_key_prefix_fails_synth_naming_the_function_and_the_value(key_prefix):
     target = stack()
     table = IdempotencyTable(target, "Idempotency")
-    with pytest.raises(IdempotencyConfigurationError, match=rf"(?s)Test/OrderHandler: .*key_prefix: {re.escape(repr(key_prefix))}"):
+    with pytest.raises(
+        IdempotencyConfigurationError, match=rf"(?s)Test/OrderHandler: .*key_prefix: {re.escape(repr(key_prefix))}"
+    ):
         table.grant_powertools_idempotency(powertools_user(target), key_prefix=key_prefix)

@@ -36,9 +36,22 @@ def masked(template: dict[str, Any]) -> dict[str, Any]:
 # the release we develop with, so that any other difference still fails.
 CDK_TRUSTS_ONLY_OWN_STATE_MACHINES = (2, 274, 0)
 OWN_STATE_MACHINES = {
-    "ArnLike": {"aws:SourceArn": {"Fn::Join": ["", [
-        "arn:", {"Ref": "AWS::Partition"}, ":states:", {"Ref": "AWS::Region"}, ":", {"Ref": "AWS::AccountId"}, ":stateMachine:*",
-    ]]}},
+    "ArnLike": {
+        "aws:SourceArn": {
+            "Fn::Join": [
+                "",
+                [
+                    "arn:",
+                    {"Ref": "AWS::Partition"},
+                    ":states:",
+                    {"Ref": "AWS::Region"},
+                    ":",
+                    {"Ref": "AWS::AccountId"},
+                    ":stateMachine:*",
+                ],
+            ]
+        }
+    },
     "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}},
 }
 
@@ -71,16 +84,16 @@ def test_the_minimal_and_the_everything_on_templates_match_their_snapshots(templ
 @pytest.mark.parametrize("name", ["Minimal", "EverythingOn", "Behaviour", "IdempotentOrders"])
 def test_every_template_passes_cfn_lint(templates, name):
     matches = cfnlint.api.lint(json.dumps(templates[name]), config=cfnlint.api.ManualArgs(regions=["us-east-1"]))
-    findings = [f"{m.rule.id} {m.message} at {'/'.join(map(str, m.path))}" for m in matches if m.rule.id not in IGNORED_CFN_LINT_RULES]
+    findings = [
+        f"{m.rule.id} {m.message} at {'/'.join(map(str, m.path))}" for m in matches if m.rule.id not in IGNORED_CFN_LINT_RULES
+    ]
     assert findings == []
 
 
 def asl_validator(node_bin, definition: dict[str, Any], tmp_path) -> subprocess.CompletedProcess:
     path = tmp_path / "definition.json"
     path.write_text(json.dumps(definition))
-    return subprocess.run(
-        [str(node_bin / "asl-validator"), "--json-path", str(path)], capture_output=True, text=True, timeout=60
-    )
+    return subprocess.run([str(node_bin / "asl-validator"), "--json-path", str(path)], capture_output=True, text=True, timeout=60)
 
 
 @pytest.mark.parametrize("name", ["Minimal", "EverythingOn", "Behaviour", "IdempotentOrders"])

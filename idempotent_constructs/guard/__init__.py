@@ -41,7 +41,13 @@ from .config import DEFAULT_LEASE, EVENTS_PER_POLL, MAX_POLLS, GuardConfig, poll
 from .protocol import STATE_NAMES, TRANSIENT_DYNAMODB_ERRORS, Facts
 
 __all__ = [
-    "DEFAULT_LEASE", "EVENTS_PER_POLL", "MAX_POLLS", "STATE_NAMES", "TRANSIENT_DYNAMODB_ERRORS", "IdempotencyGuard", "poll_schedule",
+    "DEFAULT_LEASE",
+    "EVENTS_PER_POLL",
+    "MAX_POLLS",
+    "STATE_NAMES",
+    "TRANSIENT_DYNAMODB_ERRORS",
+    "IdempotencyGuard",
+    "poll_schedule",
 ]
 
 
@@ -105,10 +111,20 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         """
         super().__init__(scope, construct_id)
         self.config = config = GuardConfig(
-            self, table=table, key=key, namespace=namespace, expires_after=expires_after, lease=lease,
-            poll_interval=poll_interval, max_wait=max_wait, on_in_flight=on_in_flight, on_failure=on_failure,
-            cache_errors=cache_errors, state_name_prefix=state_name_prefix,
-            owner_state_machine_name=owner_state_machine_name, result_storage=result_storage,
+            self,
+            table=table,
+            key=key,
+            namespace=namespace,
+            expires_after=expires_after,
+            lease=lease,
+            poll_interval=poll_interval,
+            max_wait=max_wait,
+            on_in_flight=on_in_flight,
+            on_failure=on_failure,
+            cache_errors=cache_errors,
+            state_name_prefix=state_name_prefix,
+            owner_state_machine_name=owner_state_machine_name,
+            result_storage=result_storage,
         )
         config.validate()
         self.table, self.key, self.namespace, self.prefix = config.table, config.key, config.namespace, config.prefix
@@ -154,7 +170,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         takeover.next(guarded)
         guarded.next(complete)
         self._start_state = start
-        self._end_states = [complete, store, *replays]
+        self._end_states: list[sfn.INextable] = [complete, store, *replays]
 
     @property
     def start_state(self) -> sfn.State:

@@ -21,13 +21,18 @@ if TYPE_CHECKING:
     from . import IdempotencyGuard
 
 
-def _assign(guard: "IdempotencyGuard", fields: dict[str, str]) -> dict[str, str]:
+def _assign(guard: IdempotencyGuard, fields: dict[str, str]) -> dict[str, str]:
     return {guard.facts.name: expression(records.jsonata_object(fields))}
 
 
-def _holding(guard: "IdempotencyGuard", state: str, arguments: str) -> ItemTask:
+def _holding(guard: IdempotencyGuard, state: str, arguments: str) -> ItemTask:
     task = ItemTask(
-        guard, state, config=guard.config, action="updateItem", arguments=arguments, assign=_assign(guard, records.held(guard.config))
+        guard,
+        state,
+        config=guard.config,
+        action="updateItem",
+        arguments=arguments,
+        assign=_assign(guard, records.held(guard.config)),
     )
     retry_transient(task, TRANSIENT_DYNAMODB_ERRORS)
     return task
@@ -36,7 +41,7 @@ def _holding(guard: "IdempotencyGuard", state: str, arguments: str) -> ItemTask:
 MISSING = "The idempotency key selection is missing, null or empty in the input, or holds a number of magnitude 2^53 or more."
 
 
-def key_missing(guard: "IdempotencyGuard") -> sfn.Fail:
+def key_missing(guard: IdempotencyGuard) -> sfn.Fail:
     return sfn.Fail.jsonata(
         guard,
         "KeyMissing",
@@ -47,7 +52,7 @@ def key_missing(guard: "IdempotencyGuard") -> sfn.Fail:
     )
 
 
-def acquire(guard: "IdempotencyGuard", inspect: sfn.IChainable, missing: sfn.Fail) -> tuple[sfn.State, ItemTask]:
+def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail) -> tuple[sfn.State, ItemTask]:
     """``(start state, Acquire)``; a taken key goes to ``inspect`` with the key in the variable."""
     config = guard.config
     task = _holding(guard, "Acquire", records.acquire(config, guard.facts))
@@ -58,7 +63,9 @@ def acquire(guard: "IdempotencyGuard", inspect: sfn.IChainable, missing: sfn.Fai
             "ComputeKey",
             guard.key_function,
             {
-                "input": expression(records.within_payload("$states.input", "the input is too large to send to the key function")),
+                "input": expression(
+                    records.within_payload("$states.input", "the input is too large to send to the key function")
+                ),
                 "namespace": config.namespace,
                 "kind": config.key.kind,
                 "expression": config.key.expression,
@@ -78,7 +85,7 @@ def acquire(guard: "IdempotencyGuard", inspect: sfn.IChainable, missing: sfn.Fai
     return start, task
 
 
-def takeover(guard: "IdempotencyGuard", inspect: sfn.IChainable) -> ItemTask:
+def takeover(guard: IdempotencyGuard, inspect: sfn.IChainable) -> ItemTask:
     task = _holding(guard, "Takeover", records.takeover(guard.config, guard.facts))
     task.catch(inspect, [CONDITION_FAILED])
     return task

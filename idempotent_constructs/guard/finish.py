@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
 
 from ..jsonata_key import literal
 from ..lambda_src import schema
@@ -35,7 +36,7 @@ TOO_LARGE = "The result is too close to Step Functions' 256 KiB payload limit to
 RESULT = "$states.input[0]"
 
 
-def body(guard: "IdempotencyGuard", chain: sfn.IChainable, on_failure: sfn.IChainable) -> sfn.Parallel:
+def body(guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChainable) -> sfn.Parallel:
     """The user's chain, as the only branch of a Parallel: its input is the guard's input, and
     whatever it raises is caught in one place. The Parallel declares no query language and uses no
     field of either: its branch is in the language of the states around the guard (a JSONata state
@@ -45,15 +46,23 @@ def body(guard: "IdempotencyGuard", chain: sfn.IChainable, on_failure: sfn.IChai
     return parallel
 
 
-def complete(guard: "IdempotencyGuard", on_failure: sfn.IChainable) -> tuple[ItemTask, sfn.State]:
+def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable) -> tuple[ItemTask, tasks.LambdaInvoke]:
     """``(Complete, StoreResult)``: both end the guard with the chain's output."""
     config, facts = guard.config, guard.facts
     lease_lost = sfn.Fail.jsonata(
-        guard, "LeaseLost", state_name=config.name("LeaseLost"), error=schema.LEASE_LOST,
+        guard,
+        "LeaseLost",
+        state_name=config.name("LeaseLost"),
+        error=schema.LEASE_LOST,
         cause="Another execution took this idempotency key over; this run's result was not stored.",
     )
     task = ItemTask(
-        guard, "Complete", config=config, action="updateItem", arguments=records.complete(config, facts, RESULT), output=expression(RESULT)
+        guard,
+        "Complete",
+        config=config,
+        action="updateItem",
+        arguments=records.complete(config, facts, RESULT),
+        output=expression(RESULT),
     )
     retry_transient(task, TRANSIENT_DYNAMODB_ERRORS, after_body=True)
     task.catch(lease_lost, [CONDITION_FAILED], output=None)
@@ -76,19 +85,23 @@ def complete(guard: "IdempotencyGuard", on_failure: sfn.IChainable) -> tuple[Ite
     store.add_catch(lease_lost, errors=[schema.LEASE_LOST])
     store.add_catch(on_failure, errors=[schema.RESULT_TOO_LARGE], outputs=ERROR_OUTPUT)
     # Too large to send to the function at all: refused before the task is built.
-    store.add_catch(on_failure, errors=[QUERY_FAILED], outputs=expression(
-        f"{{'Error': '{schema.RESULT_TOO_LARGE}', 'Cause': {literal(TOO_LARGE)}}}"
-    ))
+    store.add_catch(
+        on_failure,
+        errors=[QUERY_FAILED],
+        outputs=expression(f"{{'Error': '{schema.RESULT_TOO_LARGE}', 'Cause': {literal(TOO_LARGE)}}}"),
+    )
     task.catch(store, [QUERY_FAILED])
     return task, store
 
 
-def failure(guard: "IdempotencyGuard") -> tuple[sfn.IChainable, sfn.Fail | None]:
+def failure(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Fail | None]:
     """What a failed run goes to (ending in ``Failed``), and for CACHE the state that replays a
     stored failure."""
     config, facts = guard.config, guard.facts
     failed = sfn.Fail.jsonata(
-        guard, "Failed", state_name=config.name("Failed"),
+        guard,
+        "Failed",
+        state_name=config.name("Failed"),
         error=expression("$states.input.Error"),
         cause=expression("$exists($states.input.Cause) ? $states.input.Cause : ''"),
     )
@@ -96,13 +109,22 @@ def failure(guard: "IdempotencyGuard") -> tuple[sfn.IChainable, sfn.Fail | None]
     release = record_failure = None
     if config.on_failure is FailurePolicy.RELEASE or config.cache_errors:
         release = ItemTask(
-            guard, "Release", config=config, action="deleteItem", arguments=records.release(config, facts), output=expression(ERROR)
+            guard,
+            "Release",
+            config=config,
+            action="deleteItem",
+            arguments=records.release(config, facts),
+            output=expression(ERROR),
         )
         writes.append(release)
     if config.on_failure is FailurePolicy.CACHE:
         record_failure = ItemTask(
-            guard, "RecordFailure", config=config, action="updateItem",
-            arguments=records.record_failure(config, facts, ERROR), output=expression(ERROR),
+            guard,
+            "RecordFailure",
+            config=config,
+            action="updateItem",
+            arguments=records.record_failure(config, facts, ERROR),
+            output=expression(ERROR),
         )
         writes.append(record_failure)
     for write in writes:
@@ -114,12 +136,15 @@ def failure(guard: "IdempotencyGuard") -> tuple[sfn.IChainable, sfn.Fail | None]
         assert release is not None
         return release, None
     replay_failure = sfn.Fail.jsonata(
-        guard, "ReplayFailure", state_name=config.name("ReplayFailure"),
+        guard,
+        "ReplayFailure",
+        state_name=config.name("ReplayFailure"),
         error=expression(facts.record(schema.ERROR)),
         cause=expression(f"$exists({facts.record(schema.CAUSE)}) ? {facts.record(schema.CAUSE)} : ''"),
     )
     if not config.cache_errors:
         return record_failure, replay_failure
+    assert release is not None, "cache_errors: the errors not listed are released"
     listed = ", ".join(literal(error) for error in config.cache_errors)
     choose = (
         sfn.Choice.jsonata(guard, "CacheOrRelease", state_name=config.name("CacheOrRelease"))

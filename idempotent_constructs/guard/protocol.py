@@ -27,8 +27,15 @@ HOLDER = "holder"  # the holder's execution as DescribeExecution last described 
 # The attributes a read of the record returns: everything the route needs, and never a compressed
 # result (``data_gzip``), which would make the response too large to read into a state.
 READ_ATTRIBUTES = (
-    schema.ID, schema.STATUS, schema.EXPIRATION, schema.IN_PROGRESS_EXPIRATION, schema.OWNER,
-    schema.VALIDATION, schema.DATA, schema.ERROR, schema.CAUSE,
+    schema.ID,
+    schema.STATUS,
+    schema.EXPIRATION,
+    schema.IN_PROGRESS_EXPIRATION,
+    schema.OWNER,
+    schema.VALIDATION,
+    schema.DATA,
+    schema.ERROR,
+    schema.CAUSE,
 )
 
 
@@ -77,10 +84,35 @@ def expression(text: str) -> str:
 # --- states -------------------------------------------------------------------------------------------
 # Every state a guard may generate, by the name it carries after the guard's prefix.
 STATE_NAMES = (
-    "ComputeKey", "Acquire", "KeyMissing", "Body", "Complete", "StoreResult", "LeaseLost", "Inspect", "Route",
-    "Replay", "Restore", "ReplayFailure", "PayloadMismatch", "Takeover", "OwnerCheck", "OwnerRunning", "Backoff",
-    "Await", "Poll", "Check", "PollOwner", "StillRunning", "Busy", "Settled", "InFlight", "CacheOrRelease",
-    "Release", "RecordFailure", "Failed",
+    "ComputeKey",
+    "Acquire",
+    "KeyMissing",
+    "Body",
+    "Complete",
+    "StoreResult",
+    "LeaseLost",
+    "Inspect",
+    "Route",
+    "Replay",
+    "Restore",
+    "ReplayFailure",
+    "PayloadMismatch",
+    "Takeover",
+    "OwnerCheck",
+    "OwnerRunning",
+    "Backoff",
+    "Await",
+    "Poll",
+    "Check",
+    "PollOwner",
+    "StillRunning",
+    "Busy",
+    "Settled",
+    "InFlight",
+    "CacheOrRelease",
+    "Release",
+    "RecordFailure",
+    "Failed",
 )
 
 # --- errors -------------------------------------------------------------------------------------------

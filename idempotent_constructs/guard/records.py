@@ -162,9 +162,7 @@ PAYLOAD_MARGIN = 8 * 1024
 def within_payload(value: str, error: str) -> str:
     """JSONata for ``value``, raising ``error`` when it is too large to send to a Lambda function
     with a few other fields (Step Functions would fail the task, uncatchably, once it is built)."""
-    return (
-        f"({BYTES}{JSON} $v := {value}; $bytes($json($v)) > {262_144 - PAYLOAD_MARGIN} ? $error({literal(error)}) : $v)"
-    )
+    return f"({BYTES}{JSON} $v := {value}; $bytes($json($v)) > {262_144 - PAYLOAD_MARGIN} ? $error({literal(error)}) : $v)"
 
 
 def complete(config: GuardConfig, facts: Facts, result: str) -> str:
@@ -187,16 +185,22 @@ def complete(config: GuardConfig, facts: Facts, result: str) -> str:
 
 def record_failure(config: GuardConfig, facts: Facts, error: str) -> str:
     """``error`` (JSONata) is the run's error, ``{Error, Cause}``."""
-    return "($e := " + error + "; " + _finish(
-        config,
-        facts,
-        {
-            schema.STATUS: _s(literal(schema.FAILED)),
-            schema.ERROR: _s("$string($e.Error)"),
-            schema.CAUSE: _s("($exists($e.Cause) ? $string($e.Cause) : '')"),
-        },
-        _RESULTS,
-    ) + ")"
+    return (
+        "($e := "
+        + error
+        + "; "
+        + _finish(
+            config,
+            facts,
+            {
+                schema.STATUS: _s(literal(schema.FAILED)),
+                schema.ERROR: _s("$string($e.Error)"),
+                schema.CAUSE: _s("($exists($e.Cause) ? $string($e.Cause) : '')"),
+            },
+            _RESULTS,
+        )
+        + ")"
+    )
 
 
 def release(config: GuardConfig, facts: Facts) -> str:

@@ -12,8 +12,7 @@ from aws_cdk import aws_stepfunctions as sfn
 
 from ..lambda_src import schema
 from . import records
-from .protocol import ENDED_STATUSES, HOLDER, ID, OWNER_GONE_ERRORS, RECORD, VALIDATION, expression
-from .protocol import TRANSIENT_DYNAMODB_ERRORS
+from .protocol import ENDED_STATUSES, HOLDER, ID, OWNER_GONE_ERRORS, RECORD, TRANSIENT_DYNAMODB_ERRORS, VALIDATION, expression
 from .tasks import HOLDER_FIELDS, SAME_INPUT, ItemTask, invoke, owner_check, retry_transient
 
 if TYPE_CHECKING:
@@ -31,31 +30,56 @@ def condition(text: str) -> sfn.Condition:
     return sfn.Condition.jsonata(expression(text))
 
 
-def inspect(guard: "IdempotencyGuard") -> ItemTask:
+def inspect(guard: IdempotencyGuard) -> ItemTask:
     facts = guard.facts
     task = ItemTask(
-        guard, "Inspect", config=guard.config, action="getItem", arguments=records.read(guard.config, facts),
-        assign={facts.name: expression(f"$merge([${facts.name}, {{'{RECORD}': $exists($states.result.Item) ? $states.result.Item : null}}])")},
+        guard,
+        "Inspect",
+        config=guard.config,
+        action="getItem",
+        arguments=records.read(guard.config, facts),
+        assign={
+            facts.name: expression(
+                f"$merge([${facts.name}, {{'{RECORD}': $exists($states.result.Item) ? $states.result.Item : null}}])"
+            )
+        },
     )
     retry_transient(task, TRANSIENT_DYNAMODB_ERRORS)
     return task
 
 
-def route(guard: "IdempotencyGuard", *, acquire: sfn.IChainable, takeover: sfn.IChainable, wait: sfn.IChainable,
-          replay_failure: sfn.IChainable | None) -> tuple[sfn.Choice, list[sfn.INextable]]:
+def route(
+    guard: IdempotencyGuard,
+    *,
+    acquire: sfn.IChainable,
+    takeover: sfn.IChainable,
+    wait: sfn.IChainable,
+    replay_failure: sfn.IChainable | None,
+) -> tuple[sfn.Choice, list[sfn.INextable]]:
     """``(Route, the states that end the guard with a replayed result)``."""
     config, facts = guard.config, guard.facts
     name = config.name
     record = facts.record
     replay = sfn.Pass.jsonata(guard, "Replay", state_name=name("Replay"), outputs=expression(f"$parse({record(schema.DATA)})"))
     restore = invoke(
-        guard, config, "Restore", guard.result_function,
-        {"action": "restore", "table": config.table.table_name, "id": expression(facts(ID)), "validation": expression(facts(VALIDATION))},
+        guard,
+        config,
+        "Restore",
+        guard.result_function,
+        {
+            "action": "restore",
+            "table": config.table.table_name,
+            "id": expression(facts(ID)),
+            "validation": expression(facts(VALIDATION)),
+        },
     )
     restore.add_retry(errors=[schema.RESULT_MISSING], max_attempts=0)
     retry_transient(restore, ["States.ALL"])
     mismatch = sfn.Fail.jsonata(
-        guard, "PayloadMismatch", state_name=name("PayloadMismatch"), error=schema.PAYLOAD_MISMATCH,
+        guard,
+        "PayloadMismatch",
+        state_name=name("PayloadMismatch"),
+        error=schema.PAYLOAD_MISMATCH,
         cause="The idempotency key was already used with a different payload.",
     )
     # In order; the first rule that holds wins.
@@ -73,7 +97,11 @@ def route(guard: "IdempotencyGuard", *, acquire: sfn.IChainable, takeover: sfn.I
     rules.append((record.within_lease, wait))
     if config.owner_state_machine_name is not None:
         check = owner_check(
-            guard, config, "OwnerCheck", owner=record(schema.OWNER), output=SAME_INPUT,
+            guard,
+            config,
+            "OwnerCheck",
+            owner=record(schema.OWNER),
+            output=SAME_INPUT,
             assign={facts.name: expression(f"$merge([${facts.name}, {{'{HOLDER}': {HOLDER_FIELDS}}}])")},
         )
         # Gone: take over. Any other error: we cannot tell, so the holder counts as running.
@@ -92,9 +120,11 @@ def route(guard: "IdempotencyGuard", *, acquire: sfn.IChainable, takeover: sfn.I
     return choice, [replay, restore]
 
 
-def in_flight(guard: "IdempotencyGuard") -> sfn.Fail:
+def in_flight(guard: IdempotencyGuard) -> sfn.Fail:
     return sfn.Fail.jsonata(
-        guard, "InFlight", state_name=guard.config.name("InFlight"), error=schema.IN_FLIGHT,
+        guard,
+        "InFlight",
+        state_name=guard.config.name("InFlight"),
+        error=schema.IN_FLIGHT,
         cause="Another execution holds this idempotency key and is still running.",
     )
-

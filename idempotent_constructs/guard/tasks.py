@@ -77,7 +77,9 @@ class ItemTask(sfn.CustomState):
             self.statements.append(key_statement(config.table.encryption_key))
         self._catch_outputs: dict[tuple[str, ...], str] = {}
 
-    def catch(self, handler: sfn.IChainable, errors: list[str], *, output: str | None = SAME_INPUT, assign: dict[str, Any] | None = None) -> "ItemTask":
+    def catch(
+        self, handler: sfn.IChainable, errors: list[str], *, output: str | None = SAME_INPUT, assign: dict[str, Any] | None = None
+    ) -> ItemTask:
         self.add_catch(handler, errors=errors, assign=assign)
         if output is not None:
             self._catch_outputs[tuple(errors)] = output
@@ -99,7 +101,14 @@ class ItemTask(sfn.CustomState):
 
 
 def invoke(
-    scope: Construct, config: GuardConfig, state: str, function: Any, payload: dict[str, Any], *, after_body: bool = False, **options: Any
+    scope: Construct,
+    config: GuardConfig,
+    state: str,
+    function: Any,
+    payload: dict[str, Any],
+    *,
+    after_body: bool = False,
+    **options: Any,
 ) -> tasks.LambdaInvoke:
     """A call of one of the stack's shared functions, through its published version (so the role
     names exactly that version), retried on the Lambda service's transient errors."""

@@ -16,16 +16,15 @@ from ..lambda_src import schema
 from ..policies import InFlightPolicy
 from . import records
 from .config import poll_schedule
-from .protocol import OWNER_GONE_ERRORS, RECORD, TRANSIENT_DYNAMODB_ERRORS, expression
-from .protocol import Record
+from .protocol import OWNER_GONE_ERRORS, RECORD, TRANSIENT_DYNAMODB_ERRORS, Record, expression
 from .route import condition, in_flight, owner_done
-from .tasks import SAME_INPUT, HOLDER_FIELDS, ItemTask, owner_check, retry_transient
+from .tasks import HOLDER_FIELDS, SAME_INPUT, ItemTask, owner_check, retry_transient
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
 
 
-def wait_for_holder(guard: "IdempotencyGuard") -> tuple[sfn.IChainable, sfn.Parallel | None]:
+def wait_for_holder(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Parallel | None]:
     """``(entry, Await)``; Await goes back to the route once the holder is done (the caller wires it)."""
     config, facts = guard.config, guard.facts
     failing = in_flight(guard)
@@ -34,7 +33,11 @@ def wait_for_holder(guard: "IdempotencyGuard") -> tuple[sfn.IChainable, sfn.Para
     name = config.name
     attempts, max_delay = poll_schedule(int(config.poll_interval.to_seconds()), int(config.max_wait.to_seconds()))
     poll = ItemTask(
-        guard, "Poll", config=config, action="getItem", arguments=records.read(config, facts),
+        guard,
+        "Poll",
+        config=config,
+        action="getItem",
+        arguments=records.read(config, facts),
         output=expression(f"{{'{RECORD}': $exists($states.result.Item) ? $states.result.Item : null}}"),
     )
     retry_transient(poll, TRANSIENT_DYNAMODB_ERRORS)
@@ -49,7 +52,10 @@ def wait_for_holder(guard: "IdempotencyGuard") -> tuple[sfn.IChainable, sfn.Para
     if config.owner_state_machine_name is not None:
         # Past the lease: still busy while the holder's execution runs (polls past a lease only).
         poll_owner = owner_check(
-            guard, config, "PollOwner", owner=record(schema.OWNER),
+            guard,
+            config,
+            "PollOwner",
+            owner=record(schema.OWNER),
             output=expression(f"$merge([$states.input, {{'holder': {HOLDER_FIELDS}}}])"),
         )
         poll_owner.add_catch(settled, errors=OWNER_GONE_ERRORS, outputs=SAME_INPUT)
@@ -62,7 +68,10 @@ def wait_for_holder(guard: "IdempotencyGuard") -> tuple[sfn.IChainable, sfn.Para
         check.when(condition(record.status(schema.INPROGRESS)), poll_owner)
     check.otherwise(settled)
     waiting = sfn.Parallel.jsonata(
-        guard, "Await", state_name=name("Await"), outputs=SAME_INPUT,
+        guard,
+        "Await",
+        state_name=name("Await"),
+        outputs=SAME_INPUT,
         assign={facts.name: expression(f"$merge([${facts.name}, {{'{RECORD}': $states.result[0].{RECORD}}}])")},
     ).branch(poll.next(check))
     waiting.add_retry(

@@ -21,7 +21,7 @@ from typing import Any
 try:  # imported as part of the library
     from . import schema
 except ImportError:  # imported by the Lambda runtime from the asset root
-    import schema  # type: ignore[no-redef]
+    import schema  # type: ignore[no-redef,import-not-found]
 
 SPEC_VERSION = 2
 HASH_PIECE = 2500  # code points hashed at once (docs/canonical-key.md, section 3)

@@ -18,15 +18,17 @@ from typing import Any
 try:  # imported as part of the library
     from . import canonical, telemetry
 except ImportError:  # imported by the Lambda runtime from the asset root
-    import canonical  # type: ignore[no-redef]
-    import telemetry  # type: ignore[no-redef]
+    import canonical  # type: ignore[no-redef,import-not-found]
+    import telemetry  # type: ignore[no-redef,import-not-found]
 
 logger = telemetry.get_logger()
 
 
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, str]:
     try:
-        record_id, validation = canonical.key_and_validation(event["namespace"], event["input"], event["kind"], event.get("expression"))
+        record_id, validation = canonical.key_and_validation(
+            event["namespace"], event["input"], event["kind"], event.get("expression")
+        )
     except canonical.KeyMissing as missing:
         logger.warning("key missing", extra={"idempotency_namespace": event["namespace"], "reason": str(missing)})
         raise

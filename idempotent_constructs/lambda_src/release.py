@@ -21,7 +21,8 @@ logged and left to the lease. Only record ids and counts are logged, never paylo
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import boto3
 from botocore.exceptions import ClientError
@@ -29,8 +30,8 @@ from botocore.exceptions import ClientError
 try:  # imported as part of the library
     from . import schema, telemetry
 except ImportError:  # imported by the Lambda runtime from the asset root
-    import schema  # type: ignore[no-redef]
-    import telemetry  # type: ignore[no-redef]
+    import schema  # type: ignore[no-redef,import-not-found]
+    import telemetry  # type: ignore[no-redef,import-not-found]
 
 ENDED = {"FAILED", "TIMED_OUT", "ABORTED"}
 logger = telemetry.get_logger()
@@ -55,9 +56,7 @@ def held_records(history: list[dict[str, Any]], execution_arn: str) -> Iterator[
 
 def _history(client: Any, execution_arn: str) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
-    for page in client.get_paginator("get_execution_history").paginate(
-        executionArn=execution_arn, includeExecutionData=True
-    ):
+    for page in client.get_paginator("get_execution_history").paginate(executionArn=execution_arn, includeExecutionData=True):
         events.extend(page["events"])
     return events
 
@@ -107,7 +106,10 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, int]:
                 skipped += 1  # finished, released or taken over meanwhile
             elif code == "AccessDeniedException":
                 denied += 1  # a guard's table this function was not granted: the lease will do
-                logger.warning("not allowed to release", extra={**telemetry.record_fields(record_id), "execution": execution_arn, "table": table})
+                logger.warning(
+                    "not allowed to release",
+                    extra={**telemetry.record_fields(record_id), "execution": execution_arn, "table": table},
+                )
             else:
                 raise  # transient: Lambda retries the asynchronous invocation
     result = {"released": released, "skipped": skipped, "denied": denied}

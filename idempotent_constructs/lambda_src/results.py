@@ -39,8 +39,8 @@ from botocore.config import Config
 try:  # imported as part of the library
     from . import schema, telemetry
 except ImportError:  # imported by the Lambda runtime from the asset root
-    import schema  # type: ignore[no-redef]
-    import telemetry  # type: ignore[no-redef]
+    import schema  # type: ignore[no-redef,import-not-found]
+    import telemetry  # type: ignore[no-redef,import-not-found]
 
 logger = telemetry.get_logger()
 _CONFIG = Config(retries={"mode": "standard", "max_attempts": 10})
@@ -122,7 +122,9 @@ def _store(event: dict[str, Any]) -> None:
         schema.VALIDATION: {"S": meta["validation"]},
         attribute: value,
     }
-    others = [name for name in (schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION, schema.ERROR, schema.CAUSE) if name != attribute]
+    others = [
+        name for name in (schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION, schema.ERROR, schema.CAUSE) if name != attribute
+    ]
     names = {f"#{name}": name for name in [schema.ID, *attributes, *others]}
     try:
         _client("dynamodb").update_item(
@@ -130,8 +132,10 @@ def _store(event: dict[str, Any]) -> None:
             Key={schema.ID: {"S": meta["id"]}},
             # The same fence as the native Complete: still ours, or released meanwhile (a redrive).
             ConditionExpression=f"attribute_not_exists(#{schema.ID}) OR #{schema.OWNER} = :{schema.OWNER}",
-            UpdateExpression="SET " + ", ".join(f"#{name} = :{name}" for name in attributes)
-            + " REMOVE " + ", ".join(f"#{name}" for name in others),
+            UpdateExpression="SET "
+            + ", ".join(f"#{name} = :{name}" for name in attributes)
+            + " REMOVE "
+            + ", ".join(f"#{name}" for name in others),
             ExpressionAttributeNames=names,
             ExpressionAttributeValues={f":{name}": value for name, value in attributes.items()},
         )
@@ -139,7 +143,12 @@ def _store(event: dict[str, Any]) -> None:
         raise LeaseLost("Another execution took this idempotency key over; this run's result was not stored.") from error
     logger.info(
         "result stored",
-        extra={**telemetry.record_fields(meta["id"]), "json_bytes": len(text), "stored_as": attribute, "stored_bytes": len(payload)},
+        extra={
+            **telemetry.record_fields(meta["id"]),
+            "json_bytes": len(text),
+            "stored_as": attribute,
+            "stored_bytes": len(payload),
+        },
     )
 
 
@@ -153,7 +162,9 @@ def _restore(table: str, record_id: str, validation: str | None) -> Any:
     if schema.DATA_GZIP in record:
         return json.loads(gzip.decompress(record[schema.DATA_GZIP]["B"]))
     if schema.DATA_LOCATION not in record:
-        raise ResultMissing(f"record {record_id} holds no result (it changed since it was read, or was not written with large results)")
+        raise ResultMissing(
+            f"record {record_id} holds no result (it changed since it was read, or was not written with large results)"
+        )
     bucket, _, key = record[schema.DATA_LOCATION]["S"].removeprefix("s3://").partition("/")
     try:
         body = _client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()

@@ -37,6 +37,7 @@ def object_prefix(namespace: str) -> str:
     so one namespace's prefix never contains another's ("orders#/" and "orders/eu#/")."""
     return f"{namespace}#/"
 
+
 ERROR = "error"  # S: error name of a cached failure
 CAUSE = "cause"  # S: error cause of a cached failure
 ATTRIBUTES = (ID, STATUS, EXPIRATION, IN_PROGRESS_EXPIRATION, OWNER, VALIDATION, DATA, DATA_GZIP, DATA_LOCATION, ERROR, CAUSE)
@@ -51,6 +52,7 @@ NAMESPACE_MAX_LENGTH = 256
 
 def valid_namespace(name: str) -> bool:
     return len(name) <= NAMESPACE_MAX_LENGTH and re.fullmatch(NAMESPACE_PATTERN, name) is not None
+
 
 # --- metrics ----------------------------------------------------------------------------------------
 # Every workflow's metrics live in the CloudWatch namespace "IdempotentConstructs/{namespace}" (the

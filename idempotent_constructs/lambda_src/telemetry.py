@@ -18,10 +18,10 @@ from aws_lambda_powertools import Logger
 SERVICE = "idempotent-constructs"
 
 
-class _CurrentStdout(logging.StreamHandler):
+class _CurrentStdout(logging.StreamHandler):  # type: ignore[type-arg]  # generic only in typeshed
     """Writes to whatever ``sys.stdout`` is at the time (Lambda's, or a test's capture)."""
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> Any:
         return sys.stdout
 

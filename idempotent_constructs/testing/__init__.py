@@ -33,18 +33,22 @@ import types
 import uuid
 import warnings
 import zipfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Protocol
 
 import boto3
 from moto import mock_aws
-
-from ..lambda_src import schema
-from .. import jsonata_engine as jsonata
-from . import describe_execution, execution_end, parser_scopes, task_parameters
-from ..assembly import ACCOUNT, REGION, construct_paths, publish_file_assets, state_machine_definitions
 from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEventException
+
+from .. import jsonata_engine as jsonata
+from ..assembly import ACCOUNT as ACCOUNT
+from ..assembly import REGION as REGION
+from ..assembly import construct_paths, publish_file_assets
+from ..assembly import state_machine_definitions as state_machine_definitions
+from ..lambda_src import schema
+from . import describe_execution, execution_end, parser_scopes, task_parameters
 
 _TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
 
@@ -145,7 +149,7 @@ class _FunctionOutput(io.TextIOBase):
         return getattr(self._local, "buffer", None) or self.real
 
     def write(self, text: str) -> int:
-        return self._target().write(text)
+        return int(self._target().write(text))
 
     def flush(self) -> None:
         self._target().flush()
@@ -202,7 +206,7 @@ def _timestamps_to_text(value: Any) -> None:
 
 def _aws_timestamp(value: str) -> str:
     """``2026-11-22T02:27:45.957484+00:00`` (moto) -> ``2026-11-22T02:27:45.957Z`` (AWS)."""
-    moment = dt.datetime.fromisoformat(value).astimezone(dt.timezone.utc)
+    moment = dt.datetime.fromisoformat(value).astimezone(dt.UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
@@ -278,17 +282,16 @@ class _Patches:
 
     def install(self) -> None:
         from moto.awslambda import models as lambda_models
+        from moto.awslambda.exceptions import LambdaClientError
         from moto.dynamodb import models as dynamodb_models
         from moto.dynamodb import responses as dynamodb_responses
+        from moto.dynamodb.exceptions import DynamodbException
+        from moto.stepfunctions.parser.asl.component.common.error_name.custom_error_name import CustomErrorName
+        from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEvent
         from moto.stepfunctions.parser.asl.component.state import state as state_module
         from moto.stepfunctions.parser.asl.component.state.choice.comparison.operator.implementations import (
             is_operator,
         )
-
-        from moto.awslambda.exceptions import LambdaClientError
-        from moto.dynamodb.exceptions import DynamodbException
-        from moto.stepfunctions.parser.asl.component.common.error_name.custom_error_name import CustomErrorName
-        from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEvent
         from moto.stepfunctions.parser.asl.component.state.exec.state_task.state_task_lambda import StateTaskLambda
 
         lambdas, patches = self._lambdas, self
@@ -312,8 +315,9 @@ class _Patches:
                 name = f"Lambda.{code}"
                 details = event.event_details["lambdaFunctionFailedEventDetails"]
                 details["error"] = name
-                return FailureEvent(env=env, error_name=CustomErrorName(name), event_type=event.event_type,
-                                    event_details=event.event_details)
+                return FailureEvent(
+                    env=env, error_name=CustomErrorName(name), event_type=event.event_type, event_details=event.event_details
+                )
             return event
 
         self._set(StateTaskLambda, "_from_error", lambda_service_error)
@@ -345,7 +349,7 @@ class _Patches:
         from moto.stepfunctions.parser.asl.component.common.error_name.error_name import ErrorName
         from moto.stepfunctions.parser.asl.component.state.exec.state_parallel import branches_decl
 
-        class _PropagatedErrorName(ErrorName):
+        class _PropagatedErrorName(ErrorName):  # type: ignore[misc]  # moto's, seen as Any
             pass
 
         def branch_error_name(error_name: str | None) -> ErrorName:
@@ -405,7 +409,7 @@ class _Patches:
             action = task.resource.api_action
             return service.operation_model(action[0].upper() + action[1:])
 
-        def normalise_parameters(task: Any, parameters: dict, *args: Any, **kwargs: Any) -> None:
+        def normalise_parameters(task: Any, parameters: dict[str, Any], *args: Any, **kwargs: Any) -> None:
             task._to_boto_request(parameters, operation(task).input_shape)
 
         def normalise_response(task: Any, response: Any, *args: Any, **kwargs: Any) -> None:
@@ -418,7 +422,7 @@ class _Patches:
         # Gap: moto's AWS::Lambda::Version has no physical id, so a Ref to it (the qualified ARN that
         # the CDK's `function.current_version` produces) resolves to a Python object.
         def create_version(
-            cls: Any, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+            cls: Any, /, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
         ) -> Any:
             backend = lambda_models.lambda_backends[account_id][region_name]
             published = backend.publish_version(cloudformation_json["Properties"]["FunctionName"])
@@ -493,7 +497,7 @@ class _StatusChangeEvents:
     own matcher) accepts it, and each Lambda target of such a rule is invoked with it,
     asynchronously, moments later."""
 
-    def __init__(self, emulator: "LocalEmulator") -> None:
+    def __init__(self, emulator: LocalEmulator) -> None:
         import queue
 
         self._emulator = emulator
@@ -501,7 +505,7 @@ class _StatusChangeEvents:
         self._thread: threading.Thread | None = None
         self._dropping = threading.Event()
 
-    def install(self, patches: "_Patches") -> None:
+    def install(self, patches: _Patches) -> None:
         from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
 
         original = BaseExecutionWorkerCommunication.terminated
@@ -636,11 +640,7 @@ class Execution:
     def entered_states(self) -> list[str]:
         """Names of the states entered, in order."""
         self._events()
-        return [
-            event["stateEnteredEventDetails"]["name"]
-            for event in self.history
-            if "stateEnteredEventDetails" in event
-        ]
+        return [event["stateEnteredEventDetails"]["name"] for event in self.history if "stateEnteredEventDetails" in event]
 
     def lambda_invocations(self) -> int:
         """Lambda invocations that were scheduled (attempts included)."""
@@ -648,8 +648,7 @@ class Execution:
         return sum(1 for event in self.history if event["type"] == "LambdaFunctionScheduled") + sum(
             1
             for event in self.history
-            if event["type"] == "TaskScheduled"
-            and event["taskScheduledEventDetails"]["resourceType"] == "lambda"
+            if event["type"] == "TaskScheduled" and event["taskScheduledEventDetails"]["resourceType"] == "lambda"
         )
 
 
@@ -688,12 +687,19 @@ def wait_for_execution(
     )
 
 
-class Deployment:
-    """A stack deployed into the emulator."""
+class Emulator(Protocol):
+    """What a ``Deployment`` needs of the emulator it was deployed to: ``LocalEmulator`` (moto), or the
+    cross-check's ministack server."""
 
-    def __init__(
-        self, emulator: "LocalEmulator", stack_name: str, template: dict[str, Any], paths: dict[str, str]
-    ) -> None:
+    def client(self, service: str) -> Any: ...
+
+    def history(self, execution_arn: str) -> list[dict[str, Any]]: ...
+
+
+class Deployment:
+    """A stack deployed into an emulator."""
+
+    def __init__(self, emulator: Emulator, stack_name: str, template: dict[str, Any], paths: dict[str, str]) -> None:
         self.emulator = emulator
         self.stack_name = stack_name
         self.template = template
@@ -706,11 +712,7 @@ class Deployment:
         }
 
     def _logical_ids(self, resource_type: str) -> list[str]:
-        return [
-            logical_id
-            for logical_id, resource in self.template["Resources"].items()
-            if resource["Type"] == resource_type
-        ]
+        return [logical_id for logical_id, resource in self.template["Resources"].items() if resource["Type"] == resource_type]
 
     def physical_id(self, resource_type: str, name: str = "") -> str:
         """The physical id of the one resource of ``resource_type`` whose construct path contains
@@ -722,7 +724,7 @@ class Deployment:
         ]
         if len(matches) != 1:
             raise LookupError(f"expected one {resource_type} matching {name!r}, found {matches}")
-        return self.resources[matches[0]]
+        return str(self.resources[matches[0]])
 
     def _path(self, logical_id: str) -> str:
         return self.paths.get(logical_id, logical_id)
@@ -740,22 +742,19 @@ class Deployment:
         response = self.emulator.client("stepfunctions").start_execution(
             stateMachineArn=arn, input=json.dumps(payload), name=name or uuid.uuid4().hex
         )
-        return response["executionArn"]
+        return str(response["executionArn"])
 
     def wait(self, execution_arn: str, timeout: float = 120.0) -> Execution:
         """Wait until the execution has finished and return it with its history."""
         # Back off from 50 ms: every call goes through the emulator, and many waiting callers would
         # otherwise take the CPU from the executions they wait for.
-        return wait_for_execution(
-            self.emulator.client("stepfunctions"), execution_arn, history=self.history, timeout=timeout
-        )
+        return wait_for_execution(self.emulator.client("stepfunctions"), execution_arn, history=self.history, timeout=timeout)
 
     def wait_for_state(self, execution_arn: str, state_name: str, timeout: float = 60.0) -> None:
         """Wait until a running execution has entered the state named ``state_name``."""
         deadline = time.monotonic() + timeout
         while not any(
-            event.get("stateEnteredEventDetails", {}).get("name") == state_name
-            for event in self.history(execution_arn)
+            event.get("stateEnteredEventDetails", {}).get("name") == state_name for event in self.history(execution_arn)
         ):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{execution_arn} did not enter {state_name} within {timeout} s")
@@ -768,7 +767,7 @@ class Deployment:
     def history(self, execution_arn: str) -> list[dict[str, Any]]:
         return self.emulator.history(execution_arn)
 
-    def records_of(self, execution: "Execution | str", table: str = "") -> dict[str, dict[str, Any]]:
+    def records_of(self, execution: Execution | str, table: str = "") -> dict[str, dict[str, Any]]:
         """The idempotency records an execution (or its ARN) holds or finished, by id."""
         arn = execution if isinstance(execution, str) else execution.arn
         return {
@@ -804,7 +803,7 @@ class LocalEmulator:
         self._mock = mock_aws(config={"stepfunctions": {"execute_state_machine": True}})
         self._saved_environment: dict[str, str | None] = {}
 
-    def __enter__(self) -> "LocalEmulator":
+    def __enter__(self) -> LocalEmulator:
         for name, value in {
             "AWS_ACCESS_KEY_ID": "testing",
             "AWS_SECRET_ACCESS_KEY": "testing",
@@ -936,14 +935,14 @@ def item_size(item: dict[str, Any]) -> int:
     consumed capacity, so write units are computed from this."""
 
     def value_size(value: dict[str, Any]) -> int:
-        (kind, content), = value.items()
+        ((kind, content),) = value.items()
         if kind == "S":
             return len(content.encode())
         if kind == "B":
             return len(content) if isinstance(content, bytes) else len(base64.b64decode(content))
         if kind == "N":
             digits = content.lstrip("-").replace(".", "").lstrip("0").rstrip("0") or "0"
-            return -(-len(digits) // 2) + 1 + content.startswith("-")
+            return -(-len(digits) // 2) + 1 + int(content.startswith("-"))
         if kind in ("BOOL", "NULL"):
             return 1
         if kind == "L":

@@ -9,7 +9,8 @@ which carries it JSON-escaped once more, exceed the 256 KiB a task may receive.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def install(patch: Callable[[Any, str, Any], None]) -> None:

@@ -11,7 +11,8 @@ the outcome is recorded first and the status last.
 from __future__ import annotations
 
 import datetime
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def install(patch: Callable[[Any, str, Any], None]) -> None:
@@ -27,7 +28,7 @@ def install(patch: Callable[[Any, str, Any], None]) -> None:
     def reflect_execution_status(communication: Any) -> None:
         execution = communication.execution
         ended = execution.exec_worker.env.program_state()
-        execution.stop_date = datetime.datetime.now(tz=datetime.timezone.utc)
+        execution.stop_date = datetime.datetime.now(tz=datetime.UTC)
         if isinstance(ended, ProgramEnded):
             execution.output = execution.exec_worker.env.states.get_input()
             status = ExecutionStatus.SUCCEEDED

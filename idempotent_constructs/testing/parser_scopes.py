@@ -11,16 +11,15 @@ stack here.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def install(patch: Callable[[Any, str, Any], None]) -> None:
     from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
 
     def own_stack(parser: Any) -> list[Any]:
-        stack = parser.__dict__.get("_own_query_language_per_scope")
-        if stack is None:
-            stack = parser.__dict__["_own_query_language_per_scope"] = []
+        stack: list[Any] = parser.__dict__.setdefault("_own_query_language_per_scope", [])
         return stack
 
     patch(Preprocessor, "_query_language_per_scope", property(own_stack))

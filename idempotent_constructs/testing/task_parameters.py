@@ -22,7 +22,8 @@ fails with States.DataLimitExceeded, as on AWS.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 PAYLOAD_LIMIT_BYTES = 262_144
 
@@ -47,23 +48,18 @@ def install(patch: Callable[[Any, str, Any], None]) -> None:
 
     build = StateTask._eval_parameters
 
-    def checked_parameters(task: Any, env: Any) -> dict:
-        parameters = build(task, env)
+    def checked_parameters(task: Any, env: Any) -> dict[str, Any]:
+        parameters: dict[str, Any] = build(task, env)
         if payload_size(parameters) <= PAYLOAD_LIMIT_BYTES:
             return parameters
         error = StatesErrorNameType.StatesStatesDataLimitExceeded
-        cause = (
-            f"The state/task '{task.name}' has parameters with a size exceeding the maximum number of bytes "
-            "service limit."
-        )
+        cause = f"The state/task '{task.name}' has parameters with a size exceeding the maximum number of bytes service limit."
         raise FailureEventException(
             failure_event=FailureEvent(
                 env=env,
                 error_name=StatesErrorName(typ=error),
                 event_type=HistoryEventType.TaskFailed,
-                event_details=EventDetails(
-                    taskFailedEventDetails=TaskFailedEventDetails(error=error.to_name(), cause=cause)
-                ),
+                event_details=EventDetails(taskFailedEventDetails=TaskFailedEventDetails(error=error.to_name(), cause=cause)),
             )
         )
 

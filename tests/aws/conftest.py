@@ -138,10 +138,14 @@ class AwsStack:
         """Run the CDK CLI on tests/aws/app.py; its output goes to the terminal (`-s`) or, captured
         by pytest, into the report of a failing test."""
         command = [
-            str(NODE_BIN / "cdk"), *arguments,
-            "--app", f"{shlex.quote(sys.executable)} -m tests.aws.app",
-            "--context", f"{STACK_NAME_CONTEXT}={self.name}",
-            "--output", str(self.assembly),
+            str(NODE_BIN / "cdk"),
+            *arguments,
+            "--app",
+            f"{shlex.quote(sys.executable)} -m tests.aws.app",
+            "--context",
+            f"{STACK_NAME_CONTEXT}={self.name}",
+            "--output",
+            str(self.assembly),
         ]
         print(f"$ {shlex.join(command)}", flush=True)
         return subprocess.run(command, cwd=ROOT, env=self.environment, timeout=_CDK_TIMEOUT).returncode
@@ -152,7 +156,8 @@ class AwsStack:
             raise RuntimeError(f"`cdk deploy {self.name}` failed with exit code {code} (its output is above)")
         resources = self._resources()
         machines = [
-            physical for logical, (kind, physical) in resources.items()
+            physical
+            for logical, (kind, physical) in resources.items()
             if kind == "AWS::StepFunctions::StateMachine" and logical.startswith("Orders")
         ]
         tables = [physical for kind, physical in resources.values() if kind == "AWS::DynamoDB::Table"]
@@ -221,9 +226,9 @@ class AwsStack:
 
     # -- executions ------------------------------------------------------------------------------
     def start(self, payload: Any, name: str) -> str:
-        return self.stepfunctions.start_execution(
-            stateMachineArn=self.state_machine_arn, input=json.dumps(payload), name=name
-        )["executionArn"]
+        return self.stepfunctions.start_execution(stateMachineArn=self.state_machine_arn, input=json.dumps(payload), name=name)[
+            "executionArn"
+        ]
 
     def wait(self, execution_arn: str, timeout: float = 300.0) -> Execution:
         return wait_for_execution(

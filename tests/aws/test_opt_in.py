@@ -16,12 +16,18 @@ SUITE = "tests/aws/test_example_on_aws.py"
 def run_suite(*options: str, **environment: str) -> str:
     clean = {name: value for name, value in os.environ.items() if not name.startswith("AWS_")}
     clean.update(
-        AWS_CONFIG_FILE=os.devnull, AWS_SHARED_CREDENTIALS_FILE=os.devnull, AWS_EC2_METADATA_DISABLED="true",
+        AWS_CONFIG_FILE=os.devnull,
+        AWS_SHARED_CREDENTIALS_FILE=os.devnull,
+        AWS_EC2_METADATA_DISABLED="true",
         **environment,
     )
     report = subprocess.run(
         [sys.executable, "-m", "pytest", SUITE, "-q", "-rs", "-p", "no:cacheprovider", *options],
-        cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert report.returncode == 0, report.stdout + report.stderr
     return report.stdout

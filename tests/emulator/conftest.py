@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from aws_cdk import App
@@ -19,7 +20,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def emulator(node_bin) -> Iterator[LocalEmulator]:
+def emulator(node_bin: Path) -> Iterator[LocalEmulator]:
     with LocalEmulator() as running:
         yield running
 
@@ -35,7 +36,8 @@ def scratch_table(emulator: LocalEmulator) -> Iterator[str]:
     """An empty table of the idempotency schema that only this test uses (its name)."""
     client, name = emulator.client("dynamodb"), f"scratch-{uuid.uuid4().hex[:12]}"
     client.create_table(
-        TableName=name, BillingMode="PAY_PER_REQUEST",
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
         KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
         AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
     )

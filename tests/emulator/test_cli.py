@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 import uuid
+from typing import ClassVar
 
 import pytest
 from click.testing import CliRunner, Result
@@ -70,15 +71,27 @@ def scratch(emulator, scratch_table):
     ("workflow", "namespace", "spec", "key", "payload"),
     [
         ("Echo", "Behaviour/Echo", [], IdempotencyKey.whole_input(), {"x": "{unique}", "n": [1.0, {"b": 2, "a": None}]}),
-        ("Flaky", "Behaviour/Flaky", ["--jmespath", "order.id"], IdempotencyKey.from_jmespath("order.id"),
-         {"order": {"id": "{unique}", "amount": 3}}),
+        (
+            "Flaky",
+            "Behaviour/Flaky",
+            ["--jmespath", "order.id"],
+            IdempotencyKey.from_jmespath("order.id"),
+            {"order": {"id": "{unique}", "amount": 3}},
+        ),
         ("ByFieldA", "shared-namespace", ["--path", "$.a"], IdempotencyKey.from_paths("$.a"), {"a": "{unique}", "b": 1}),
-        ("JsonataKey", "Behaviour/JsonataKey", ["--jsonata", "[$states.input.order.id, $states.input.region]"],
-         IdempotencyKey.from_jsonata("[$states.input.order.id, $states.input.region]"), {"order": {"id": "{unique}"}, "region": "eu"}),
+        (
+            "JsonataKey",
+            "Behaviour/JsonataKey",
+            ["--jsonata", "[$states.input.order.id, $states.input.region]"],
+            IdempotencyKey.from_jsonata("[$states.input.order.id, $states.input.region]"),
+            {"order": {"id": "{unique}"}, "region": "eu"},
+        ),
     ],
     ids=["whole-input", "jmespath", "paths", "jsonata"],
 )
-def test_key_prints_the_id_of_the_record_the_workflow_wrote_for_the_payload(behaviour, unique, workflow, namespace, spec, key, payload):
+def test_key_prints_the_id_of_the_record_the_workflow_wrote_for_the_payload(
+    behaviour, unique, workflow, namespace, spec, key, payload
+):
     payload = json.loads(json.dumps(payload).replace("{unique}", unique))
     execution = behaviour.run(workflow, payload)
     assert execution.status == "SUCCEEDED", (execution.error, execution.cause)
@@ -97,13 +110,26 @@ def test_key_ignores_key_order_whitespace_and_integral_floats_and_reads_a_file_t
 
 
 def test_key_with_json_shows_the_key_spec_and_the_selection_the_id_is_hashed_from():
-    result = run_cli("key", "--namespace", "Stack/Orders", "--path", "$.order.id", "--path", "$.customer", "--json",
-                     input='{"order": {"id": 7, "lines": []}, "customer": "c-1"}')
+    result = run_cli(
+        "key",
+        "--namespace",
+        "Stack/Orders",
+        "--path",
+        "$.order.id",
+        "--path",
+        "$.customer",
+        "--json",
+        input='{"order": {"id": 7, "lines": []}, "customer": "c-1"}',
+    )
     shown = json.loads(result.stdout)
     assert shown == {
         "id": IdempotencyKey.from_paths("$.order.id", "$.customer").record_id(
-            {"order": {"id": 7}, "customer": "c-1"}, namespace="Stack/Orders"),
-        "namespace": "Stack/Orders", "kind": "paths", "expression": ["$.order.id", "$.customer"], "selection": [7, "c-1"],
+            {"order": {"id": 7}, "customer": "c-1"}, namespace="Stack/Orders"
+        ),
+        "namespace": "Stack/Orders",
+        "kind": "paths",
+        "expression": ["$.order.id", "$.customer"],
+        "selection": [7, "c-1"],
     }
 
 
@@ -160,7 +186,9 @@ def test_show_prints_a_record_the_workflow_wrote_with_its_status_expiry_executio
     result = run_cli("show", record_id, "--table", behaviour.table_name("Idempotency"))
     assert result.exit_code == 0, result.output
     assert record_id in result.stdout and schema.COMPLETED in result.stdout
-    assert re.search(r"expiration\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(expires in (1d 0h|23h 59m)\)", result.stdout)  # a day from completion
+    assert re.search(
+        r"expiration\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(expires in (1d 0h|23h 59m)\)", result.stdout
+    )  # a day from completion
     assert execution.arn in result.stdout and f'"shown": "{unique}"' in result.stdout
 
 
@@ -191,7 +219,7 @@ def test_list_shows_a_readable_table_of_a_namespaces_records(behaviour, unique):
     result = run_cli("list", "--namespace", "Behaviour/Echo", "--all", "--table", behaviour.table_name("Idempotency"))
     assert result.exit_code == 0, result.output
     assert re.search(r"RECORD ID\s+┃\s+STATUS\s+┃\s+EXPIRES\s+┃\s+EXECUTION\s+┃\s+RESULT", result.stdout)
-    for run, record_id in zip(runs, ids):
+    for run, record_id in zip(runs, ids, strict=False):
         line = next(line for line in result.stdout.splitlines() if record_id in line)
         assert schema.COMPLETED in line and run.arn.rpartition(":")[2] in line and "B inline" in line
     assert "Behaviour/EchoTwin#" not in result.stdout
@@ -199,8 +227,11 @@ def test_list_shows_a_readable_table_of_a_namespaces_records(behaviour, unique):
 
 def test_list_filters_by_namespace_status_and_namespace_prefix(scratch):
     table = scratch(
-        item("Orders/A#1", schema.COMPLETED), item("Orders/A#2", schema.INPROGRESS),
-        item("Orders/AB#3", schema.COMPLETED), item("Orders/B#4", schema.FAILED), item("Other#5", schema.COMPLETED),
+        item("Orders/A#1", schema.COMPLETED),
+        item("Orders/A#2", schema.INPROGRESS),
+        item("Orders/AB#3", schema.COMPLETED),
+        item("Orders/B#4", schema.FAILED),
+        item("Other#5", schema.COMPLETED),
     )
 
     def listed(*options: str) -> list[str]:
@@ -356,11 +387,16 @@ def stack(emulator):
         name = f"Cli{uuid.uuid4().hex[:8]}"
         cloudformation.create_stack(StackName=name, TemplateBody=json.dumps({"Resources": resources, "Outputs": outputs or {}}))
         names.append(name)
-        tables = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in cloudformation.list_stack_resources(StackName=name)["StackResourceSummaries"]}
+        tables = {
+            r["LogicalResourceId"]: r["PhysicalResourceId"]
+            for r in cloudformation.list_stack_resources(StackName=name)["StackResourceSummaries"]
+        }
         for logical_id, resource in resources.items():
             if "TimeToLiveSpecification" in resource["Properties"]:
                 # moto ignores TimeToLiveSpecification; CloudFormation applies it on AWS.
-                dynamodb.update_time_to_live(TableName=tables[logical_id], TimeToLiveSpecification=resource["Properties"]["TimeToLiveSpecification"])
+                dynamodb.update_time_to_live(
+                    TableName=tables[logical_id], TimeToLiveSpecification=resource["Properties"]["TimeToLiveSpecification"]
+                )
         deploy.name = name
         return tables
 
@@ -376,8 +412,10 @@ def resolved_table(stack_name: str) -> str:
 
 
 def test_a_stack_output_that_names_the_idempotency_table_wins(stack):
-    tables = stack({"Records": table_resource(), "Other": table_resource()},
-                   {"Arn": {"Value": {"Fn::GetAtt": ["Records", "Arn"]}, "Description": "The idempotency table's ARN"}})
+    tables = stack(
+        {"Records": table_resource(), "Other": table_resource()},
+        {"Arn": {"Value": {"Fn::GetAtt": ["Records", "Arn"]}, "Description": "The idempotency table's ARN"}},
+    )
     assert resolved_table(stack.name) == tables["Records"]
 
 
@@ -407,7 +445,9 @@ def test_a_stack_without_an_idempotency_table_says_so(stack):
 
 def test_an_unknown_stack_or_table_says_so_in_one_line(emulator):
     assert "stack 'NoSuchStack' not found in region us-east-1" in one_line_error(run_cli("list", "--stack", "NoSuchStack"))
-    assert "table 'no-such-table' not found in region us-east-1" in one_line_error(run_cli("show", "a#b", "--table", "no-such-table"))
+    assert "table 'no-such-table' not found in region us-east-1" in one_line_error(
+        run_cli("show", "a#b", "--table", "no-such-table")
+    )
 
 
 def test_the_table_comes_from_table_or_stack_but_not_both_or_neither(emulator, monkeypatch):
@@ -427,9 +467,18 @@ def test_the_table_may_come_from_idempotency_table_name(scratch):
 @pytest.fixture
 def no_aws_configuration(monkeypatch, tmp_path):
     """No credentials anywhere botocore looks (moto still intercepts requests: it cannot sign them)."""
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE",
-                 "AWS_DEFAULT_PROFILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-                 "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN"):
+    for name in (
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_SECURITY_TOKEN",
+        "AWS_PROFILE",
+        "AWS_DEFAULT_PROFILE",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_ROLE_ARN",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
@@ -438,12 +487,16 @@ def no_aws_configuration(monkeypatch, tmp_path):
 
 def test_without_credentials_the_tool_says_so_in_one_line(scratch, no_aws_configuration):
     line = one_line_error(run_cli("list", "--table", scratch.name))
-    assert line == ("Error: no AWS credentials found: pass --profile or set AWS_PROFILE, or set AWS_ACCESS_KEY_ID "
-                    "and AWS_SECRET_ACCESS_KEY (any values for a local emulator)")
+    assert line == (
+        "Error: no AWS credentials found: pass --profile or set AWS_PROFILE, or set AWS_ACCESS_KEY_ID "
+        "and AWS_SECRET_ACCESS_KEY (any values for a local emulator)"
+    )
 
 
 def test_an_unknown_profile_or_no_region_says_so_in_one_line(scratch, no_aws_configuration, monkeypatch):
-    assert "The config profile (nobody) could not be found" in one_line_error(run_cli("list", "--table", scratch.name, "--profile", "nobody"))
+    assert "The config profile (nobody) could not be found" in one_line_error(
+        run_cli("list", "--table", scratch.name, "--profile", "nobody")
+    )
     monkeypatch.delenv("AWS_REGION", raising=False)
     monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
     assert "no AWS region: pass --region or set AWS_REGION" in one_line_error(run_cli("list", "--table", scratch.name))
@@ -452,13 +505,15 @@ def test_an_unknown_profile_or_no_region_says_so_in_one_line(scratch, no_aws_con
 def test_the_region_comes_from_aws_region_as_for_the_aws_cli_and_the_cdk(scratch, monkeypatch):
     monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
     monkeypatch.setenv("AWS_REGION", "eu-west-3")  # the emulator's table is in us-east-1: not found there
-    assert "table {!r} not found in region eu-west-3".format(scratch.name) in one_line_error(run_cli("show", "a#b", "--table", scratch.name))
+    assert f"table {scratch.name!r} not found in region eu-west-3" in one_line_error(
+        run_cli("show", "a#b", "--table", scratch.name)
+    )
 
 
 class _Relay(http.server.BaseHTTPRequestHandler):
     """An HTTP endpoint in front of moto: hands each request to moto as if it went to AWS."""
 
-    targets: list[str] = []
+    targets: ClassVar[list[str]] = []
 
     def do_POST(self) -> None:
         from botocore.awsrequest import AWSPreparedRequest, HTTPHeaders
@@ -470,10 +525,15 @@ class _Relay(http.server.BaseHTTPRequestHandler):
         for name, value in self.headers.items():
             headers[name] = value
         self.targets.append(self.headers.get("X-Amz-Target", service))
-        status, response_headers, response_body = botocore_stubber.process_request(AWSPreparedRequest(
-            method="POST", url=f"https://{service}.{region}.amazonaws.com{self.path}", headers=headers, body=body,
-            stream_output=False,
-        ))
+        status, response_headers, response_body = botocore_stubber.process_request(
+            AWSPreparedRequest(
+                method="POST",
+                url=f"https://{service}.{region}.amazonaws.com{self.path}",
+                headers=headers,
+                body=body,
+                stream_output=False,
+            )
+        )
         response_body = response_body.encode() if isinstance(response_body, str) else response_body
         self.send_response(status)
         for name, value in response_headers.items():
@@ -502,23 +562,28 @@ def test_the_tool_talks_to_the_endpoint_in_aws_endpoint_url(scratch):
 
 
 def test_an_unreachable_endpoint_says_so_in_one_line(scratch):
-    line = one_line_error(run_cli("list", "--table", scratch.name,
-                                  env={"AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_MAX_ATTEMPTS": "1"}))
+    line = one_line_error(
+        run_cli("list", "--table", scratch.name, env={"AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_MAX_ATTEMPTS": "1"})
+    )
     assert "cannot reach AWS in region us-east-1 at http://127.0.0.1:9" in line and "check AWS_ENDPOINT_URL" in line
 
 
 # --- startup --------------------------------------------------------------------------------------
 def test_the_tool_imports_neither_the_cdk_nor_boto3_until_a_command_needs_them():
-    probe = ("import sys, idempotent_constructs.cli, idempotent_constructs.operations; "
-             "print(sorted(m for m in ('aws_cdk', 'jsii', 'boto3', 'rich') if m in sys.modules))")
+    probe = (
+        "import sys, idempotent_constructs.cli, idempotent_constructs.operations; "
+        "print(sorted(m for m in ('aws_cdk', 'jsii', 'boto3', 'rich') if m in sys.modules))"
+    )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
 
 
 def test_every_public_name_still_imports_from_the_package():
-    probe = ("import sys, idempotent_constructs as package; before = 'aws_cdk' in sys.modules; "
-             "from idempotent_constructs import *; from idempotent_constructs import IdempotencyTable; "
-             "print(before, all(getattr(package, name) is globals()[name] for name in package.__all__), "
-             "IdempotencyTable.__module__)")
+    probe = (
+        "import sys, idempotent_constructs as package; before = 'aws_cdk' in sys.modules; "
+        "from idempotent_constructs import *; from idempotent_constructs import IdempotencyTable; "
+        "print(before, all(getattr(package, name) is globals()[name] for name in package.__all__), "
+        "IdempotencyTable.__module__)"
+    )
     shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert shown.split() == ["False", "True", "idempotent_constructs.table"]

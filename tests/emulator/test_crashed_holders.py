@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import pytest
@@ -29,8 +30,10 @@ def test_a_standard_holder_still_running_past_its_lease_is_never_taken_over(beha
     # The history bound the construct promises (and checks at synth time) holds for such polls: each
     # poll past the lease adds at most EVENTS_PER_POLL events.
     assert duplicate.entered_states().count("Idempotency.PollOwner") >= 1
-    polls = [n for n, e in enumerate(duplicate.history) if e.get("stateEnteredEventDetails", {}).get("name") == "Idempotency.Poll"]
-    per_poll = [later - earlier for earlier, later in zip(polls, polls[1:])]
+    polls = [
+        n for n, e in enumerate(duplicate.history) if e.get("stateEnteredEventDetails", {}).get("name") == "Idempotency.Poll"
+    ]
+    per_poll = [later - earlier for earlier, later in itertools.pairwise(polls)]
     assert per_poll and max(per_poll) <= EVENTS_PER_POLL, (per_poll, [e["type"] for e in duplicate.history])
 
 
@@ -51,9 +54,7 @@ def test_a_waiter_past_the_lease_of_a_holder_with_a_large_escaped_input_waits_an
     assert "Idempotency.StoreResult" in held.entered_states()  # too large to write natively
 
 
-def test_without_the_release_event_an_aborted_standard_holder_is_taken_over_once_its_lease_lapses(
-    behaviour, emulator, unique
-):
+def test_without_the_release_event_an_aborted_standard_holder_is_taken_over_once_its_lease_lapses(behaviour, emulator, unique):
     payload = {"id": unique}
     holder = behaviour.start("ShortLease", payload, name=f"{unique}-aborted")
     behaviour.wait_for_state(holder, "ShortLeaseSlow")

@@ -34,9 +34,12 @@ def test_an_ended_execution_records_its_output_before_it_reads_as_succeeded(emul
         statuses_while_reading_output.append(execution.exec_status)
         return {"large": "output"}
 
-    execution.exec_worker = SimpleNamespace(env=SimpleNamespace(
-        program_state=lambda: ProgramEnded(), states=SimpleNamespace(get_input=final_output),
-    ))
+    execution.exec_worker = SimpleNamespace(
+        env=SimpleNamespace(
+            program_state=lambda: ProgramEnded(),
+            states=SimpleNamespace(get_input=final_output),
+        )
+    )
     communication = BaseExecutionWorkerCommunication.__new__(BaseExecutionWorkerCommunication)
     communication.execution = execution
     communication._reflect_execution_status()
@@ -55,7 +58,9 @@ def test_express_executions_send_no_status_change_events_as_on_aws(behaviour, em
     function = behaviour.physical_id("AWS::Lambda::Function", "IdempotencyReleaseFunction")
     rule = f"every-execution-{unique}"
     events.put_rule(Name=rule, EventPattern=json.dumps({"source": ["aws.states"]}))
-    events.put_targets(Rule=rule, Targets=[{"Id": "release", "Arn": f"arn:aws:lambda:{emulator.region}:123456789012:function:{function}"}])
+    events.put_targets(
+        Rule=rule, Targets=[{"Id": "release", "Arn": f"arn:aws:lambda:{emulator.region}:123456789012:function:{function}"}]
+    )
     try:
         express = behaviour.run("ExpressShortLease", {"no_id": unique})  # fails at once: KeyMissing
         standard = behaviour.run("Flaky", {"order": {"id": unique}, "fail": True})

@@ -6,8 +6,8 @@ from idempotent_constructs.executions import _execution_arn, execution_name, sta
 
 
 def test_an_execution_name_is_valid_deterministic_and_at_most_80_characters():
-    name = execution_name("order 42/eu: {\"a\": 1}" * 10)
-    assert name == execution_name("order 42/eu: {\"a\": 1}" * 10)
+    name = execution_name('order 42/eu: {"a": 1}' * 10)
+    assert name == execution_name('order 42/eu: {"a": 1}' * 10)
     assert len(name) <= 80 and all(c.isalnum() or c in "-_" for c in name)
     assert execution_name("order-1") != execution_name("order-2")
 
@@ -15,7 +15,9 @@ def test_an_execution_name_is_valid_deterministic_and_at_most_80_characters():
 def test_an_execution_started_through_a_version_or_an_alias_is_named_under_its_state_machine():
     machine = "arn:aws:states:eu-west-1:123456789012:stateMachine:orders"
     execution = "arn:aws:states:eu-west-1:123456789012:execution:orders:n"
-    assert _execution_arn(machine, "n") == _execution_arn(f"{machine}:3", "n") == _execution_arn(f"{machine}:live", "n") == execution
+    assert (
+        _execution_arn(machine, "n") == _execution_arn(f"{machine}:3", "n") == _execution_arn(f"{machine}:live", "n") == execution
+    )
 
 
 def test_a_second_start_for_the_same_key_returns_the_first_execution_instead_of_starting_another(behaviour, unique):

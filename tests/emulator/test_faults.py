@@ -11,14 +11,16 @@ def test_with_30_percent_faults_40_concurrent_executions_over_8_keys_all_succeed
     behaviour, emulator, unique
 ):
     payloads = [{"id": f"{unique}-{n % 8}"} for n in range(40)]
-    with emulator.faults(Faults(dynamodb=0.3, lambda_invocations=0.3, seed=20261122)) as faults:
-        with ThreadPoolExecutor(max_workers=40) as pool:
-            arns = list(pool.map(lambda n: behaviour.start("SlowPatient", payloads[n], name=f"{unique}-{n}"), range(40)))
-            executions = list(pool.map(lambda arn: behaviour.wait(arn, timeout=300), arns))
+    with (
+        emulator.faults(Faults(dynamodb=0.3, lambda_invocations=0.3, seed=20261122)) as faults,
+        ThreadPoolExecutor(max_workers=40) as pool,
+    ):
+        arns = list(pool.map(lambda n: behaviour.start("SlowPatient", payloads[n], name=f"{unique}-{n}"), range(40)))
+        executions = list(pool.map(lambda arn: behaviour.wait(arn, timeout=300), arns))
     assert faults.injected["dynamodb"] > 20
     assert [e.status for e in executions] == ["SUCCEEDED"] * 40, [(e.error, e.cause) for e in executions if e.error]
     runs = {f"{unique}-{k}": 0 for k in range(8)}
-    for payload, execution in zip(payloads, executions):
+    for payload, execution in zip(payloads, executions, strict=False):
         runs[payload["id"]] += "PatientWork" in execution.entered_states()
         assert execution.output == {"echo": payload, "done": True}
     assert set(runs.values()) == {1}
@@ -26,10 +28,12 @@ def test_with_30_percent_faults_40_concurrent_executions_over_8_keys_all_succeed
 
 def test_with_lambda_faults_a_jmespath_key_computed_by_the_key_function_runs_each_body_once(behaviour, emulator, unique):
     payloads = [{"order": {"id": f"{unique}-{n % 4}"}} for n in range(20)]
-    with emulator.faults(Faults(dynamodb=0.3, lambda_invocations=0.5, seed=20261123)) as faults:
-        with ThreadPoolExecutor(max_workers=20) as pool:
-            arns = list(pool.map(lambda n: behaviour.start("Flaky", payloads[n], name=f"{unique}-{n}"), range(20)))
-            executions = list(pool.map(lambda arn: behaviour.wait(arn, timeout=300), arns))
+    with (
+        emulator.faults(Faults(dynamodb=0.3, lambda_invocations=0.5, seed=20261123)) as faults,
+        ThreadPoolExecutor(max_workers=20) as pool,
+    ):
+        arns = list(pool.map(lambda n: behaviour.start("Flaky", payloads[n], name=f"{unique}-{n}"), range(20)))
+        executions = list(pool.map(lambda arn: behaviour.wait(arn, timeout=300), arns))
     # Every injected fault was retried: more key function calls than executions.
     assert faults.injected["lambda"] >= 1
     assert sum(e.lambda_invocations() for e in executions) == 20 + faults.injected["lambda"]
@@ -52,8 +56,12 @@ def test_a_dynamodb_fault_is_drawn_once_per_request_whatever_moto_calls_inside(e
     client.put_item(TableName=scratch_table, Item={"id": {"S": "k"}, "n": {"N": "1"}})
     with emulator.faults(CountingDraws(dynamodb=0.3)) as faults:
         client.update_item(
-            TableName=scratch_table, Key={"id": {"S": "k"}}, UpdateExpression="SET n = n + :one",
-            ConditionExpression="attribute_exists(id)", ExpressionAttributeValues={":one": {"N": "1"}}, ReturnValues="ALL_NEW",
+            TableName=scratch_table,
+            Key={"id": {"S": "k"}},
+            UpdateExpression="SET n = n + :one",
+            ConditionExpression="attribute_exists(id)",
+            ExpressionAttributeValues={":one": {"N": "1"}},
+            ReturnValues="ALL_NEW",
         )
         client.get_item(TableName=scratch_table, Key={"id": {"S": "k"}})
     assert faults.draws == 2

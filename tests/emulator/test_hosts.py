@@ -13,7 +13,11 @@ def test_a_jsonata_state_machine_runs_its_guards_in_a_map_and_a_parallel_once_an
     first = behaviour.run("JsonataHost", payload)
     assert first.status == "SUCCEEDED", (first.error, first.cause)
     assert first.output == {
-        "echo": {**payload, "items_done": [{"item": item, "handled": True} for item in payload["items"]], "fork": ["left", "right"]},
+        "echo": {
+            **payload,
+            "items_done": [{"item": item, "handled": True} for item in payload["items"]],
+            "fork": ["left", "right"],
+        },
         "done": True,
     }
     assert first.entered_states().count("HostItemWork") == 2 and "HostLeftWork" in first.entered_states()

@@ -45,8 +45,8 @@ def test_states_input_context_and_variables_assigned_by_an_earlier_state_are_bou
             },
         },
     }
-    execution = emulator.run_definition(definition, {"order": {"id": "o-1", "note": "quote \" and \\ kept"}})
-    assert execution.output == {"order": {"id": "o-1", "note": "quote \" and \\ kept"}, "execution": execution.arn}
+    execution = emulator.run_definition(definition, {"order": {"id": "o-1", "note": 'quote " and \\ kept'}})
+    assert execution.output == {"order": {"id": "o-1", "note": 'quote " and \\ kept'}, "execution": execution.arn}
 
 
 @pytest.mark.parametrize("algorithm", ["MD5", "SHA-1", "SHA-256", "SHA-384", "SHA-512"])
@@ -69,8 +69,9 @@ def test_parse_reads_a_json_text_and_fails_the_state_on_anything_else(emulator):
 
 def test_partition_range_and_a_seeded_random_behave_as_aws_documents(emulator):
     output = jsonata_output(
-        emulator, "{'partition': $partition([1, 2, 3, 4, 5], 2), 'range': $range(0, 10, 2), 'down': $range(3, 1, -1),"
-        " 'seeded': [$random(7), $random(7)], 'unseeded': $random()}"
+        emulator,
+        "{'partition': $partition([1, 2, 3, 4, 5], 2), 'range': $range(0, 10, 2), 'down': $range(3, 1, -1),"
+        " 'seeded': [$random(7), $random(7)], 'unseeded': $random()}",
     )
     assert output["partition"] == [[1, 2], [3, 4], [5]]
     assert output["range"] == [0, 2, 4, 6, 8, 10] and output["down"] == [3, 2, 1]
@@ -113,7 +114,9 @@ def test_an_expression_that_selects_nothing_fails_with_a_query_evaluation_error_
                         "States": {"Select": {"Type": "Pass", "Output": "{% $states.input.missing %}", "End": True}},
                     }
                 ],
-                "Catch": [{"ErrorEquals": ["States.QueryEvaluationError"], "Next": "Caught", "Output": "{% $states.errorOutput %}"}],
+                "Catch": [
+                    {"ErrorEquals": ["States.QueryEvaluationError"], "Next": "Caught", "Output": "{% $states.errorOutput %}"}
+                ],
                 "End": True,
             },
             "Caught": {"Type": "Pass", "End": True},
@@ -181,4 +184,3 @@ def test_describe_execution_with_metadata_only_leaves_out_the_input_and_output(e
     everything = client.describe_execution(executionArn=execution.arn)
     assert "input" not in metadata and "output" not in metadata and metadata["status"] == "SUCCEEDED"
     assert "input" in everything and "output" in everything
-

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 import uuid
 
 import pytest
 
-from idempotent_constructs.lambda_src import schema
 from idempotent_constructs import TableNotFoundError
+from idempotent_constructs.lambda_src import schema
 from idempotent_constructs.operations import PURGE_GRACE_SECONDS, list_records, plain, purge_expired, table_of_stack
 
 NOW = 1_800_000_000
@@ -25,10 +24,15 @@ def table(scratch_table):
 
 
 def put(client, table: str, record_id: str, status: str, expiration: int, owner: str = OWNER) -> None:
-    client.put_item(TableName=table, Item={
-        schema.ID: {"S": record_id}, schema.STATUS: {"S": status},
-        schema.EXPIRATION: {"N": str(expiration)}, schema.OWNER: {"S": owner},
-    })
+    client.put_item(
+        TableName=table,
+        Item={
+            schema.ID: {"S": record_id},
+            schema.STATUS: {"S": status},
+            schema.EXPIRATION: {"N": str(expiration)},
+            schema.OWNER: {"S": owner},
+        },
+    )
 
 
 class RacingWorkflow:
@@ -81,7 +85,7 @@ def test_a_listing_resumes_after_a_record_that_no_longer_exists(emulator, table)
     client = emulator.client("dynamodb")
     for n in range(4):
         put(client, table, f"Orders#{n}", schema.COMPLETED, NOW)
-    first_two = [item[schema.ID]["S"] for _, item in zip(range(2), list_records(table, client=client))]
+    first_two = [item[schema.ID]["S"] for _, item in zip(range(2), list_records(table, client=client), strict=False)]
     client.delete_item(TableName=table, Key={schema.ID: {"S": first_two[-1]}})
     rest = [item[schema.ID]["S"] for item in list_records(table, after=first_two[-1], client=client)]
     everything_else = sorted({"Orders#0", "Orders#1", "Orders#2", "Orders#3"} - {first_two[-1]})
@@ -99,43 +103,73 @@ def test_a_listing_reports_each_page_it_read(emulator, table):
 
 def test_plain_gives_numbers_as_numbers_and_binary_as_base64():
     record = {
-        "id": {"S": "Orders#1"}, "expiration": {"N": "1800000000"}, "ratio": {"N": "0.25"},
-        "data_gzip": {"B": b"\x1f\x8b"}, "none": {"NULL": True}, "flag": {"BOOL": False},
-        "nested": {"M": {"list": {"L": [{"N": "1"}, {"S": "two"}]}}}, "tags": {"SS": ["a", "b"]},
+        "id": {"S": "Orders#1"},
+        "expiration": {"N": "1800000000"},
+        "ratio": {"N": "0.25"},
+        "data_gzip": {"B": b"\x1f\x8b"},
+        "none": {"NULL": True},
+        "flag": {"BOOL": False},
+        "nested": {"M": {"list": {"L": [{"N": "1"}, {"S": "two"}]}}},
+        "tags": {"SS": ["a", "b"]},
     }
     assert plain(record) == {
-        "id": "Orders#1", "expiration": 1800000000, "ratio": 0.25, "data_gzip": base64.b64encode(b"\x1f\x8b").decode(),
-        "none": None, "flag": False, "nested": {"list": [1, "two"]}, "tags": ["a", "b"],
+        "id": "Orders#1",
+        "expiration": 1800000000,
+        "ratio": 0.25,
+        "data_gzip": base64.b64encode(b"\x1f\x8b").decode(),
+        "none": None,
+        "flag": False,
+        "nested": {"list": [1, "two"]},
+        "tags": ["a", "b"],
     }
 
 
 def _stack(emulator, resources: dict, outputs: dict) -> str:
     name = f"Ops{uuid.uuid4().hex[:8]}"
-    emulator.client("cloudformation").create_stack(StackName=name, TemplateBody=json.dumps({"Resources": resources, "Outputs": outputs}))
+    emulator.client("cloudformation").create_stack(
+        StackName=name, TemplateBody=json.dumps({"Resources": resources, "Outputs": outputs})
+    )
     return name
 
 
-TABLE = {"Type": "AWS::DynamoDB::Table", "Properties": {
-    "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
-    "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}], "BillingMode": "PAY_PER_REQUEST"}}
+TABLE = {
+    "Type": "AWS::DynamoDB::Table",
+    "Properties": {
+        "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+        "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+        "BillingMode": "PAY_PER_REQUEST",
+    },
+}
 
 
 def test_a_stack_output_may_give_the_table_as_an_arn(emulator):
     name = _stack(emulator, {"Records": TABLE}, {"IdempotencyTableArn": {"Value": {"Fn::GetAtt": ["Records", "Arn"]}}})
     resources = emulator.client("cloudformation").list_stack_resources(StackName=name)["StackResourceSummaries"]
-    assert table_of_stack(name, cloudformation=emulator.client("cloudformation"), dynamodb=emulator.client("dynamodb")) == resources[0]["PhysicalResourceId"]
+    assert (
+        table_of_stack(name, cloudformation=emulator.client("cloudformation"), dynamodb=emulator.client("dynamodb"))
+        == resources[0]["PhysicalResourceId"]
+    )
 
 
 def test_an_output_of_the_tables_stream_names_the_same_table(emulator):
     stream = {"Fn::Join": ["", [{"Fn::GetAtt": ["Records", "Arn"]}, "/stream/2026-11-23T00:00:00.000"]]}
-    name = _stack(emulator, {"Records": TABLE}, {
-        "IdempotencyTableName": {"Value": {"Ref": "Records"}}, "IdempotencyTableStreamArn": {"Value": stream}})
+    name = _stack(
+        emulator,
+        {"Records": TABLE},
+        {"IdempotencyTableName": {"Value": {"Ref": "Records"}}, "IdempotencyTableStreamArn": {"Value": stream}},
+    )
     resources = emulator.client("cloudformation").list_stack_resources(StackName=name)["StackResourceSummaries"]
-    assert table_of_stack(name, cloudformation=emulator.client("cloudformation"), dynamodb=emulator.client("dynamodb")) == resources[0]["PhysicalResourceId"]
+    assert (
+        table_of_stack(name, cloudformation=emulator.client("cloudformation"), dynamodb=emulator.client("dynamodb"))
+        == resources[0]["PhysicalResourceId"]
+    )
 
 
 def test_two_outputs_naming_different_idempotency_tables_are_refused(emulator):
-    name = _stack(emulator, {"First": TABLE, "Second": TABLE}, {
-        "OrdersIdempotencyTable": {"Value": {"Ref": "First"}}, "RefundsIdempotencyTable": {"Value": {"Ref": "Second"}}})
-    with pytest.raises(TableNotFoundError, match="several outputs naming an idempotency table .*OrdersIdempotencyTable="):
+    name = _stack(
+        emulator,
+        {"First": TABLE, "Second": TABLE},
+        {"OrdersIdempotencyTable": {"Value": {"Ref": "First"}}, "RefundsIdempotencyTable": {"Value": {"Ref": "Second"}}},
+    )
+    with pytest.raises(TableNotFoundError, match=r"several outputs naming an idempotency table .*OrdersIdempotencyTable="):
         table_of_stack(name, cloudformation=emulator.client("cloudformation"), dynamodb=emulator.client("dynamodb"))

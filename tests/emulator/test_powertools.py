@@ -7,16 +7,13 @@ import hashlib
 import json
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
-from aws_cdk import App, Duration, RemovalPolicy, Stack
+from aws_cdk import App, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions_tasks as tasks
 
 from idempotent_constructs import IdempotencyKey, IdempotencyTable, IdempotentStateMachine
-from idempotent_constructs.functions import RUNTIME
 from idempotent_constructs.lambda_src import schema
 from idempotent_constructs.testing import Deployment, LocalEmulator
 from tests.stacks import packaged_lambda
@@ -39,7 +36,9 @@ class PowertoolsInteropStack(Stack):
             removal_policy=RemovalPolicy.DESTROY,
         )
         # Powertools comes from the test environment here; a real deployment bundles it or uses its layer.
-        charge = packaged_lambda(self, "ChargeOrder", "powertools_user.handler", environment={"COUNTER_TABLE_NAME": counters.table_name})
+        charge = packaged_lambda(
+            self, "ChargeOrder", "powertools_user.handler", environment={"COUNTER_TABLE_NAME": counters.table_name}
+        )
         counters.grant(charge, "dynamodb:UpdateItem")
         table.grant_powertools_idempotency(charge, key_prefix=KEY_PREFIX)
         IdempotentStateMachine(
@@ -77,9 +76,7 @@ def powertools_id(prefix: str, selection: object) -> str:
     return f"{prefix}#{hashlib.md5(json.dumps(selection, sort_keys=True).encode()).hexdigest()}"
 
 
-def test_a_workflow_run_executes_the_handler_and_the_function_once_and_all_three_records_sit_side_by_side(
-    interop, unique
-):
+def test_a_workflow_run_executes_the_handler_and_the_function_once_and_all_three_records_sit_side_by_side(interop, unique):
     payload = order(unique)
     execution = interop.run("Orders", payload)
     assert execution.status == "SUCCEEDED"
@@ -90,9 +87,7 @@ def test_a_workflow_run_executes_the_handler_and_the_function_once_and_all_three
     handler_id = powertools_id(KEY_PREFIX, payload["order_id"])
     charge_id = powertools_id(f"{KEY_PREFIX}.charge", {"order_id": payload["order_id"], "amount": 42})
     by_id = {item["id"]["S"]: item for item in interop.items("Idempotency")}
-    (workflow_record,) = [
-        item for item in records(interop, NAMESPACE) if json.loads(item[schema.DATA]["S"]) == execution.output
-    ]
+    (workflow_record,) = [item for item in records(interop, NAMESPACE) if json.loads(item[schema.DATA]["S"]) == execution.output]
     for item in (workflow_record, by_id[handler_id], by_id[charge_id]):
         assert item[schema.STATUS]["S"] == schema.COMPLETED
         assert {schema.ID, schema.STATUS, schema.EXPIRATION, schema.IN_PROGRESS_EXPIRATION, schema.DATA} <= set(item)
@@ -103,9 +98,7 @@ def test_a_workflow_run_executes_the_handler_and_the_function_once_and_all_three
     assert json.loads(by_id[charge_id][schema.DATA]["S"]) == execution.output["charged"]
 
 
-def test_a_new_request_for_the_same_order_runs_the_workflow_again_but_powertools_replays_the_charge(
-    interop, unique
-):
+def test_a_new_request_for_the_same_order_runs_the_workflow_again_but_powertools_replays_the_charge(interop, unique):
     first = interop.run("Orders", order(unique, "first"))
     second = interop.run("Orders", order(unique, "second"))
     assert first.status == second.status == "SUCCEEDED"
@@ -141,7 +134,9 @@ def test_records_of_the_workflow_and_of_powertools_never_collide(interop, unique
     # Three requests, three workflow records; one order, one record per Powertools decorator.
     of_this_order = [item for item in items if f"order-{unique}" in item[schema.DATA]["S"]]
     assert Counter(item["id"]["S"].partition("#")[0] for item in of_this_order) == {
-        NAMESPACE: 3, KEY_PREFIX: 1, f"{KEY_PREFIX}.charge": 1
+        NAMESPACE: 3,
+        KEY_PREFIX: 1,
+        f"{KEY_PREFIX}.charge": 1,
     }
     # Neither layer wrote over the other's records: only the workflow's carry an owner.
     assert all((schema.OWNER in item) == item["id"]["S"].startswith(f"{NAMESPACE}#") for item in of_this_order)

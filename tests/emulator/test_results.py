@@ -29,7 +29,12 @@ def stored_record(behaviour, execution) -> dict:
 
 @pytest.mark.parametrize(
     ("kib", "repetitive", "form"),
-    [(1, False, schema.DATA), (24, True, schema.DATA_GZIP), (100, False, schema.DATA_LOCATION), (250, False, schema.DATA_LOCATION)],
+    [
+        (1, False, schema.DATA),
+        (24, True, schema.DATA_GZIP),
+        (100, False, schema.DATA_LOCATION),
+        (250, False, schema.DATA_LOCATION),
+    ],
 )
 def test_large_results_of_1_24_100_and_250_kib_round_trip_exactly_on_replay(behaviour, unique, kib, repetitive, form):
     payload = {"id": unique, "kib": kib, "repetitive": repetitive}
@@ -78,7 +83,9 @@ def test_completing_with_a_200_kib_result_costs_at_most_a_quarter_of_the_write_u
     assert raw_bytes >= 200 * 1024
     for workflow in ("InlineResults", "LargeResults"):
         stored = write_units(stored_record(behaviour, behaviour.run(workflow, payload)))
-        print(f"\n200 KiB result: {workflow} completes with {stored} WRU; raw JSON in the record would take {-(-raw_bytes // 1024)}")
+        print(
+            f"\n200 KiB result: {workflow} completes with {stored} WRU; raw JSON in the record would take {-(-raw_bytes // 1024)}"
+        )
         assert stored * 4 <= -(-raw_bytes // 1024)
 
 
@@ -94,8 +101,6 @@ def test_a_result_over_the_payload_limit_fails_the_execution_and_the_key_is_rele
     assert not behaviour.records_of(failed, "Idempotency")
     retried = behaviour.run(workflow, {"id": unique, "kib": 1})
     assert retried.status == "SUCCEEDED" and "Idempotency.Inspect" not in retried.entered_states()
-
-
 
 
 def test_a_replay_whose_result_object_is_gone_fails_with_result_missing_and_never_runs_the_body(behaviour, unique):

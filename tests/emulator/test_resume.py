@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from idempotent_constructs import IdempotencyKey, RecordInProgressError, RecordNotFoundError
-from idempotent_constructs.operations import get_record, reset
 from idempotent_constructs.lambda_src import schema
+from idempotent_constructs.operations import get_record, reset
 
 KEY = IdempotencyKey.from_jmespath("[order.id, run || `1`]")
 
@@ -39,7 +39,9 @@ def test_a_failed_workflow_run_again_skips_the_steps_that_ran_and_resumes_at_the
 
 def test_each_guard_keeps_its_own_record_of_the_same_business_key(behaviour, unique):
     run = behaviour.run("ResumeClean", {"order": {"id": unique}})
-    assert set(behaviour.records_of(run, "Idempotency")) == {KEY.record_id({"order": {"id": unique}}, namespace=f"Behaviour/ResumeClean{step}") for step in "ABC"}
+    assert set(behaviour.records_of(run, "Idempotency")) == {
+        KEY.record_id({"order": {"id": unique}}, namespace=f"Behaviour/ResumeClean{step}") for step in "ABC"
+    }
 
 
 def test_a_new_run_number_runs_every_step_again_on_purpose(behaviour, unique):

@@ -10,9 +10,7 @@ from tests.synth import only_definition, template
 
 def guarded(**options):
     def build(s):
-        guard = IdempotencyGuard(
-            s, "ChargeOnce", table=IdempotencyTable(s, "Table"), body=sfn.Pass(s, "Charge"), **options
-        )
+        guard = IdempotencyGuard(s, "ChargeOnce", table=IdempotencyTable(s, "Table"), body=sfn.Pass(s, "Charge"), **options)
         sfn.StateMachine(s, "Machine", definition_body=sfn.DefinitionBody.from_chainable(guard))
 
     return only_definition(template(build))

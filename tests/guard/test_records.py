@@ -10,7 +10,6 @@ from idempotent_constructs.guard import records
 from tests.guard.build import condition_of, guarded
 
 
-
 def test_every_write_after_acquire_is_fenced_on_the_owner():
     states = guarded(on_failure=FailurePolicy.CACHE)["States"]
     for name in ("Complete", "RecordFailure"):
@@ -18,6 +17,7 @@ def test_every_write_after_acquire_is_fenced_on_the_owner():
         assert states[f"ChargeOnce.{name}"]["Catch"][0]["ErrorEquals"] == ["DynamoDB.ConditionalCheckFailedException"]
     assert condition_of(states["ChargeOnce.Takeover"]) == "#owner = :previous AND #status = :previous_status"
     assert condition_of(guarded()["States"]["ChargeOnce.Release"]) == "#owner = :owner"
+
 
 def test_transient_dynamodb_and_lambda_errors_are_retried_with_backoff():
     states = guarded()["States"]
@@ -31,6 +31,7 @@ def test_transient_dynamodb_and_lambda_errors_are_retried_with_backoff():
         lambda_errors = {e for r in states[f"ChargeOnce.{name}"]["Retry"] for e in r["ErrorEquals"]}
         assert {"Lambda.ServiceException", "Lambda.TooManyRequestsException"} <= lambda_errors
 
+
 def test_key_namespace_retention_and_lease_reach_the_acquire():
     states = guarded(
         key=IdempotencyKey.from_paths("$.order.id"),
@@ -41,6 +42,7 @@ def test_key_namespace_retention_and_lease_reach_the_acquire():
     acquire = states["ChargeOnce.Acquire"]
     assert "$lookup($o, 'order')" in acquire["Arguments"] and "'orders-v2#' & $digest(" in acquire["Arguments"]
     assert "$now + 120000" in acquire["Arguments"] and "+ 604800" in states["ChargeOnce.Complete"]["Arguments"]
+
 
 def test_dynamodb_errors_without_a_name_of_their_own_are_not_retried_as_transient():
     retried = {

@@ -11,7 +11,6 @@ from tests.guard.build import guarded
 from tests.synth import only_definition, resources, template
 
 
-
 def test_by_default_the_guard_acquires_the_key_natively_runs_the_body_and_completes():
     definition = guarded()
     states = definition["States"]
@@ -44,11 +43,13 @@ def test_waiting_polls_with_backoff_bounded_by_max_wait():
     }
     assert states["ChargeOnce.Await"]["Catch"][0]["Next"] == "ChargeOnce.InFlight"
 
+
 def test_with_the_fail_policy_there_is_no_poll_loop():
     states = guarded(on_in_flight=InFlightPolicy.FAIL)["States"]
     assert "ChargeOnce.Await" not in states
     held = [choice for choice in states["ChargeOnce.Route"]["Choices"] if choice["Next"] == "ChargeOnce.InFlight"]
     assert len(held) == 1
+
 
 def test_with_the_cache_policy_failures_are_recorded_and_replayed():
     states = guarded(on_failure=FailurePolicy.CACHE)["States"]
@@ -57,12 +58,14 @@ def test_with_the_cache_policy_failures_are_recorded_and_replayed():
     replay = states["ChargeOnce.ReplayFailure"]
     assert replay["Type"] == "Fail" and replay["Error"].endswith(".record.error.S %}")
 
+
 def test_with_cache_errors_only_the_listed_errors_are_remembered_and_others_release_the_key():
     states = guarded(on_failure=FailurePolicy.CACHE, cache_errors=["CardDeclined", "Idempotency.BodyFailed"])["States"]
     choice = states["ChargeOnce.CacheOrRelease"]
     assert choice["Default"] == "ChargeOnce.Release"
     assert choice["Choices"][0]["Condition"].endswith(".Error in ['CardDeclined', 'Idempotency.BodyFailed'] %}")
     assert choice["Choices"][0]["Next"] == "ChargeOnce.RecordFailure"
+
 
 def test_only_a_jmespath_key_calls_the_key_function_before_the_acquire():
     states = guarded(key=IdempotencyKey.from_jmespath("order.id"))["States"]
@@ -71,27 +74,37 @@ def test_only_a_jmespath_key_calls_the_key_function_before_the_acquire():
     assert payload["input"].startswith("{% (") and "$v := $states.input;" in payload["input"]  # refused if too large to send
     assert states["ChargeOnce.ComputeKey"]["Next"] == "ChargeOnce.Acquire"
     assert states["ChargeOnce.ComputeKey"]["Catch"][0] == {
-        "ErrorEquals": ["Idempotency.KeyMissing", "States.QueryEvaluationError"], "Next": "ChargeOnce.KeyMissing"
+        "ErrorEquals": ["Idempotency.KeyMissing", "States.QueryEvaluationError"],
+        "Next": "ChargeOnce.KeyMissing",
     }
+
 
 def test_a_key_the_acquire_cannot_compute_fails_with_key_missing():
     states = guarded()["States"]
     (missing,) = [c for c in states["ChargeOnce.Acquire"]["Catch"] if c["ErrorEquals"] == ["States.QueryEvaluationError"]]
     assert missing["Next"] == "ChargeOnce.KeyMissing" and states["ChargeOnce.KeyMissing"]["Error"] == "Idempotency.KeyMissing"
 
+
 def test_step_functions_own_errors_are_renamed_because_no_fail_state_may_raise_them():
     release = guarded()["States"]["ChargeOnce.Release"]
-    assert "$substring($e.Error, 0, 7) = 'States.' ? {'Error': 'Idempotency.BodyFailed', 'Cause': $string($e)}" in release["Output"]
+    assert (
+        "$substring($e.Error, 0, 7) = 'States.' ? {'Error': 'Idempotency.BodyFailed', 'Cause': $string($e)}" in release["Output"]
+    )
+
 
 def test_without_an_owner_state_machine_a_lapsed_lease_is_taken_over_without_asking():
     states = guarded()["States"]
     assert "ChargeOnce.OwnerCheck" not in states
     assert states["ChargeOnce.Route"]["Default"] == "ChargeOnce.Takeover"
 
+
 def test_with_an_owner_state_machine_a_lapsed_lease_is_checked_with_describe_execution_on_its_executions_only():
     def build(s):
         guard = IdempotencyGuard(
-            s, "ChargeOnce", table=IdempotencyTable(s, "Table"), body=sfn.Pass(s, "Charge"),
+            s,
+            "ChargeOnce",
+            table=IdempotencyTable(s, "Table"),
+            body=sfn.Pass(s, "Charge"),
             owner_state_machine_name="orders",
         )
         sfn.StateMachine(s, "Machine", definition_body=sfn.DefinitionBody.from_chainable(guard), state_machine_name="orders")
@@ -104,11 +117,14 @@ def test_with_an_owner_state_machine_a_lapsed_lease_is_checked_with_describe_exe
     assert check["Arguments"]["IncludedData"] == "METADATA_ONLY"  # never the holder's input, however large
     assert "ChargeOnce.PollOwner" in states["ChargeOnce.Await"]["Branches"][0]["States"]
     statements = [
-        st for p in resources(tpl, "AWS::IAM::Policy").values() for st in p["Properties"]["PolicyDocument"]["Statement"]
+        st
+        for p in resources(tpl, "AWS::IAM::Policy").values()
+        for st in p["Properties"]["PolicyDocument"]["Statement"]
         if st["Action"] == "states:DescribeExecution"
     ]
     assert len(statements) == 1
     assert ":execution:orders:*" in str(statements[0]["Resource"])
+
 
 def test_every_state_a_guard_generates_is_named_in_state_names():
     def states_of(definition):
@@ -126,6 +142,7 @@ def test_every_state_a_guard_generates_is_named_in_state_names():
     assert {name.removeprefix("ChargeOnce.") for name in names} <= set(STATE_NAMES)
     assert all(name.startswith("ChargeOnce.") for name in names)
 
+
 def test_every_guard_of_a_stack_shares_one_result_function_and_one_key_function():
     def build(s):
         table = IdempotencyTable(s, "Table")
@@ -135,6 +152,7 @@ def test_every_guard_of_a_stack_shares_one_result_function_and_one_key_function(
         sfn.StateMachine(s, "Machine", definition_body=sfn.DefinitionBody.from_chainable(chain))
 
     assert len(resources(template(build), "AWS::Lambda::Function")) == 2
+
 
 def test_guards_side_by_side_keep_their_facts_in_variables_of_their_own():
     def build(s):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 import boto3
 import pytest
@@ -10,7 +11,7 @@ from moto import mock_aws
 
 
 @pytest.fixture
-def table(monkeypatch):
+def table(monkeypatch: pytest.MonkeyPatch) -> Any:
     """A DynamoDB client, with an empty table "records" keyed on "id"."""
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     with mock_aws():

@@ -126,7 +126,7 @@ def test_numbers_are_written_as_javascript_writes_doubles_to_15_digits_with_the_
 
 
 def test_object_members_are_ordered_by_utf16_code_units_and_lone_surrogates_escaped():
-    assert canonical.canonical_json({"\uff01": 1, "\U0001F600": 2, "10": 3, "9": 4}) == '{"10":3,"9":4,"😀":2,"！":1}'
+    assert canonical.canonical_json({"\uff01": 1, "\U0001f600": 2, "10": 3, "9": 4}) == '{"10":3,"9":4,"😀":2,"！":1}'
     assert canonical.canonical_json("a\ud800") == '"a\\ud800"'
 
 

@@ -44,9 +44,7 @@ def test_the_handler_imports_as_a_top_level_module_like_lambda_does():
         "import compute_key, json;"
         "print(json.dumps(compute_key.handler({'input': {'a': 1}, 'namespace': 'n', 'kind': 'jmespath', 'expression': 'a'})['id']))"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script], cwd=lambda_source_dir(), capture_output=True, text=True, check=True
-    )
+    result = subprocess.run([sys.executable, "-c", script], cwd=lambda_source_dir(), capture_output=True, text=True, check=True)
     log_line, printed_id = result.stdout.strip().splitlines()
     assert printed_id.strip('"').startswith("n#")
     assert json.loads(log_line)["idempotency_namespace"] == "n"
@@ -57,6 +55,9 @@ def test_a_computed_key_is_logged_as_one_json_line_with_its_namespace_and_hash_a
     (line,) = [json.loads(text) for text in capsys.readouterr().out.splitlines()]
     namespace, _, key_hash = record_id.rpartition("#")
     assert (line["level"], line["message"], line["idempotency_namespace"], line["idempotency_key_hash"]) == (
-        "INFO", "key computed", namespace, key_hash
+        "INFO",
+        "key computed",
+        namespace,
+        key_hash,
     )
     assert "SECRET" not in json.dumps(line)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import boto3
 import pytest
 
 from idempotent_constructs.lambda_src import release, schema
@@ -16,7 +15,9 @@ OTHER = "arn:aws:states:us-east-1:123456789012:execution:Orders:run-2"
 def scheduled_put(table: str, record_id: str, owner: str) -> dict:
     """The scheduled event of an Acquire as the guard builds it."""
     parameters = {
-        "TableName": table, "Key": {"id": {"S": record_id}}, "UpdateExpression": "SET #status = :status, #owner = :owner",
+        "TableName": table,
+        "Key": {"id": {"S": record_id}},
+        "UpdateExpression": "SET #status = :status, #owner = :owner",
         "ExpressionAttributeValues": {":status": {"S": "INPROGRESS"}, ":owner": {"S": owner}},
     }
     return {
@@ -46,7 +47,10 @@ def test_the_records_an_ended_execution_still_holds_are_deleted_and_no_others(ta
         scheduled_put("records", "ns#held", f"{EXECUTION}#a"),
         scheduled_put("records", "ns#taken-over", f"{EXECUTION}#x"),
         scheduled_put("records", "ns#finished", f"{EXECUTION}#c"),
-        {"type": "TaskScheduled", "taskScheduledEventDetails": {"resourceType": "lambda", "resource": "invoke", "parameters": "{}"}},
+        {
+            "type": "TaskScheduled",
+            "taskScheduledEventDetails": {"resourceType": "lambda", "resource": "invoke", "parameters": "{}"},
+        },
     ]
     monkeypatch.setattr(release, "_history", lambda client, arn: history)
     monkeypatch.setattr(release, "still_over", lambda client, detail: True)

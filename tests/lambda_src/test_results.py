@@ -28,9 +28,17 @@ def aws(table):
     results._clients.clear()
 
 
-def store(result, threshold: int = 1024, bucket: str | None = "results", meta: dict = META, record_limit: int | None = None) -> dict:
-    event = {"action": "store", "table": "records", "inline_threshold": threshold, "result": result, "idempotency": meta,
-             "expires_after_seconds": 3600}
+def store(
+    result, threshold: int = 1024, bucket: str | None = "results", meta: dict = META, record_limit: int | None = None
+) -> dict:
+    event = {
+        "action": "store",
+        "table": "records",
+        "inline_threshold": threshold,
+        "result": result,
+        "idempotency": meta,
+        "expires_after_seconds": 3600,
+    }
     if bucket is not None:
         event["bucket"] = bucket
     if record_limit is not None:
@@ -45,7 +53,7 @@ def restored(item: dict):
 
 SMALL = {"order": 1, "price": 0.1, "big": 12345678901234567890123, "text": "naïve ☃"}
 REPETITIVE = {"lines": [{"sku": "A-1", "quantity": 2, "note": "gift"}] * 200}
-NOISY = {"lines": [f"{n * 7919 % 100003:05d}-{n ** 3 % 999983}" for n in range(400)]}
+NOISY = {"lines": [f"{n * 7919 % 100003:05d}-{n**3 % 999983}" for n in range(400)]}
 
 
 def test_a_result_under_the_threshold_is_kept_as_json_in_the_record(aws):
@@ -84,7 +92,9 @@ def test_storing_again_in_another_form_leaves_only_the_new_form(aws):
 
 
 def test_a_holder_whose_record_was_taken_over_is_told_its_lease_is_lost_and_changes_nothing(aws):
-    aws.put_item(TableName="records", Item={"id": {"S": META["id"]}, "owner": {"S": "someone-else#x"}, "status": {"S": schema.INPROGRESS}})
+    aws.put_item(
+        TableName="records", Item={"id": {"S": META["id"]}, "owner": {"S": "someone-else#x"}, "status": {"S": schema.INPROGRESS}}
+    )
     with pytest.raises(results.LeaseLost) as raised:
         store(SMALL)
     assert type(raised.value).__name__ == schema.LEASE_LOST
@@ -98,7 +108,7 @@ def test_a_record_released_meanwhile_is_recreated_so_a_redriven_run_keeps_its_re
 
 
 def test_without_a_bucket_a_result_that_needs_one_fails_as_result_too_large(aws):
-    with pytest.raises(results.ResultTooLarge, match="ResultStorage.large") as raised:
+    with pytest.raises(results.ResultTooLarge, match=r"ResultStorage\.large") as raised:
         store(NOISY, bucket=None)
     assert type(raised.value).__name__ == schema.RESULT_TOO_LARGE
 
@@ -121,7 +131,9 @@ def test_numbers_keep_their_exact_values_through_a_round_trip():
 
 def test_a_stale_holder_of_a_large_result_leaves_the_newer_owners_record_and_object_alone(aws):
     newer = {**META, "owner": "arn:aws:states:us-east-1:123456789012:execution:Orders:run-2#holder2"}
-    aws.put_item(TableName="records", Item={"id": {"S": META["id"]}, "owner": {"S": newer["owner"]}, "status": {"S": schema.INPROGRESS}})
+    aws.put_item(
+        TableName="records", Item={"id": {"S": META["id"]}, "owner": {"S": newer["owner"]}, "status": {"S": schema.INPROGRESS}}
+    )
     kept = store(NOISY, meta=newer)
     with pytest.raises(results.LeaseLost):
         store({"lines": list(reversed(NOISY["lines"]))})

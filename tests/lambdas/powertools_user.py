@@ -6,6 +6,7 @@ to a counter in another table (COUNTER_TABLE_NAME), so a test can tell a run fro
 
 import os
 import uuid
+from typing import Any
 
 import boto3
 from aws_lambda_powertools.utilities.idempotency import (
@@ -33,13 +34,13 @@ def count(what: str, order_id: str) -> None:
     )
 
 
-@idempotent_function(
+@idempotent_function(  # type: ignore[untyped-decorator]  # Powertools leaves it unannotated
     data_keyword_argument="order",
     config=charge_config,
     persistence_store=DynamoDBPersistenceLayer(table_name=TABLE_NAME, boto3_client=dynamodb),
     key_prefix=f"{KEY_PREFIX}.charge",
 )
-def charge(*, order: dict) -> dict:
+def charge(*, order: dict[str, Any]) -> dict[str, Any]:
     count("charge", order["order_id"])
     return {"order_id": order["order_id"], "amount": order["amount"], "receipt": uuid.uuid4().hex}
 
@@ -49,7 +50,7 @@ def charge(*, order: dict) -> dict:
     persistence_store=DynamoDBPersistenceLayer(table_name=TABLE_NAME, boto3_client=dynamodb),
     key_prefix=KEY_PREFIX,
 )
-def handler(event, context):
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     count("handler", event["order_id"])
     charge_config.register_lambda_context(context)
     return {"charged": charge(order={"order_id": event["order_id"], "amount": event["amount"]})}

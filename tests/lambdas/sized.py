@@ -4,9 +4,10 @@ the Lambda runtime sends it and as the emulator measures it against the 256 KiB 
 
 import json
 import random
+from typing import Any
 
 
-def handler(event, context=None):
+def handler(event: dict[str, Any], context: object = None) -> dict[str, Any]:
     rng = random.Random(event.get("seed", 0))
     words = ["blue", "widget", "express", "fragile", "gift", "bulk", "return", "priority", "eu", "us"]
     lines, size, target = [], 2, int(event["kib"] * 1024) - 64

@@ -6,6 +6,7 @@ after counting, as a step that did part of its work and then broke would.
 """
 
 import os
+from typing import Any
 
 import boto3
 
@@ -16,7 +17,7 @@ class StepFailed(Exception):
     pass
 
 
-def handler(event, context=None):
+def handler(event: dict[str, Any], context: object = None) -> dict[str, Any]:
     data, step = event["input"], event["step"]
     counter = f"{event['workflow']}#{data['order']['id']}#{step}"
     runs = counters.update_item(
