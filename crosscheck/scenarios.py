@@ -232,7 +232,7 @@ def expiry(stacks: Stacks, checks: Checks) -> None:
     succeeded(checks, fresh, "the run")
     checks.expect(fresh.output == payload, f"the body's output, not the stale one: {fresh.output}")
     record = dynamodb.get_item(TableName=table, Key={schema.ID: {"S": record_id}}, ConsistentRead=True)["Item"]
-    checks.expect(record[schema.OWNER]["S"].startswith(f"{fresh.arn}#"), "the new run owns the record")
+    checks.expect(schema.owned_by(record[schema.OWNER]["S"], fresh.arn), "the new run owns the record")
     checks.expect(int(record[schema.EXPIRATION]["N"]) > time.time(), "its expiration is in the future")
 
 

@@ -601,7 +601,7 @@ def _execution(record: dict[str, Any], *, full: bool = False) -> str:
     """The name (or whole ARN) of the execution that wrote the record: the owner token is
     "{execution ARN}#{holder}" (a Powertools record has none). The name is enough in a listing, whose
     record ids already name the workflow."""
-    arn = str(record.get(schema.OWNER, "")).rpartition("#")[0]
+    arn = schema.owner_execution(str(record.get(schema.OWNER, "")))
     return arn if full else arn.rpartition(":")[2]
 
 

@@ -221,7 +221,7 @@ class ReleaseFunction(_SharedFunction):
                 source=["aws.states"],
                 detail_type=["Step Functions Execution Status Change"],
                 detail={
-                    "status": ["FAILED", "TIMED_OUT", "ABORTED"],
+                    "status": list(schema.EXECUTION_ENDED_WITHOUT_RELEASE),
                     "stateMachineArn": Lazy.any(_ListProducer(self._state_machine_arns)),
                 },
             ),

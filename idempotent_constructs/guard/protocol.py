@@ -139,8 +139,6 @@ TRANSIENT_DYNAMODB_ERRORS = [
 TRANSIENT_SFN_ERRORS = ["Sfn.SfnException", "Sfn.ThrottlingException", "Sfn.SdkClientException", "Sfn.InternalServerException"]
 # The holder's execution is gone (its history expired): nothing runs any more.
 OWNER_GONE_ERRORS = ["Sfn.ExecutionDoesNotExistException", "Sfn.ExecutionDoesNotExist"]
-# Standard execution statuses after which nothing runs (PENDING_REDRIVE is about to run again).
-ENDED_STATUSES = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 # Transient errors of a Lambda invocation (the service's, never the function's own errors).
 TRANSIENT_LAMBDA_ERRORS = [
     "Lambda.ClientExecutionTimeoutException",

@@ -12,7 +12,7 @@ from aws_cdk import aws_stepfunctions as sfn
 
 from ..lambda_src import schema
 from . import records
-from .protocol import ENDED_STATUSES, HOLDER, ID, OWNER_GONE_ERRORS, RECORD, TRANSIENT_DYNAMODB_ERRORS, VALIDATION, expression
+from .protocol import HOLDER, ID, OWNER_GONE_ERRORS, RECORD, TRANSIENT_DYNAMODB_ERRORS, VALIDATION, expression
 from .tasks import HOLDER_FIELDS, SAME_INPUT, ItemTask, invoke, owner_check, retry_transient
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 def owner_done(holder: str) -> str:
     """The owner check's verdict lets a takeover go ahead when the holder's execution has ended, or
     when it is this very execution (a branch cancelled mid-body: its own lease is all there is)."""
-    ended = ", ".join(f"'{status}'" for status in ENDED_STATUSES)
+    ended = ", ".join(f"'{status}'" for status in schema.EXECUTION_ENDED)
     return f"{holder}.Status in [{ended}] or {holder}.ExecutionArn = $states.context.Execution.Id"
 
 

@@ -17,6 +17,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from ..functions import executions_arn, item_statement, key_statement
+from ..lambda_src import schema
 from .config import GuardConfig
 from .protocol import TRANSIENT_LAMBDA_ERRORS, TRANSIENT_SFN_ERRORS, expression
 
@@ -141,7 +142,7 @@ def owner_check(
         iam_action="states:DescribeExecution",
         iam_resources=[executions_arn(config.owner_state_machine_name)],
         parameters={
-            "ExecutionArn": expression(f"$substringBefore({owner}, '#')"),
+            "ExecutionArn": expression(f"$substringBefore({owner}, '{schema.OWNER_SEPARATOR}')"),
             # Without the holder's input and output: the response would carry them, JSON-escaped
             # again, and a response over 256 KiB fails the waiter (States.DataLimitExceeded).
             "IncludedData": "METADATA_ONLY",

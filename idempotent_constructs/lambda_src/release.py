@@ -33,7 +33,6 @@ except ImportError:  # imported by the Lambda runtime from the asset root
     import schema  # type: ignore[no-redef,import-not-found]
     import telemetry  # type: ignore[no-redef,import-not-found]
 
-ENDED = {"FAILED", "TIMED_OUT", "ABORTED"}
 logger = telemetry.get_logger()
 
 
@@ -50,7 +49,7 @@ def held_records(history: list[dict[str, Any]], execution_arn: str) -> Iterator[
             continue
         parameters = json.loads(details["parameters"])
         owner = parameters.get("ExpressionAttributeValues", {}).get(f":{schema.OWNER}", {}).get("S", "")
-        if owner.startswith(f"{execution_arn}#") and schema.ID in parameters.get("Key", {}):
+        if schema.owned_by(owner, execution_arn) and schema.ID in parameters.get("Key", {}):
             yield parameters["TableName"], parameters["Key"][schema.ID]["S"], owner
 
 
@@ -68,7 +67,7 @@ def still_over(client: Any, detail: dict[str, Any]) -> bool:
     says it ended, so that read is stale."""
     current = client.describe_execution(executionArn=detail["executionArn"])
     redriven = "redriveCount" in detail and current.get("redriveCount", 0) != detail["redriveCount"]
-    if current["status"] in ENDED:
+    if current["status"] in schema.EXECUTION_ENDED_WITHOUT_RELEASE:
         return not redriven
     if current["status"] == "RUNNING" and not redriven:
         raise ExecutionStillReadsRunning(
@@ -82,7 +81,7 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, int]:
     detail = event.get("detail", {})
     execution_arn = detail.get("executionArn", "")
     nothing = {"released": 0, "skipped": 0, "denied": 0}
-    if detail.get("status") not in ENDED or not execution_arn:
+    if detail.get("status") not in schema.EXECUTION_ENDED_WITHOUT_RELEASE or not execution_arn:
         return nothing
     stepfunctions = boto3.client("stepfunctions")
     if not still_over(stepfunctions, detail):

@@ -74,6 +74,26 @@ def metrics_namespace(namespace: str) -> str:
     return f"{name[: METRICS_NAMESPACE_MAX_LENGTH - len(digest) - 1]}-{digest}"
 
 
+# --- the owner token: "{execution ARN}#{holder}" -----------------------------------------------------
+OWNER_SEPARATOR = "#"  # the holder part, a UUID, holds none; an execution ARN holds none either
+
+
+def owner_execution(owner: str) -> str:
+    """The execution ARN of an owner token ("" for a record without one, as Powertools writes)."""
+    return owner.rpartition(OWNER_SEPARATOR)[0]
+
+
+def owned_by(owner: str, execution_arn: str) -> bool:
+    """Whether the owner token is one of that execution's (any of its holders)."""
+    return owner.startswith(execution_arn + OWNER_SEPARATOR)
+
+
+# --- Step Functions execution statuses ------------------------------------------------------------
+# After these nothing runs any more (PENDING_REDRIVE is about to run again).
+EXECUTION_ENDED = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
+# Those of them that may leave a record in progress: the release function's events.
+EXECUTION_ENDED_WITHOUT_RELEASE = ("FAILED", "TIMED_OUT", "ABORTED")
+
 # --- statuses -------------------------------------------------------------------------------------
 INPROGRESS = "INPROGRESS"
 COMPLETED = "COMPLETED"

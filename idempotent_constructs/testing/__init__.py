@@ -50,8 +50,6 @@ from ..assembly import state_machine_definitions as state_machine_definitions
 from ..lambda_src import schema
 from . import describe_execution, execution_end, parser_scopes, task_parameters
 
-_TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
-
 
 # ---------------------------------------------------------------------------------------------------
 # moto gaps
@@ -666,7 +664,7 @@ def wait_for_execution(
     deadline = time.monotonic() + timeout
     while True:
         described = client.describe_execution(executionArn=execution_arn)
-        if described["status"] in _TERMINAL:
+        if described["status"] in schema.EXECUTION_ENDED:
             break
         if time.monotonic() > deadline:
             raise TimeoutError(f"{execution_arn} still {described['status']} after {timeout} s")
@@ -773,7 +771,7 @@ class Deployment:
         return {
             item[schema.ID]["S"]: item
             for item in self.items(table)
-            if item.get(schema.OWNER, {}).get("S", "").startswith(f"{arn}#")
+            if schema.owned_by(item.get(schema.OWNER, {}).get("S", ""), arn)
         }
 
     def items(self, table: str = "") -> list[dict[str, Any]]:

@@ -250,7 +250,7 @@ class AwsStack:
             item
             for page in paginator.paginate(TableName=self.table_name, ConsistentRead=True)
             for item in page["Items"]
-            if item.get(schema.OWNER, {}).get("S", "").startswith(f"{execution.arn}#")
+            if schema.owned_by(item.get(schema.OWNER, {}).get("S", ""), execution.arn)
         ]
 
 
