@@ -1,0 +1,35 @@
+"""The Lambda functions shared by every idempotent workflow of a stack (one of each per stack), their
+code, and the IAM statements the guards and the functions share: one module each."""
+
+from .assets import BUNDLED_PACKAGES, DISABLE_ASSET_STAGING, RUNTIME, lambda_code, lambda_source_dir
+from .iam import TABLE_KEY_ACTIONS, acknowledge_own_executions, executions_arn, item_statement, key_statement, records_of
+from .key_function import KEY_FUNCTION_ID, KeyFunction, key_function
+from .release_function import RELEASE_FUNCTION_ID, ReleaseFunction, release_function
+from .result_function import RESULT_FUNCTION_ID, ResultFunction, result_function
+from .results_bucket import RESULTS_BUCKET_ID, ResultsBucket, results_bucket
+
+__all__ = [
+    "BUNDLED_PACKAGES",
+    "DISABLE_ASSET_STAGING",
+    "KEY_FUNCTION_ID",
+    "RELEASE_FUNCTION_ID",
+    "RESULTS_BUCKET_ID",
+    "RESULT_FUNCTION_ID",
+    "RUNTIME",
+    "TABLE_KEY_ACTIONS",
+    "KeyFunction",
+    "ReleaseFunction",
+    "ResultFunction",
+    "ResultsBucket",
+    "acknowledge_own_executions",
+    "executions_arn",
+    "item_statement",
+    "key_function",
+    "key_statement",
+    "lambda_code",
+    "lambda_source_dir",
+    "records_of",
+    "release_function",
+    "result_function",
+    "results_bucket",
+]

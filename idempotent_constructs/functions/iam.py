@@ -1,0 +1,111 @@
+"""IAM statements the guards and the shared functions share: item access limited to a namespace's
+records, a table's key, a state machine's own executions, and cdk-nag acknowledgments of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsii
+from aws_cdk import Acknowledgment, Aws, IStableAnyProducer, Lazy, Validations
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import IConstruct
+
+
+def executions_arn(state_machine_name: str) -> str:
+    """Every execution of the named state machine, in the stack's account and region."""
+    return f"arn:{Aws.PARTITION}:states:{Aws.REGION}:{Aws.ACCOUNT_ID}:execution:{state_machine_name}:*"
+
+
+def acknowledge_own_executions(construct: IConstruct, state_machine_name: str, reason: str) -> None:
+    """cdk-nag (AwsSolutionsChecks) reports a permission on ``executions_arn`` as a wildcard: it
+    names one state machine's executions, whose names cannot be known in advance."""
+    Validations.of(construct).acknowledge(
+        Acknowledgment(
+            id="AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:"
+            f"<AWS::AccountId>:execution:{state_machine_name}:*]",
+            reason=reason,
+        )
+    )
+
+
+def item_statement(table: dynamodb.ITable, namespace: str, *actions: str) -> iam.PolicyStatement:
+    """``actions`` on the items of ``table`` whose id starts with ``{namespace}#``, and no others.
+    The statement remembers ``(table, namespace)`` (``records_of``)."""
+    statement = iam.PolicyStatement(
+        actions=list(actions),
+        resources=[table.table_arn],
+        conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{namespace}#*"]}},
+    )
+    statement.idempotency_records = (table, namespace)  # type: ignore[attr-defined]  # read by records_of
+    return statement
+
+
+def records_of(graph: sfn.StateGraph) -> list[tuple[dynamodb.ITable, str]]:
+    """``(table, namespace)`` of the records the states of ``graph`` may touch, those in its Parallel
+    branches and Map item processors included (their policy statements are pushed up to it)."""
+    found = (getattr(statement, "idempotency_records", None) for statement in graph.policy_statements)
+    return list(dict.fromkeys(item for item in found if item is not None))
+
+
+# What DynamoDB needs of a caller of a table encrypted with a customer managed key (named one by one:
+# no wildcard actions).
+TABLE_KEY_ACTIONS = ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:ReEncryptFrom", "kms:ReEncryptTo"]
+
+
+def key_statement(key: kms.IKey) -> iam.PolicyStatement:
+    """Use of a table's customer managed key for item reads and writes."""
+    return iam.PolicyStatement(actions=TABLE_KEY_ACTIONS, resources=[key.key_arn])
+
+
+def as_nag_renders(resolved: Any) -> str:
+    """A resolved ARN as cdk-nag names it in a finding: ``Ref`` as ``<Name>``, ``GetAtt`` as ``<Name.Attr>``."""
+    if isinstance(resolved, str):
+        return resolved
+    if "Fn::Join" in resolved:
+        return "".join(as_nag_renders(part) for part in resolved["Fn::Join"][1])
+    if "Ref" in resolved:
+        return f"<{resolved['Ref']}>"
+    return f"<{'.'.join(resolved['Fn::GetAtt'])}>"
+
+
+class ItemGrants:
+    """``actions`` on the records of the namespaces ``add``ed, for a role serving many: one statement
+    per table listing the namespaces (rendered at synth time), plus the use of its customer managed
+    key, so the policy grows by a namespace's name, not a statement, per namespace."""
+
+    def __init__(self, role: iam.IRole, *actions: str) -> None:
+        self.role, self.actions = role, list(actions)
+        self._patterns: dict[str, list[str]] = {}  # table node path -> dynamodb:LeadingKeys patterns
+
+    def add(self, table: dynamodb.ITable, namespace: str) -> None:
+        path = table.node.path
+        if path not in self._patterns:
+            patterns: list[str] = []
+            self._patterns[path] = patterns
+            self.role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    actions=self.actions,
+                    resources=[table.table_arn],
+                    conditions={
+                        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": Lazy.any(ListProducer(patterns, unique=True))}
+                    },
+                )
+            )
+            if table.encryption_key is not None:
+                self.role.add_to_principal_policy(key_statement(table.encryption_key))
+        self._patterns[path].append(f"{namespace}#*")
+
+
+@jsii.implements(IStableAnyProducer)
+class ListProducer:
+    """A list that is read when the template is synthesized, after every workflow has registered."""
+
+    def __init__(self, values: list[Any], *, unique: bool = False) -> None:
+        self._values = values
+        self._unique = unique
+
+    def produce(self) -> list[Any]:
+        return sorted(set(self._values)) if self._unique else list(self._values)

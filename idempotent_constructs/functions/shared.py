@@ -1,0 +1,51 @@
+"""What every shared function is: its own log group, a role that may write only there, and one per stack."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct, IConstruct
+
+from .assets import RUNTIME, lambda_code
+
+
+class SharedFunction(Construct):
+    """A function of lambda_src with its own log group and a role that may write only there."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, handler: str, description: str) -> None:
+        super().__init__(scope, construct_id)
+        self.log_group = logs.LogGroup(self, "Logs", retention=logs.RetentionDays.ONE_YEAR)
+        self.role = iam.Role(self, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"), description=description)
+        self.function = lambda_.Function(
+            self,
+            "Function",
+            runtime=RUNTIME,
+            architecture=lambda_.Architecture.ARM_64,
+            handler=handler,
+            code=lambda_code(self),
+            memory_size=256,
+            timeout=Duration.seconds(30),
+            role=self.role,
+            log_group=self.log_group,
+            description=description,
+        )
+        # Only its own log group, instead of the AWSLambdaBasicExecutionRole managed policy.
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                resources=[self.log_group.log_group_arn],
+            )
+        )
+
+
+Shared = TypeVar("Shared", bound=Construct)
+
+
+def singleton(scope: IConstruct, construct_id: str, kind: type[Shared]) -> Shared:
+    stack = Stack.of(scope)
+    existing = stack.node.try_find_child(construct_id)
+    return existing if isinstance(existing, kind) else kind(stack, construct_id)
