@@ -1,0 +1,110 @@
+"""Step Functions' status-change events of Standard executions, delivered to the rules that match them."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+import uuid
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from ..assembly import ACCOUNT
+from .executions import is_express
+from .patches import aws_timestamp
+
+if TYPE_CHECKING:
+    from . import LocalEmulator
+    from .patches import Patches
+
+
+class StatusChangeEvents:
+    """Gap: moto neither emits Step Functions' "Execution Status Change" events nor delivers
+    EventBridge events to Lambda targets. This does both, the way EventBridge does: when an
+    execution ends, an event in the AWS shape goes to every rule whose pattern (matched by moto's
+    own matcher) accepts it, and each Lambda target of such a rule is invoked with it,
+    asynchronously, moments later."""
+
+    def __init__(self, emulator: LocalEmulator) -> None:
+        import queue
+
+        self._emulator = emulator
+        self._ended: queue.Queue[str | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._dropping = threading.Event()
+
+    def install(self, patches: Patches) -> None:
+        from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
+
+        original = BaseExecutionWorkerCommunication.terminated
+        ended = self._ended
+
+        def terminated(communication: Any) -> None:
+            original(communication)
+            ended.put(communication.execution.exec_arn)
+
+        patches._set(BaseExecutionWorkerCommunication, "terminated", terminated)
+        self._thread = threading.Thread(target=self._run, name="status-change-events", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._ended.put(None)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    @contextlib.contextmanager
+    def dropped(self) -> Iterator[None]:
+        """Events of executions that end while the block runs are lost, as if EventBridge never
+        delivered them (to test what happens without them)."""
+        self._dropping.set()
+        try:
+            yield
+        finally:
+            self._ended.join()
+            self._dropping.clear()
+
+    def _run(self) -> None:
+        while (execution_arn := self._ended.get()) is not None:
+            try:
+                client = self._emulator.client("stepfunctions")
+                # AWS sends status-change events for Standard executions only.
+                if not self._dropping.is_set() and not is_express(client, execution_arn):
+                    self._deliver(client.describe_execution(executionArn=execution_arn))
+            except Exception:  # a delivery that fails is lost, as a Lambda target's would be
+                logging.getLogger(__name__).debug("event for %s not delivered", execution_arn, exc_info=True)
+            finally:
+                self._ended.task_done()
+        self._ended.task_done()
+
+    def _deliver(self, execution: dict[str, Any]) -> None:
+        from moto.events.models import EventPattern
+
+        event = {
+            "version": "0",
+            "id": str(uuid.uuid4()),
+            "detail-type": "Step Functions Execution Status Change",
+            "source": "aws.states",
+            "account": ACCOUNT,
+            "time": aws_timestamp(execution["stopDate"].isoformat()),
+            "region": self._emulator.region,
+            "resources": [execution["executionArn"]],
+            "detail": {
+                "executionArn": execution["executionArn"],
+                "stateMachineArn": execution["stateMachineArn"],
+                "name": execution["name"],
+                "status": execution["status"],
+                "startDate": int(execution["startDate"].timestamp() * 1000),
+                "stopDate": int(execution["stopDate"].timestamp() * 1000),
+                "input": execution.get("input"),
+                "output": execution.get("output"),
+                "redriveCount": execution.get("redriveCount", 0),
+            },
+        }
+        events, lambdas = self._emulator.client("events"), self._emulator.client("lambda")
+        for rule in events.list_rules()["Rules"]:
+            if not rule.get("EventPattern") or not EventPattern.load(rule["EventPattern"]).matches_event(event):
+                continue
+            for target in events.list_targets_by_rule(Rule=rule["Name"])["Targets"]:
+                if ":lambda:" in target["Arn"]:
+                    lambdas.invoke(FunctionName=target["Arn"], Payload=json.dumps(event).encode())
