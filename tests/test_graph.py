@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from aws_cdk import App, Duration, Stack
@@ -41,7 +42,7 @@ def assembly(tmp_path_factory):
 
 
 def definition(assembly: str, stack: str, part: str) -> dict:
-    template = json.loads((__import__("pathlib").Path(assembly) / f"{stack}.template.json").read_text())
+    template = json.loads((Path(assembly) / f"{stack}.template.json").read_text())
     (found,) = [d for logical_id, d in state_machine_definitions(template).items() if logical_id.startswith(part)]
     return found
 
