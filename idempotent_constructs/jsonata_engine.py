@@ -1,9 +1,8 @@
-"""JSONata evaluated as jsonata-js 2.0.6 (the JSONata Step Functions runs) evaluates it, and the emulator gap it closes.
+"""JSONata evaluated as jsonata-js 2.0.6 (the JSONata Step Functions runs) evaluates it.
 
-moto 5.2.5 parses JSONata states, binds ``$states``, variables and ``Assign``, but its one evaluator
-hook (``moto.stepfunctions.parser.asl.jsonata.jsonata._eval_jsonata``) is left unset, and it would
-evaluate a text in which every variable is pasted as a literal (strings unescaped). Here every JSONata
-field of a state is evaluated by ``jsonata-python`` with ``$states`` and the variables bound as values.
+Used wherever this library computes what a JSONata state will compute (a JSONata key's record id, the
+guard's request texts in tests) and, through ``testing.gaps.jsonata``, by the local emulator's
+interpreter. jsonata-python is a port of jsonata-js; where the two differ, this module makes it agree.
 
 What AWS does, and what is supplied so that the engine does the same (AWS implements JSONata 2.0.6,
 jsonata-js's semantics; AWS's page "Transforming data with JSONata in Step Functions"):
@@ -121,6 +120,9 @@ def _utf16(text: str) -> bytes:
     return text.encode("utf-16-be", "surrogatepass")
 
 
+_ORDER: dict[str, Callable[[bytes, bytes], bool]] = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
 # --- Step Functions' functions --------------------------------------------------------------------------
 def _string(value: Any = None, prettify: Any = None) -> Any:
     if isinstance(value, jsonata_utils.Utils.JList) and value.outer_wrapper:
@@ -213,11 +215,24 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 _compiled = threading.local()
 
 
+class _StepFunctionsJsonata(jsonata.Jsonata):  # type: ignore[misc]  # jsonata-python is untyped
+    """jsonata-python's evaluator with jsonata-js's string semantics: ``&`` writes values as ``$string``
+    does, and strings compare by UTF-16 code units."""
+
+    def evaluate_string_concat(self, lhs: Any, rhs: Any) -> str:
+        return ("" if lhs is None else _string(lhs)) + ("" if rhs is None else _string(rhs))
+
+    def evaluate_comparison_expression(self, lhs: Any, rhs: Any, op: Any) -> Any:
+        if isinstance(lhs, str) and isinstance(rhs, str):
+            return _ORDER[op](_utf16(lhs), _utf16(rhs))
+        return super().evaluate_comparison_expression(lhs, rhs, op)
+
+
 def _expression(text: str) -> jsonata.Jsonata:
     cache: dict[str, jsonata.Jsonata] = _compiled.__dict__.setdefault("cache", {})
     expression = cache.get(text)
     if expression is None:
-        expression = jsonata.Jsonata(text)
+        expression = _StepFunctionsJsonata(text)
         expression.set_output_convert_nulls(False)
         for name, function in _FUNCTIONS.items():
             expression.register_lambda(name, function)
@@ -266,78 +281,3 @@ def evaluate(text: str, bindings: dict[str, Any]) -> Any:
     if isinstance(result, jsonata_utils.Utils.JList) and result.outer_wrapper and len(result) == 1:
         result = result[0]
     return _to_json(result)
-
-
-# --- installation into moto -------------------------------------------------------------------------------
-def install(patch: Callable[[Any, str, Any], None]) -> None:
-    """Makes moto's interpreter evaluate JSONata with this module; ``patch(owner, name, value)`` sets an
-    attribute and remembers how to undo it."""
-    from moto.stepfunctions.parser.api import EvaluationFailedEventDetails, HistoryEventType
-    from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
-        FailureEvent,
-        FailureEventException,
-    )
-    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
-    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
-        StatesErrorNameType,
-    )
-    from moto.stepfunctions.parser.asl.component.common.query_language import QueryLanguageMode
-    from moto.stepfunctions.parser.asl.component.common.string import string_expression
-    from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
-
-    def fail(env: Any, expression: str, cause: str) -> None:
-        error = StatesErrorName(typ=StatesErrorNameType.StatesQueryEvaluationError)
-        details = EvaluationFailedEventDetails(error=error.error_name, cause=f"The JSONata expression '{expression}' {cause}")
-        failure = FailureEvent(
-            env=env,
-            error_name=error,
-            event_type=HistoryEventType.EvaluationFailed,
-            event_details=EventDetails(evaluationFailedEventDetails=details),
-        )
-        env.event_manager.add_event(
-            context=env.event_history_context,
-            event_type=HistoryEventType.EvaluationFailed,
-            event_details=EventDetails(evaluationFailedEventDetails=details),
-        )
-        raise FailureEventException(failure_event=failure)
-
-    def bindings(env: Any, with_states: bool) -> dict[str, Any]:
-        store = env.variable_store
-        values = {**store._outer_scope, **store._inner_scope}
-        if with_states:
-            values["states"] = env.states._states_data
-        return values
-
-    def evaluate_jsonata(component: Any, env: Any) -> None:
-        try:
-            result = evaluate(component.expression, bindings(env, with_states=True))
-        except JSONataError as error:
-            fail(env, component.expression, f"threw an error during evaluation. {error}")
-        if result is UNDEFINED:
-            fail(env, component.expression, "returned nothing (undefined).")
-        env.stack.append(result)
-
-    def evaluate_variable(component: Any, env: Any) -> None:
-        jsonata_mode = component.query_language_mode == QueryLanguageMode.JSONata
-        result = evaluate(component.expression, bindings(env, with_states=jsonata_mode))
-        env.stack.append(None if result is UNDEFINED else result)
-
-    patch(string_expression.StringJSONata, "_eval_body", evaluate_jsonata)
-    patch(string_expression.StringVariableSample, "_eval_body", evaluate_variable)
-
-    # Strings compare as JavaScript compares them (UTF-16 code units), in `<` and in `$sort`.
-    from jsonata.jsonata import Jsonata
-
-    compare = Jsonata.evaluate_comparison_expression
-
-    def compare_as_javascript(self: Any, lhs: Any, rhs: Any, op: Any) -> Any:
-        if isinstance(lhs, str) and isinstance(rhs, str):
-            return _ORDER[op](_utf16(lhs), _utf16(rhs))
-        return compare(self, lhs, rhs, op)
-
-    patch(Jsonata, "evaluate_comparison_expression", compare_as_javascript)
-    # `&` joins with Functions.string; `$string` itself is registered with each expression.
-    patch(jsonata_functions.Functions, "string", staticmethod(_string))
-
-
-_ORDER: dict[str, Callable[[bytes, bytes], bool]] = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}

@@ -109,7 +109,7 @@ def record_id_and_validation(namespace: str, kind: str, expression: object, sour
         body = f"$key := $canonical({selection(kind, expression, source)}, true);$payload := $canonical({source}, false);"
     return (
         f"({_FUNCTIONS}{body}"
-        f"{{'id': {literal(namespace + '#')} & $digest({prefix} & $key & ']'), 'validation': $digest($payload)}})"
+        f"{{'id': {literal(schema.id_prefix(namespace))} & $digest({prefix} & $key & ']'), 'validation': $digest($payload)}})"
     )
 
 

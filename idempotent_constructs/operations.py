@@ -116,7 +116,7 @@ def list_records(
     dynamodb = _client(client)
     conditions, names, values = [], {}, {}
     if namespace is not None:
-        prefix = namespace[:-1] if namespace.endswith("*") else f"{namespace}#"
+        prefix = namespace[:-1] if namespace.endswith("*") else schema.id_prefix(namespace)
         conditions.append(f"begins_with(#{schema.ID}, :prefix)")
         names[f"#{schema.ID}"] = schema.ID
         values[":prefix"] = {"S": prefix}

@@ -146,5 +146,5 @@ class IdempotencyTable(Construct):
             grantee=function,
             actions=list(WORKFLOW_ACTIONS),
             resource_arns=[self.table.table_arn],
-            conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{prefix}#*"]}},
+            conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [schema.id_prefix(prefix) + "*"]}},
         )

@@ -146,7 +146,7 @@ def get(target: Target, record_id: str) -> dict[str, Any]:
     try:
         return operations.get_record(target.table, record_id, client=target.dynamodb)
     except RecordNotFoundError:
-        namespace = record_id.partition("#")[0]
+        namespace = schema.split_id(record_id)[0]
         raise click.ClickException(
             f"no record {record_id!r} in table {target.table}: it was never written, was reset, or TTL deleted it; "
             f"check the id (`key` computes it), or list the namespace with `list --namespace {namespace}`"

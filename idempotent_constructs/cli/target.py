@@ -90,7 +90,7 @@ def connect(ctx: click.Context, table: str | None, stack: str | None, region: st
 
 
 def check_record_id(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    if "#" in value:
+    if schema.ID_SEPARATOR in value:
         return value
     raise click.BadParameter(
         f"{value!r} is not a record id: ids look like NAMESPACE#HASH; find them with `list`, or compute one with `key`"

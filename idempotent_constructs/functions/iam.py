@@ -13,6 +13,8 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import IConstruct
 
+from ..lambda_src import schema
+
 
 def executions_arn(state_machine_name: str) -> str:
     """Every execution of the named state machine, in the stack's account and region."""
@@ -37,7 +39,7 @@ def item_statement(table: dynamodb.ITable, namespace: str, *actions: str) -> iam
     statement = iam.PolicyStatement(
         actions=list(actions),
         resources=[table.table_arn],
-        conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{namespace}#*"]}},
+        conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [schema.id_prefix(namespace) + "*"]}},
     )
     statement.idempotency_records = (table, namespace)  # type: ignore[attr-defined]  # read by records_of
     return statement
@@ -96,7 +98,7 @@ class ItemGrants:
             )
             if table.encryption_key is not None:
                 self.role.add_to_principal_policy(key_statement(table.encryption_key))
-        self._patterns[path].append(f"{namespace}#*")
+        self._patterns[path].append(schema.id_prefix(namespace) + "*")
 
 
 @jsii.implements(IStableAnyProducer)

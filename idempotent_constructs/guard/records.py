@@ -62,7 +62,7 @@ def _request(
     # DynamoDB refuses a declared name that no expression uses.
     used = " ".join((condition or "", *(f"#{name}" for name in (*(set_values or ()), *remove, *projection))))
     names = [name for name in schema.ATTRIBUTES if re.search(f"#{name}\\b", used)]
-    request = {"TableName": literal(config.table.table_name), "Key": "{'id': " + _s(record_id) + "}", **expressions}
+    request = {"TableName": literal(config.table.table_name), "Key": jsonata_object({schema.ID: _s(record_id)}), **expressions}
     if names:
         request["ExpressionAttributeNames"] = jsonata_object({f"#{name}": literal(name) for name in names})
     if placeholders:
@@ -107,7 +107,7 @@ def acquire(config: GuardConfig, facts: Facts) -> str:
     return _hold(
         config,
         key(config, facts),
-        "attribute_not_exists(#id) OR (#expiration < :now AND #status <> :status)",
+        f"attribute_not_exists(#{schema.ID}) OR (#{schema.EXPIRATION} < :now AND #{schema.STATUS} <> :{schema.STATUS})",
         {":now": _n("$floor($now / 1000)")},
     )
 
@@ -118,7 +118,7 @@ def takeover(config: GuardConfig, facts: Facts) -> str:
     return _hold(
         config,
         f"${facts.name}",
-        "#owner = :previous AND #status = :previous_status",
+        f"#{schema.OWNER} = :previous AND #{schema.STATUS} = :previous_status",
         {":previous": _s(facts.record(schema.OWNER)), ":previous_status": _s(facts.record(schema.STATUS))},
     )
 
@@ -143,7 +143,7 @@ def _finish(config: GuardConfig, facts: Facts, set_values: dict[str, str], remov
     return _request(
         config,
         facts(ID),
-        condition="attribute_not_exists(#id) OR #owner = :owner",
+        condition=schema.FENCE_OR_RELEASED,
         set_values={
             schema.EXPIRATION: _n(f"$floor($millis() / 1000) + {int(config.expires_after.to_seconds())}"),
             schema.OWNER: _s(facts(OWNER)),
@@ -204,4 +204,4 @@ def record_failure(config: GuardConfig, facts: Facts, error: str) -> str:
 
 
 def release(config: GuardConfig, facts: Facts) -> str:
-    return _request(config, facts(ID), condition="#owner = :owner", values={":owner": _s(facts(OWNER))})
+    return _request(config, facts(ID), condition=schema.FENCE, values={f":{schema.OWNER}": _s(facts(OWNER))})

@@ -301,7 +301,7 @@ def key_prefix(kind: str, expression: Any) -> str:
 
 def record_id(namespace: str, kind: str, expression: Any, selection_text: str) -> str:
     """``{namespace}#D([C(kind),C(expression),C(selection)])`` from the selection's canonical text."""
-    return f"{namespace}#{text_digest(key_prefix(kind, expression) + selection_text + ']')}"
+    return schema.id_prefix(namespace) + text_digest(key_prefix(kind, expression) + selection_text + "]")
 
 
 def _sha256(text: str) -> str:

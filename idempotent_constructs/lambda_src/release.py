@@ -94,9 +94,9 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, int]:
             dynamodb.delete_item(
                 TableName=table,
                 Key={schema.ID: {"S": record_id}},
-                ConditionExpression="#owner = :owner AND #status = :inprogress",
-                ExpressionAttributeNames={"#owner": schema.OWNER, "#status": schema.STATUS},
-                ExpressionAttributeValues={":owner": {"S": owner}, ":inprogress": {"S": schema.INPROGRESS}},
+                ConditionExpression=f"{schema.FENCE} AND #{schema.STATUS} = :{schema.STATUS}",
+                ExpressionAttributeNames={f"#{schema.OWNER}": schema.OWNER, f"#{schema.STATUS}": schema.STATUS},
+                ExpressionAttributeValues={f":{schema.OWNER}": {"S": owner}, f":{schema.STATUS}": {"S": schema.INPROGRESS}},
             )
             released += 1
         except ClientError as error:

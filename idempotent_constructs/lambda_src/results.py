@@ -105,8 +105,8 @@ def _store(event: dict[str, Any]) -> None:
             "use ResultStorage.large() to keep it in S3"
         )
     if attribute == schema.DATA_LOCATION:
-        namespace, _, digest = meta["id"].rpartition("#")
-        key = f"{schema.object_prefix(namespace)}{digest}/{meta['owner'].rpartition('#')[2]}.json.gz"
+        namespace, digest = schema.split_id(meta["id"])
+        key = f"{schema.object_prefix(namespace)}{digest}/{schema.owner_holder(meta['owner'])}.json.gz"
         _client("s3").put_object(
             Bucket=event["bucket"], Key=key, Body=payload, ContentType="application/json", ContentEncoding="gzip"
         )
@@ -131,7 +131,7 @@ def _store(event: dict[str, Any]) -> None:
             TableName=event["table"],
             Key={schema.ID: {"S": meta["id"]}},
             # The same fence as the native Complete: still ours, or released meanwhile (a redrive).
-            ConditionExpression=f"attribute_not_exists(#{schema.ID}) OR #{schema.OWNER} = :{schema.OWNER}",
+            ConditionExpression=schema.FENCE_OR_RELEASED,
             UpdateExpression="SET "
             + ", ".join(f"#{name} = :{name}" for name in attributes)
             + " REMOVE "

@@ -32,10 +32,25 @@ RECORD_DATA_LIMIT = 160 * 1024
 RECORD_GZIP_LIMIT = 300_000
 
 
+# --- the record id: "{namespace}#{hash}" --------------------------------------------------------
+ID_SEPARATOR = "#"  # never in a namespace (see NAMESPACE_PATTERN) nor in a hash
+
+
+def id_prefix(namespace: str) -> str:
+    """What every record id of ``namespace`` starts with."""
+    return namespace + ID_SEPARATOR
+
+
+def split_id(record_id: str) -> tuple[str, str]:
+    """``(namespace, hash)`` of a record id."""
+    namespace, _, digest = record_id.rpartition(ID_SEPARATOR)
+    return namespace, digest
+
+
 def object_prefix(namespace: str) -> str:
     """Where a namespace's result objects live in a results bucket: "#" cannot occur in a namespace,
     so one namespace's prefix never contains another's ("orders#/" and "orders/eu#/")."""
-    return f"{namespace}#/"
+    return id_prefix(namespace) + "/"
 
 
 ERROR = "error"  # S: error name of a cached failure
@@ -83,9 +98,22 @@ def owner_execution(owner: str) -> str:
     return owner.rpartition(OWNER_SEPARATOR)[0]
 
 
+def owner_holder(owner: str) -> str:
+    """The holder part of an owner token: unique to one acquire."""
+    return owner.rpartition(OWNER_SEPARATOR)[2]
+
+
 def owned_by(owner: str, execution_arn: str) -> bool:
     """Whether the owner token is one of that execution's (any of its holders)."""
     return owner.startswith(execution_arn + OWNER_SEPARATOR)
+
+
+# --- the fence: the condition of every write after the acquire (DESIGN B8) -------------------------
+# ``:owner`` is the writer's owner token.
+FENCE = f"#{OWNER} = :{OWNER}"
+# Ending a run (complete, record a failure): still ours, or gone (released after this execution
+# failed, which a redrive of it then completes).
+FENCE_OR_RELEASED = f"attribute_not_exists(#{ID}) OR {FENCE}"
 
 
 # --- Step Functions execution statuses ------------------------------------------------------------

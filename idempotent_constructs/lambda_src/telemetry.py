@@ -15,6 +15,11 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
+try:  # imported as part of the library
+    from . import schema
+except ImportError:  # imported by the Lambda runtime from the asset root
+    import schema  # type: ignore[no-redef,import-not-found]
+
 SERVICE = "idempotent-constructs"
 
 
@@ -40,5 +45,5 @@ def get_logger() -> Logger:
 
 def record_fields(record_id: str) -> dict[str, Any]:
     """The fields that label a log line with a record: its namespace and key hash."""
-    namespace, _, key_hash = record_id.rpartition("#")
+    namespace, key_hash = schema.split_id(record_id)
     return {"idempotency_namespace": namespace, "idempotency_key_hash": key_hash}

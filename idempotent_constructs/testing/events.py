@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..assembly import ACCOUNT
 from .executions import is_express
-from .patches import aws_timestamp
+from .timestamps import aws_timestamp
 
 if TYPE_CHECKING:
     from . import LocalEmulator
-    from .patches import Patches
+    from .patches import Patch
 
 
 class StatusChangeEvents:
@@ -34,7 +34,7 @@ class StatusChangeEvents:
         self._thread: threading.Thread | None = None
         self._dropping = threading.Event()
 
-    def install(self, patches: Patches) -> None:
+    def install(self, patch: Patch) -> None:
         from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
 
         original = BaseExecutionWorkerCommunication.terminated
@@ -44,7 +44,9 @@ class StatusChangeEvents:
             original(communication)
             ended.put(communication.execution.exec_arn)
 
-        patches._set(BaseExecutionWorkerCommunication, "terminated", terminated)
+        patch(BaseExecutionWorkerCommunication, "terminated", terminated)
+
+    def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="status-change-events", daemon=True)
         self._thread.start()
 

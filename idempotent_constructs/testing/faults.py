@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .gaps.dynamodb_atomicity import ITEM_OPERATIONS
+
+if TYPE_CHECKING:
+    from .patches import Patch
+
+_INJECTED = "injected by idempotent_constructs.testing.Faults"
 
 
 @dataclass
@@ -42,3 +51,33 @@ class Faults:
     def choice(self, options: list[str]) -> str:
         with self._lock:
             return self._random.choice(options)
+
+
+def install(patch: Patch, current: Callable[[], Faults]) -> None:
+    """Draw ``current()``'s faults once per DynamoDB or Lambda API request. Per request, not per
+    backend call: moto's UpdateItem reads the item first (two backend calls), which would fail it at
+    51% for a 30% rate and, 11 times in a row, exhaust a state's 10 retries about once in 40 runs."""
+    from moto.awslambda.exceptions import LambdaClientError
+    from moto.awslambda.responses import LambdaResponse
+    from moto.dynamodb.exceptions import DynamodbException
+    from moto.dynamodb.responses import DynamoHandler
+
+    for name in ITEM_OPERATIONS:
+        original = getattr(DynamoHandler, name)
+
+        def faulty_item_operation(handler: Any, _original: Callable[..., Any] = original) -> Any:
+            if current().hit("dynamodb"):
+                raise DynamodbException("ProvisionedThroughputExceededException", _INJECTED)
+            return _original(handler)
+
+        patch(DynamoHandler, name, faulty_item_operation)
+
+    invoke = LambdaResponse.invoke
+
+    def faulty_invoke(response: Any) -> Any:
+        faults = current()
+        if faults.hit("lambda"):
+            raise LambdaClientError(faults.choice(["TooManyRequestsException", "ServiceException"]), _INJECTED)
+        return invoke(response)
+
+    patch(LambdaResponse, "invoke", faulty_invoke)

@@ -18,7 +18,10 @@ import uuid
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .patches import Patch
 
 
 class InProcessLambda:
@@ -73,6 +76,15 @@ class InProcessLambda:
                         os.environ.pop(name, None)
                     else:
                         os.environ[name] = value
+
+    def install(self, patch: Patch) -> None:
+        """Make moto call functions here instead of in Docker."""
+        from moto.awslambda.models import LambdaFunction
+
+        def invoke(function: Any, event: Any = None) -> tuple[str, bool, str]:
+            return self.invoke(function, event if event is not None else {})
+
+        patch(LambdaFunction, "_invoke_lambda", invoke)
 
     def invoke(self, function: Any, event: Any) -> tuple[str, bool, str]:
         handler = getattr(self._module(function), function.handler.rpartition(".")[2])

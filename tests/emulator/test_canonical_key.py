@@ -7,7 +7,7 @@ import pytest
 
 from idempotent_constructs import jsonata_key
 from idempotent_constructs.lambda_src import canonical, schema
-from tests.emulator.test_jsonata import jsonata_output, run_expression
+from tests.emulator.gaps.test_jsonata import jsonata_output, run_expression
 from tests.test_jsonata_key import CORPUS
 
 

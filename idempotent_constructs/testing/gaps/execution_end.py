@@ -11,11 +11,13 @@ the outcome is recorded first and the status last.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..patches import Patch
 
 
-def install(patch: Callable[[Any, str, Any], None]) -> None:
+def install(patch: Patch) -> None:
     from moto.stepfunctions.parser.api import ExecutionStatus
     from moto.stepfunctions.parser.asl.eval.program_state import (
         ProgramEnded,

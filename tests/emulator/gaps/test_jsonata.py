@@ -1,6 +1,5 @@
-"""The emulator runs JSONata states as AWS does (idempotent_constructs.jsonata_engine), fails a task
-whose built parameters exceed the payload limit (testing.task_parameters), and honours DescribeExecution's
-includedData (testing.describe_execution).
+"""testing.gaps.jsonata: the emulator runs JSONata states as AWS does (idempotent_constructs.jsonata_engine);
+moto alone evaluates none.
 
 Each test runs a few states alone on the session's emulator (``LocalEmulator.run_definition``)."""
 
@@ -101,86 +100,13 @@ def test_strings_compare_and_sort_by_utf16_code_units_as_in_javascript(emulator)
     assert output == {"sorted": ["a", "😀", "！"], "less": True}
 
 
-def test_an_expression_that_selects_nothing_fails_with_a_query_evaluation_error_a_parallel_can_catch(emulator):
-    definition = {
-        "QueryLanguage": "JSONata",
-        "StartAt": "Guarded",
-        "States": {
-            "Guarded": {
-                "Type": "Parallel",
-                "Branches": [
-                    {
-                        "StartAt": "Select",
-                        "States": {"Select": {"Type": "Pass", "Output": "{% $states.input.missing %}", "End": True}},
-                    }
-                ],
-                "Catch": [
-                    {"ErrorEquals": ["States.QueryEvaluationError"], "Next": "Caught", "Output": "{% $states.errorOutput %}"}
-                ],
-                "End": True,
-            },
-            "Caught": {"Type": "Pass", "End": True},
-        },
-    }
-    execution = emulator.run_definition(definition, {"present": 1})
-    assert execution.status == "SUCCEEDED"
-    assert execution.output["Error"] == QUERY_EVALUATION_ERROR
-    assert "returned nothing (undefined)" in execution.output["Cause"]
-
-
-def task_with_arguments(text_bytes: int) -> dict:
-    """A DynamoDB PutItem whose built Arguments carry ``text_bytes`` bytes of text, caught by States.ALL."""
-    return {
-        "QueryLanguage": "JSONata",
-        "StartAt": "Put",
-        "States": {
-            "Put": {
-                "Type": "Task",
-                "Resource": "arn:aws:states:::dynamodb:putItem",
-                "Arguments": {
-                    "TableName": "no-such-table",
-                    "Item": {"id": {"S": "x"}, "data": {"S": "{% $pad('', " + str(text_bytes) + ", 'x') %}"}},
-                },
-                "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Caught", "Output": "{% $states.errorOutput %}"}],
-                "End": True,
-            },
-            "Caught": {"Type": "Pass", "End": True},
-        },
-    }
-
-
-def test_a_task_whose_built_arguments_exceed_256_kib_fails_uncatchably_with_data_limit_exceeded(emulator):
-    # The state's own input is tiny: only the built arguments are over the limit.
-    execution = emulator.run_definition(task_with_arguments(262_144), {})
-    assert (execution.status, execution.error) == ("FAILED", "States.DataLimitExceeded")
-    assert "Put" in execution.cause
-
-
-def test_a_task_whose_built_arguments_fit_is_called(emulator):
-    # Under the limit the call is made: the missing table fails it, and States.ALL catches that.
-    execution = emulator.run_definition(task_with_arguments(200_000), {})
-    assert execution.status == "SUCCEEDED"
-    assert execution.output["Error"].startswith("DynamoDB.")
-
-
-def test_a_failure_while_building_a_dynamodb_tasks_arguments_keeps_its_own_name(emulator):
-    definition = task_with_arguments(10)
-    definition["States"]["Put"]["Arguments"]["Item"]["id"] = {"S": "{% $states.input.missing %}"}
-    execution = emulator.run_definition(definition, {})
-    assert execution.output["Error"] == QUERY_EVALUATION_ERROR
-
-
 def test_results_of_jsonata_states_are_plain_json(emulator):
     output = jsonata_output(emulator, "{'three': 1.5 * 2, 'null': null, 'list': [1, 2]}")
     assert json.dumps(output) == '{"three": 3, "null": null, "list": [1, 2]}'
 
 
-def test_describe_execution_with_metadata_only_leaves_out_the_input_and_output(emulator):
-    # idempotent_constructs.testing.describe_execution: the owner check asks for metadata only.
-    definition = {"StartAt": "Done", "States": {"Done": {"Type": "Pass", "End": True}}}
-    execution = emulator.run_definition(definition, {"big": "x" * 1000})
-    client = emulator.client("stepfunctions")
-    metadata = client.describe_execution(executionArn=execution.arn, includedData="METADATA_ONLY")
-    everything = client.describe_execution(executionArn=execution.arn)
-    assert "input" not in metadata and "output" not in metadata and metadata["status"] == "SUCCEEDED"
-    assert "input" in everything and "output" in everything
+def test_without_the_workaround_moto_evaluates_no_jsonata(emulator):
+    with emulator.without_workaround("jsonata"):
+        execution = run_expression(emulator, "$states.input.a & '-' & $string($states.input.n)", {"a": "x", "n": 1})
+    assert not (execution.status == "SUCCEEDED" and execution.output == {"value": "x-1"})
+    assert jsonata_output(emulator, "$states.input.a & '-' & $string($states.input.n)", {"a": "x", "n": 1}) == "x-1"

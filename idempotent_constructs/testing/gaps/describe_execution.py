@@ -9,11 +9,13 @@ which carries it JSON-escaped once more, exceed the 256 KiB a task may receive.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..patches import Patch
 
 
-def install(patch: Callable[[Any, str, Any], None]) -> None:
+def install(patch: Patch) -> None:
     from moto.stepfunctions.responses import StepFunctionResponse
 
     describe = StepFunctionResponse.describe_execution

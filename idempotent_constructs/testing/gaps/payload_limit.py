@@ -1,6 +1,4 @@
-"""Gaps in how moto builds a task's parameters: the payload limit, and the errors of building them.
-
-1. moto never checks a task's parameters against the payload limit once they are built.
+"""Gap: moto never checks a task's parameters against the payload limit once they are built.
 
 AWS: "Maximum input or output size for a task, state, or execution: 262,144 bytes of data as a UTF-8
 encoded string. This quota affects tasks (activity, Lambda function, or integrated service) ... and
@@ -8,22 +6,20 @@ input data when scheduling a task" (Step Functions quotas); States.DataLimitExce
 after Parameters processing, the input of a state is larger than the payload size quota" and "is a
 terminal error that cannot be caught by the States.ALL error type" (error handling). So a task whose
 built ``Parameters`` or ``Arguments`` (an escaped JSON string of a big result, say) exceed the limit
-fails before it calls anything, although the state's own input was small. moto calls the service
-anyway. Here the built parameters are measured as compact JSON in UTF-8, and a task over the limit
-fails with States.DataLimitExceeded, as on AWS.
+fails before it calls anything, although the state's own input was small.
 
-2. moto's DynamoDB and AWS SDK tasks name every exception raised while they run after their service
-   ("DynamoDB.AmazonDynamoDBException", with an empty cause), also a failure of building the
-   parameters: a JSONata expression in ``Arguments`` that selects nothing arrives as a DynamoDB error
-   that a Retry on DynamoDB errors would retry. AWS fails the state with the building error itself
-   (States.QueryEvaluationError, States.DataLimitExceeded). Such failures keep their own name here.
+Evidence: moto calls the service anyway (tests/emulator/gaps/test_payload_limit.py). Here the built
+parameters are measured as compact JSON in UTF-8, and a task over the limit fails with
+States.DataLimitExceeded, as on AWS.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..patches import Patch
 
 PAYLOAD_LIMIT_BYTES = 262_144
 
@@ -33,7 +29,7 @@ def payload_size(value: Any) -> int:
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8"))
 
 
-def install(patch: Callable[[Any, str, Any], None]) -> None:
+def install(patch: Patch) -> None:
     from moto.stepfunctions.parser.api import HistoryEventType, TaskFailedEventDetails
     from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
         FailureEvent,
@@ -64,18 +60,3 @@ def install(patch: Callable[[Any, str, Any], None]) -> None:
         )
 
     patch(StateTask, "_eval_parameters", checked_parameters)
-
-    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_aws_sdk import (
-        StateTaskServiceAwsSdk,
-    )
-    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_dynamodb import (
-        StateTaskServiceDynamoDB,
-    )
-
-    for service_task in (StateTaskServiceDynamoDB, StateTaskServiceAwsSdk):
-        name_service_error = service_task._from_error
-
-        def keep_failure_name(task: Any, env: Any, ex: Exception, _name: Callable[..., Any] = name_service_error) -> Any:
-            return ex.failure_event if isinstance(ex, FailureEventException) else _name(task, env, ex)
-
-        patch(service_task, "_from_error", keep_failure_name)

@@ -11,11 +11,13 @@ stack here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..patches import Patch
 
 
-def install(patch: Callable[[Any, str, Any], None]) -> None:
+def install(patch: Patch) -> None:
     from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
 
     def own_stack(parser: Any) -> list[Any]:

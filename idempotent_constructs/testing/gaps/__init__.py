@@ -1,0 +1,58 @@
+"""The gaps of moto 5.2.5 that matter to idempotent workflows, one module each, closed by the local
+emulator. Each module's docstring says the gap, what AWS does, and the evidence (its test, under
+tests/emulator/gaps/, which also shows moto's own behaviour with the workaround suspended).
+
+A module either patches moto (``install(patch)``, undone when the emulator stops) or fixes up a
+deployment (``after_deploy(deployment, account=..., region=...)``).
+"""
+
+from __future__ import annotations
+
+from . import (
+    aws_sdk_names,
+    boto_clients,
+    build_errors,
+    describe_execution,
+    dynamodb_atomicity,
+    dynamodb_binary,
+    entered_time,
+    execution_end,
+    fractional_timestamps,
+    jsonata,
+    lambda_service_errors,
+    lambda_versions,
+    parallel_errors,
+    parser_scopes,
+    payload_limit,
+    state_machines,
+    time_to_live,
+    uncatchable_errors,
+)
+
+_PATCHING = (
+    jsonata,
+    payload_limit,
+    build_errors,
+    describe_execution,
+    parser_scopes,
+    execution_end,
+    lambda_service_errors,
+    boto_clients,
+    parallel_errors,
+    uncatchable_errors,
+    dynamodb_binary,
+    aws_sdk_names,
+    lambda_versions,
+    dynamodb_atomicity,
+    entered_time,
+    fractional_timestamps,
+)
+_DEPLOYING = (state_machines, time_to_live)
+
+
+def _name(module: object) -> str:
+    return str(getattr(module, "__name__", "")).rpartition(".")[2]
+
+
+INSTALLERS = {_name(module): module.install for module in _PATCHING}
+AFTER_DEPLOY = {_name(module): module.after_deploy for module in _DEPLOYING}

@@ -1,0 +1,28 @@
+"""Gap: moto writes ``$$.State.EnteredTime`` as "2026-11-22T02:27:45.957484+00:00".
+
+AWS writes it as "2026-11-22T02:27:45.957Z" (milliseconds, UTC, "Z"), the form of every timestamp in
+the Context object (Step Functions' Context object reference).
+
+Evidence: tests/emulator/gaps/test_entered_time.py.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..patches import Patch
+
+from ..timestamps import aws_timestamp
+
+
+def install(patch: Patch) -> None:
+    from moto.stepfunctions.parser.asl.component.state import state
+
+    state_data = state.StateData
+
+    def aws_state_data(**fields: Any) -> Any:
+        fields["EnteredTime"] = aws_timestamp(fields["EnteredTime"])
+        return state_data(**fields)
+
+    patch(state, "StateData", aws_state_data)

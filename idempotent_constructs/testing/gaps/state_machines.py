@@ -1,0 +1,36 @@
+"""Gap: CloudFormation creates state machines in moto's plain Step Functions backend, which cannot
+execute them (its executions never run a state).
+
+AWS runs every state machine that CloudFormation creates. Here each one is created again, with the
+same name, ARN, definition, role and type, in the backend of moto's Step Functions interpreter.
+
+Evidence: tests/emulator/gaps/test_state_machines.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..executions import Deployment
+
+
+def after_deploy(deployment: Deployment, *, account: str, region: str) -> None:
+    from moto.stepfunctions.models import stepfunctions_backends
+    from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+
+    plain = stepfunctions_backends[account][region]
+    interpreter = stepfunctions_parser_backends[account][region]
+    for logical_id in deployment._logical_ids("AWS::StepFunctions::StateMachine"):
+        arn = deployment.resources[logical_id]
+        created = plain.describe_state_machine(arn)
+        properties = deployment.template["Resources"][logical_id]["Properties"]
+        with contextlib.suppress(Exception):
+            interpreter.delete_state_machine(arn)
+        interpreter.create_state_machine(
+            name=created.name,
+            definition=created.definition,
+            roleArn=created.roleArn,
+            sm_type=properties.get("StateMachineType", "STANDARD"),
+        )
