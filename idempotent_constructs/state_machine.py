@@ -18,22 +18,12 @@ from .errors import IdempotencyConfigurationError, Problems
 from .functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
 from .guard import DEFAULT_LEASE, IdempotencyGuard
 from .key import IdempotencyKey, namespace_problems
-from .lambda_src import schema
 from .names import generated_name, name_prefix
+from .outcome_metrics import states_entered
 from .policies import FailurePolicy, InFlightPolicy, ResultStorage
 from .table import IdempotencyTable
 
 EXPRESS_MAX_DURATION = Duration.minutes(5)
-# The states whose entries the outcome metrics count, with the type of their "entered" log event.
-OUTCOME_STATES = {
-    "Body": "ParallelStateEntered",
-    "Replay": "PassStateEntered",
-    "Restore": "TaskStateEntered",
-    "Backoff": "WaitStateEntered",
-    "Takeover": "TaskStateEntered",
-    "PayloadMismatch": "FailStateEntered",
-    "KeyMissing": "FailStateEntered",
-}
 # Fields only a JSONPath state has: a JSONata state machine refuses them.
 JSONPATH_FIELDS = ("Parameters", "InputPath", "OutputPath", "ResultPath", "ResultSelector", "ItemsPath", "ItemSelector")
 
@@ -244,9 +234,7 @@ class IdempotentStateMachine(Construct):
         else:
             self.release_function = None
 
-    # --- metrics ------------------------------------------------------------------------------------
-    # Outcomes are states entered, counted from the execution log by one metric filter (created on
-    # first use, so a stack without metrics gets no extra resource), by state name; no Lambda call.
+    # --- metrics: outcomes counted from the execution log (outcome_metrics) -------------------------
     def metric_executed(self, **props: Any) -> cloudwatch.IMetric:
         """Runs of the definition (first runs, runs after a release, takeovers)."""
         return self._states_entered("Executed", ["Body"], props)
@@ -280,46 +268,7 @@ class IdempotentStateMachine(Construct):
                     "sends elsewhere (logs=...); leave logs at its default to use them"
                 ],
             )
-        self._metric_filter()
-        label = props.pop("label", label)
-        metrics = {
-            f"m{index}": cloudwatch.Metric(
-                namespace=schema.metrics_namespace(self.guard.namespace),
-                metric_name=schema.STATES_ENTERED_METRIC,
-                dimensions_map={"State": self.guard.state_name(state)},
-                statistic="Sum",
-                **props,
-            )
-            for index, state in enumerate(states)
-        }
-        if len(metrics) == 1:
-            return metrics["m0"].with_(label=label)
-        # A period in which one state was never entered has no data point for it: count it as 0.
-        return cloudwatch.MathExpression(
-            expression=" + ".join(f"FILL({name}, 0)" for name in metrics),
-            using_metrics=metrics,
-            label=label,
-            period=props.get("period"),
-        )
-
-    def _metric_filter(self) -> None:
-        assert self.log_group is not None  # called only when the state machine logs here
-        if self.node.try_find_child("Outcomes") is not None:
-            return
-        entered = " || ".join(
-            f'($.type = "{event}" && $.details.name = "{self.guard.state_name(state)}")'
-            for state, event in OUTCOME_STATES.items()
-        )
-        logs_module.MetricFilter(
-            self,
-            "Outcomes",
-            log_group=self.log_group,
-            filter_pattern=logs_module.FilterPattern.literal(f"{{ {entered} }}"),
-            metric_namespace=schema.metrics_namespace(self.guard.namespace),
-            metric_name=schema.STATES_ENTERED_METRIC,
-            metric_value="1",
-            dimensions={"State": "$.details.name"},
-        )
+        return states_entered(self, self.guard, self.log_group, label, states, props)
 
     @property
     def key_function(self) -> KeyFunction | None:

@@ -1,22 +1,17 @@
-"""idempotent_constructs/dashboard.py and the metric_* methods of IdempotentStateMachine."""
+"""idempotent_constructs/dashboard.py: one dashboard of every workflow's outcomes."""
 
 from __future__ import annotations
 
 import json
 
-import pytest
-from aws_cdk import Duration
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 
 from idempotent_constructs import (
-    IdempotencyConfigurationError,
     IdempotencyDashboard,
     IdempotencyTable,
     IdempotentStateMachine,
-    ResultStorage,
 )
-from tests.synth import resources, stack, template
+from tests.synth import resources, template
 
 OUTCOMES = ("executed", "replayed", "waited", "taken_over", "mismatched", "key_missing")
 
@@ -25,46 +20,6 @@ def orders(s, **options):
     return IdempotentStateMachine(
         s, "Orders", table=IdempotencyTable(s, "Table"), definition=sfn.Pass(s, "Work"), namespace="shop/orders", **options
     )
-
-
-def test_a_workflow_without_metrics_gets_no_metric_filter():
-    assert resources(template(orders), "AWS::Logs::MetricFilter") == {}
-
-
-def test_outcome_metrics_count_the_outcome_states_entered_in_the_execution_log_by_one_metric_filter():
-    def build(s):
-        workflow = orders(s, result_storage=ResultStorage.large())
-        for outcome in OUTCOMES:
-            getattr(workflow, f"metric_{outcome}")()
-
-    (metric_filter,) = resources(template(build), "AWS::Logs::MetricFilter").values()
-    properties = metric_filter["Properties"]
-    (transformation,) = properties["MetricTransformations"]
-    assert (transformation["MetricNamespace"], transformation["MetricName"]) == (
-        "IdempotentConstructs/shop/orders",
-        "StatesEntered",
-    )
-    assert transformation["Dimensions"] == [{"Key": "State", "Value": "$.details.name"}]
-    for event, state in (
-        ("ParallelStateEntered", "Body"),
-        ("PassStateEntered", "Replay"),
-        ("TaskStateEntered", "Restore"),
-        ("WaitStateEntered", "Backoff"),
-        ("TaskStateEntered", "Takeover"),
-        ("FailStateEntered", "PayloadMismatch"),
-        ("FailStateEntered", "KeyMissing"),
-    ):
-        assert f'($.type = "{event}" && $.details.name = "Idempotency.{state}")' in properties["FilterPattern"]
-
-
-def test_each_metric_names_its_namespace_metric_and_state():
-    target = stack()
-    workflow = orders(target)
-    executed = target.resolve(workflow.metric_executed().to_metric_config().metric_stat.dimensions)
-    assert executed == [{"name": "State", "value": "Idempotency.Body"}]
-    key_missing = workflow.metric_key_missing().to_metric_config().metric_stat
-    assert (key_missing.namespace, key_missing.metric_name) == ("IdempotentConstructs/shop/orders", "StatesEntered")
-    assert target.resolve(key_missing.dimensions) == [{"name": "State", "value": "Idempotency.KeyMissing"}]
 
 
 def test_the_dashboard_graphs_every_outcome_of_every_workflow():
@@ -76,19 +31,3 @@ def test_the_dashboard_graphs_every_outcome_of_every_workflow():
     # Replayed adds two states' counts: a math expression over two hidden metrics.
     labels = [m[-1].get("label") for m in json.loads(body)["widgets"][0]["properties"]["metrics"] if m[-1].get("visible", True)]
     assert labels == ["Executed", "Replayed", "Waited", "TakenOver", "Mismatched", "KeyMissing"]
-
-
-def test_replays_from_two_states_add_up_with_missing_periods_counted_as_zero_and_keep_your_period_and_label():
-    target = stack()
-    workflow = orders(target, result_storage=ResultStorage.large())
-    replayed = workflow.metric_replayed(period=Duration.minutes(1), label="Duplicates")
-    assert replayed.expression == "FILL(m0, 0) + FILL(m1, 0)"
-    assert (replayed.period.to_seconds(), replayed.label) == (60, "Duplicates")
-    assert {m.period.to_seconds() for m in replayed.using_metrics.values()} == {60}
-
-
-def test_metrics_of_a_workflow_logging_elsewhere_fail_with_what_to_do():
-    target = stack()
-    workflow = orders(target, logs=sfn.LogOptions(destination=logs.LogGroup(target, "Mine")))
-    with pytest.raises(IdempotencyConfigurationError, match="leave logs at its default"):
-        workflow.metric_replayed()
