@@ -4,22 +4,9 @@ from __future__ import annotations
 
 import json
 
-from aws_cdk import aws_stepfunctions as sfn
-
-from idempotent_constructs import (
-    IdempotencyDashboard,
-    IdempotencyTable,
-    IdempotentStateMachine,
-)
+from idempotent_constructs import IdempotencyDashboard
 from tests.synth import resources, template
-
-OUTCOMES = ("executed", "replayed", "waited", "taken_over", "mismatched", "key_missing")
-
-
-def orders(s, **options):
-    return IdempotentStateMachine(
-        s, "Orders", table=IdempotencyTable(s, "Table"), definition=sfn.Pass(s, "Work"), namespace="shop/orders", **options
-    )
+from tests.test_outcome_metrics import orders
 
 
 def test_the_dashboard_graphs_every_outcome_of_every_workflow():
