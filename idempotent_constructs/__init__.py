@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .dashboard import IdempotencyDashboard
     from .guard import IdempotencyGuard
     from .key import IdempotencyKey
-    from .policies import FailurePolicy, InFlightPolicy, ResultStorage
+    from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
     from .state_machine import IdempotentStateMachine
     from .table import IdempotencyTable
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 # They load on first use (PEP 562), so that the run-time modules (operations, the command-line tool),
 # which import this package first like any submodule's, never pay for the CDK.
 _LAZY = {
+    "CompletedPolicy": "policies",
     "FailurePolicy": "policies",
     "IdempotencyDashboard": "dashboard",
     "IdempotencyGuard": "guard",
@@ -39,6 +40,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "CompletedPolicy",
     "FailurePolicy",
     "IdempotencyConfigurationError",
     "IdempotencyDashboard",

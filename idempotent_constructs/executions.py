@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .lambda_src import canonical
+from .lambda_src import canonical, schema
 
 MAX_NAME_LENGTH = 80
 # Execution names may not contain whitespace, brackets, wildcards, these punctuation marks or control characters.
@@ -89,3 +89,26 @@ def start_idempotent_execution(
         existing = client.describe_execution(executionArn=_execution_arn(state_machine_arn, name))
     same = canonical.digest(json.loads(existing.get("input") or "null")) == canonical.digest(payload)
     return IdempotentStart(existing["executionArn"], started=False, status=existing["status"], same_input=same)
+
+
+def in_flight_holder(execution_arn: str, *, client: Any = None) -> IdempotentStart | None:
+    """The execution that held the key when ``execution_arn`` gave up with ``Idempotency.InFlight``:
+    attach to it (await or describe it) instead of starting again. ``None`` if the execution did not
+    end with that error.
+
+    The holder is the one named in the error's cause (as the failed run last read the record); it
+    has the same payload, which the guard checked before waiting. ``status`` is the holder's status
+    now, or ``UNKNOWN`` for an Express holder, which DescribeExecution cannot describe.
+    """
+    if client is None:
+        import boto3
+
+        client = boto3.client("stepfunctions")
+    ended = client.describe_execution(executionArn=execution_arn)  # with its error and cause
+    if ended.get("status") != "FAILED" or ended.get("error") != schema.IN_FLIGHT:
+        return None
+    holder = json.loads(ended["cause"])["holder_execution_arn"]
+    if ":express:" in holder:
+        return IdempotentStart(holder, started=False, status="UNKNOWN", same_input=True)
+    described = client.describe_execution(executionArn=holder, includedData="METADATA_ONLY")
+    return IdempotentStart(holder, started=False, status=described["status"], same_input=True)

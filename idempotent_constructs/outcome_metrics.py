@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import jsii
+from aws_cdk import IStableStringProducer, Lazy
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -55,17 +57,41 @@ def states_entered(
     )
 
 
+def outcome_states(guard: IdempotencyGuard) -> dict[str, str]:
+    """The outcome states the guard has, with the type of their "entered" log event: the optional
+    ones (``Rejected``, ``extend_lease()`` states) only if it has them, so that templates without
+    them are unchanged."""
+    states = dict(OUTCOME_STATES)
+    if guard.node.try_find_child("Rejected") is not None:
+        states["Rejected"] = "FailStateEntered"
+    states.update(dict.fromkeys(guard.extend_states, "TaskStateEntered"))
+    return states
+
+
+@jsii.implements(IStableStringProducer)
+class _Pattern:
+    """The filter pattern, produced at synth: extend_lease() states may be added after the first metric."""
+
+    def __init__(self, guard: IdempotencyGuard) -> None:
+        self.guard = guard
+
+    def produce(self) -> str:
+        entered = " || ".join(
+            f'($.type = "{event}" && $.details.name = "{self.guard.state_name(state)}")'
+            for state, event in outcome_states(self.guard).items()
+        )
+        return f"{{ {entered} }}"
+
+
 def _metric_filter(scope: Construct, guard: IdempotencyGuard, log_group: logs.ILogGroup) -> None:
     if scope.node.try_find_child("Outcomes") is not None:
         return
-    entered = " || ".join(
-        f'($.type = "{event}" && $.details.name = "{guard.state_name(state)}")' for state, event in OUTCOME_STATES.items()
-    )
+
     logs.MetricFilter(
         scope,
         "Outcomes",
         log_group=log_group,
-        filter_pattern=logs.FilterPattern.literal(f"{{ {entered} }}"),
+        filter_pattern=logs.FilterPattern.literal(Lazy.string(_Pattern(guard))),
         metric_namespace=schema.metrics_namespace(guard.namespace),
         metric_name=schema.STATES_ENTERED_METRIC,
         metric_value="1",

@@ -31,6 +31,18 @@ class FailurePolicy(Enum):
     the chain, until the record expires."""
 
 
+class CompletedPolicy(Enum):
+    """What a duplicate gets once the work for its key has completed (until the record expires)."""
+
+    REPLAY = "REPLAY"
+    """The stored result, as if the work ran again. The default."""
+
+    REJECT = "REJECT"
+    """Fail with ``Idempotency.AlreadyCompleted``, whose cause (JSON) gives the record id and when
+    the work completed: Temporal's "reject duplicate". With ``FailurePolicy.RELEASE`` a key can then
+    be used again only after a failure."""
+
+
 class ResultStorage:
     """Where a guard keeps the chain's result for replays. Create with ``inline()`` or ``large()``."""
 

@@ -20,7 +20,7 @@ from .guard import DEFAULT_LEASE, IdempotencyGuard
 from .key import IdempotencyKey, namespace_problems
 from .names import generated_name, name_prefix
 from .outcome_metrics import states_entered
-from .policies import FailurePolicy, InFlightPolicy, ResultStorage
+from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
 from .table import IdempotencyTable
 
 EXPRESS_MAX_DURATION = Duration.minutes(5)
@@ -86,6 +86,8 @@ class IdempotentStateMachine(Construct):
         max_wait: Duration | None = None,
         on_in_flight: InFlightPolicy | None = None,
         on_failure: FailurePolicy | None = None,
+        on_completed: CompletedPolicy | None = None,
+        replay_marker: str | None = None,
         cache_errors: Sequence[str] | None = None,
         result_storage: ResultStorage | None = None,
         state_machine_type: sfn.StateMachineType | None = None,
@@ -110,6 +112,10 @@ class IdempotentStateMachine(Construct):
             Default: 5 minutes.
         :param on_in_flight: ``WAIT`` or ``FAIL``. Default: ``InFlightPolicy.WAIT``.
         :param on_failure: ``RELEASE`` or ``CACHE``. Default: ``FailurePolicy.RELEASE``.
+        :param on_completed: ``REPLAY`` or ``REJECT`` (``Idempotency.AlreadyCompleted``) a duplicate
+            after success. Default: ``CompletedPolicy.REPLAY``.
+        :param replay_marker: a top-level field, such as ``"$.idempotency"``, that marks a replayed
+            output ``{"replayed": true, "record_id", "completed_at"}``. Default: none.
         :param cache_errors: with ``CACHE``, the error names to remember; other errors release the
             key. Default: every error is remembered.
         :param result_storage: how results are kept for replays. Default: ``ResultStorage.inline()``
@@ -179,6 +185,8 @@ class IdempotentStateMachine(Construct):
             max_wait=max_wait,
             on_in_flight=on_in_flight,
             on_failure=on_failure,
+            on_completed=on_completed,
+            replay_marker=replay_marker,
             cache_errors=cache_errors,
             result_storage=result_storage,
             owner_state_machine_name=None if express else state_machine_name,
@@ -258,6 +266,23 @@ class IdempotentStateMachine(Construct):
     def metric_key_missing(self, **props: Any) -> cloudwatch.IMetric:
         """Inputs without their key (``Idempotency.KeyMissing``)."""
         return self._states_entered("KeyMissing", ["KeyMissing"], props)
+
+    def metric_rejected(self, **props: Any) -> cloudwatch.IMetric:
+        """Duplicates after success failed with ``Idempotency.AlreadyCompleted`` (``on_completed=REJECT``)."""
+        return self._states_entered("Rejected", ["Rejected"], props)
+
+    def metric_lease_extended(self, **props: Any) -> cloudwatch.IMetric:
+        """Leases pushed forward by the ``extend_lease()`` states."""
+        if not self.guard.extend_states:
+            raise IdempotencyConfigurationError(
+                self.node.path, ["metric_lease_extended: this workflow has no extend_lease() state yet; create them first"]
+            )
+        return self._states_entered("LeaseExtended", self.guard.extend_states, props)
+
+    def extend_lease(self, construct_id: str = "ExtendLease") -> sfn.CustomState:
+        """A state that pushes this run's lease forward, for a definition that may run longer than its
+        lease (see ``IdempotencyGuard.extend_lease``); wire it into the definition's states."""
+        return self.guard.extend_lease(construct_id)
 
     def _states_entered(self, label: str, states: list[str], props: dict[str, Any]) -> cloudwatch.IMetric:
         if self.log_group is None:

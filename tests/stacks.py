@@ -13,6 +13,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 
 from idempotent_constructs import (
+    CompletedPolicy,
     FailurePolicy,
     IdempotencyDashboard,
     IdempotencyGuard,
@@ -383,6 +384,64 @@ class BehaviourStack(Stack):
         IdempotentStateMachine(
             self, "Composed", table=table, definition=definition, key=IdempotencyKey.from_paths("$.id"), **FAST
         )
+
+
+def counting_body(scope: Stack, prefix: str, ticks: int, tick: Duration) -> tuple[sfn.IChainable, sfn.Wait, sfn.Choice]:
+    """``(body, Tick, More)``: counts ``ticks`` ticks of ``tick`` each, then outputs ``{"ticks": n}``;
+    the caller wires ``Tick`` to ``More`` (through an extend_lease() state, say)."""
+    start = sfn.Pass.jsonata(scope, f"{prefix}Start", outputs={"n": 0})
+    tick_state = sfn.Wait.jsonata(scope, f"{prefix}Tick", time=sfn.WaitTime.duration(tick))
+    count = sfn.Pass.jsonata(scope, f"{prefix}Count", outputs="{% {'n': $states.input.n + 1} %}")
+    more = sfn.Choice.jsonata(scope, f"{prefix}More")
+    more.when(sfn.Condition.jsonata(f"{{% $states.input.n < {ticks} %}}"), count.next(tick_state))
+    more.otherwise(sfn.Pass.jsonata(scope, f"{prefix}Done", outputs="{% {'ticks': $states.input.n} %}"))
+    return start.next(tick_state), tick_state, more
+
+
+class ControlStack(Stack):
+    """Control over the lock, the holder and reuse (issue 15): a rejecting workflow, and guards
+    without an owner check whose body outlasts its lease, with and without extensions."""
+
+    def __init__(self, scope: App, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        table = IdempotencyTable(self, "Idempotency", removal_policy=RemovalPolicy.DESTROY)
+        IdempotentStateMachine(
+            self,
+            "Rejecting",
+            table=table,
+            definition=sfn.Pass(self, "Once"),
+            key=IdempotencyKey.from_paths("$.id"),
+            on_completed=CompletedPolicy.REJECT,
+            **FAST,
+        )
+        for construct_id, definition, storage in (
+            ("Marked", sfn.Pass(self, "AsIs"), None),
+            ("MarkedAnyValue", sfn.Pass.jsonata(self, "Value", outputs="{% $states.input.value %}"), None),
+            ("MarkedLarge", sfn.Pass(self, "AsIsLarge"), ResultStorage.large(inline_threshold=Size.kibibytes(1))),
+        ):
+            IdempotentStateMachine(
+                self,
+                construct_id,
+                table=table,
+                definition=definition,
+                key=IdempotencyKey.from_paths("$.id"),
+                replay_marker="$.idempotency",
+                result_storage=storage,
+                **FAST,
+            )
+        lease = Duration.seconds(2)
+        # Ten ticks of 1 s, five leases, each tick then extending the lease.
+        body, tick, more = counting_body(self, "Extended", ticks=10, tick=Duration.seconds(1))
+        extended = IdempotencyGuard(
+            self, "Extended", table=table, body=body, key=IdempotencyKey.from_paths("$.id"), lease=lease, **FAST
+        )
+        tick.next(extended.extend_lease()).next(more)  # wired after the guard exists
+        sfn.StateMachine(self, "Extending", definition_body=sfn.DefinitionBody.from_chainable(extended))
+        # One tick of 6 s, three leases, with an extension only after it: too late.
+        body, tick, more = counting_body(self, "Late", ticks=1, tick=Duration.seconds(6))
+        late = IdempotencyGuard(self, "Late", table=table, body=body, key=IdempotencyKey.from_paths("$.id"), lease=lease, **FAST)
+        tick.next(late.extend_lease()).next(more)
+        sfn.StateMachine(self, "ExtendingLate", definition_body=sfn.DefinitionBody.from_chainable(late))
 
 
 def minimal(app: App) -> Stack:

@@ -8,6 +8,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 
 from idempotent_constructs import (
+    CompletedPolicy,
     IdempotencyConfigurationError,
     IdempotencyTable,
     IdempotentStateMachine,
@@ -78,3 +79,38 @@ def test_metrics_of_a_workflow_logging_elsewhere_fail_with_what_to_do():
     workflow = orders(target, logs=sfn.LogOptions(destination=logs.LogGroup(target, "Mine")))
     with pytest.raises(IdempotencyConfigurationError, match="leave logs at its default"):
         workflow.metric_replayed()
+
+
+def filter_pattern(build) -> str:
+    (metric_filter,) = resources(template(build), "AWS::Logs::MetricFilter").values()
+    return str(metric_filter["Properties"]["FilterPattern"])
+
+
+def test_rejections_and_lease_extensions_are_counted_only_by_workflows_that_have_them():
+    def plain(s):
+        orders(s).metric_executed()
+
+    def rejecting_and_extending(s):
+        workflow = orders(s, on_completed=CompletedPolicy.REJECT)
+        workflow.metric_rejected()  # the filter first, the extend states after: still counted
+        workflow.extend_lease("KeepAlive")
+        workflow.extend_lease("KeepAliveAgain")
+        workflow.metric_lease_extended()
+
+    assert "Rejected" not in filter_pattern(plain) and "KeepAlive" not in filter_pattern(plain)
+    pattern = filter_pattern(rejecting_and_extending)
+    assert '($.type = "FailStateEntered" && $.details.name = "Idempotency.Rejected")' in pattern
+    for state in ("KeepAlive", "KeepAliveAgain"):
+        assert f'($.type = "TaskStateEntered" && $.details.name = "Idempotency.{state}")' in pattern
+    assert len(pattern) <= 1024  # CloudWatch Logs' limit on a filter pattern
+
+
+def test_lease_extensions_add_up_over_every_extend_state():
+    target = stack()
+    workflow = orders(target)
+    with pytest.raises(IdempotencyConfigurationError, match="no extend_lease"):
+        workflow.metric_lease_extended()
+    workflow.extend_lease("A")
+    workflow.extend_lease("B")
+    extended = workflow.metric_lease_extended()
+    assert (extended.expression, extended.label) == ("FILL(m0, 0) + FILL(m1, 0)", "LeaseExtended")

@@ -31,12 +31,13 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from ..errors import IdempotencyConfigurationError
 from ..functions import KeyFunction, ResultFunction, key_function, records_of, result_function, results_bucket
 from ..key import IdempotencyKey
 from ..lambda_src import schema
-from ..policies import FailurePolicy, InFlightPolicy, ResultStorage
+from ..policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
 from ..table import IdempotencyTable
-from . import acquire, finish, route, wait
+from . import acquire, finish, lease, marker, route, wait
 from .config import DEFAULT_LEASE, EVENTS_PER_POLL, MAX_POLLS, GuardConfig, poll_schedule
 from .protocol import STATE_NAMES, TRANSIENT_DYNAMODB_ERRORS, Facts
 
@@ -75,6 +76,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         max_wait: Duration | None = None,
         on_in_flight: InFlightPolicy | None = None,
         on_failure: FailurePolicy | None = None,
+        on_completed: CompletedPolicy | None = None,
+        replay_marker: str | None = None,
         cache_errors: Sequence[str] | None = None,
         state_name_prefix: str | None = None,
         owner_state_machine_name: str | None = None,
@@ -96,6 +99,11 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             ``Idempotency.InFlight``. Default: 5 minutes.
         :param on_in_flight: ``WAIT`` or ``FAIL`` while another execution holds the key. Default: ``WAIT``.
         :param on_failure: ``RELEASE`` or ``CACHE`` when the chain fails. Default: ``RELEASE``.
+        :param on_completed: ``REPLAY`` the stored result to a duplicate after success, or ``REJECT`` it
+            with ``Idempotency.AlreadyCompleted``. Default: ``REPLAY``.
+        :param replay_marker: a top-level field, such as ``"$.idempotency"``, under which a replayed
+            object output gets ``{"replayed": true, "record_id", "completed_at"}``. Default: none, a
+            replay outputs exactly what the body output.
         :param cache_errors: with ``CACHE``, the error names to remember; any other error releases the
             key. Default: every error is remembered.
         :param state_name_prefix: prefix of every generated state name. Default: ``"{construct_id}."``.
@@ -121,6 +129,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             max_wait=max_wait,
             on_in_flight=on_in_flight,
             on_failure=on_failure,
+            on_completed=on_completed,
+            replay_marker=replay_marker,
             cache_errors=cache_errors,
             state_name_prefix=state_name_prefix,
             owner_state_machine_name=owner_state_machine_name,
@@ -130,6 +140,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         self.table, self.key, self.namespace, self.prefix = config.table, config.key, config.namespace, config.prefix
         self.lease, self.expires_after, self.result_storage = config.lease, config.expires_after, config.result_storage
         self.facts = Facts(self.node.addr)
+        self.extend_states: list[str] = []  # the ids of the extend_lease() states, in order
         self.key_function: KeyFunction | None = key_function(self) if config.key.kind == schema.KIND_JMESPATH else None
         self.result_function: ResultFunction = result_function(self)
         self.results_bucket: s3.IBucket | None = None
@@ -142,10 +153,25 @@ class IdempotencyGuard(sfn.StateMachineFragment):
                 self.results_bucket = config.result_storage.bucket
         self.result_function.serve(config.table, config.namespace, self.results_bucket)
         self._build(body)
+        if config.replay_marker is not None and (fixed := marker.known_non_objects(body)):
+            raise IdempotencyConfigurationError(
+                self.node.path,
+                [f"replay_marker: the body ends in {', '.join(fixed)}, whose output is not an object to carry it"],
+            )
 
     def state_name(self, state: str) -> str:
         """The name of one of this guard's states in the definition, such as ``state_name("Replay")``."""
         return self.config.name(state)
+
+    def extend_lease(self, construct_id: str = "ExtendLease") -> sfn.CustomState:
+        """A state that pushes this run's lease ``lease`` forward from now, for a body that may run
+        longer than its lease: place it in the body (in a polling loop, say), which may be wired
+        after the guard is created. A run whose key was taken over fails there with
+        ``Idempotency.LeaseLost``. Its input passes through. Each call makes a new state; give each
+        its own ``construct_id`` (its state name, after the guard's prefix)."""
+        task = lease.extend_lease(self, construct_id)
+        self.extend_states.append(construct_id)
+        return task
 
     @property
     def variable(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import Enum
 
 from aws_cdk import Duration, Size, Token
 from aws_cdk import aws_dynamodb as dynamodb
@@ -11,7 +12,7 @@ from constructs import Construct
 from ..errors import Problems
 from ..key import IdempotencyKey, namespace_problems
 from ..lambda_src import schema
-from ..policies import FailurePolicy, InFlightPolicy, ResultStorage
+from ..policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
 from ..table import IdempotencyTable
 from .protocol import STATE_NAMES
 
@@ -63,6 +64,8 @@ class GuardConfig:
         max_wait: Duration | None,
         on_in_flight: InFlightPolicy | None,
         on_failure: FailurePolicy | None,
+        on_completed: CompletedPolicy | None,
+        replay_marker: str | None,
         cache_errors: Sequence[str] | None,
         state_name_prefix: str | None,
         owner_state_machine_name: str | None,
@@ -79,10 +82,16 @@ class GuardConfig:
         self.max_wait = max_wait or DEFAULT_MAX_WAIT
         self.on_in_flight = on_in_flight or InFlightPolicy.WAIT
         self.on_failure = on_failure or FailurePolicy.RELEASE
+        self.on_completed = on_completed or CompletedPolicy.REPLAY
+        self.replay_marker = replay_marker
         self.cache_errors = list(cache_errors) if cache_errors is not None else None
         self.prefix = state_name_prefix if state_name_prefix is not None else f"{guard.node.id}."
         self.owner_state_machine_name = owner_state_machine_name
         self.result_storage = result_storage or ResultStorage.inline()
+
+    @property
+    def rejects_completed(self) -> bool:
+        return self.on_completed is CompletedPolicy.REJECT
 
     def name(self, state: str) -> str:
         """The name of one of the guard's states in the definition."""
@@ -105,6 +114,23 @@ class GuardConfig:
 
     def validate(self) -> None:
         problems = Problems(self.guard)
+        policies: tuple[tuple[str, object, type[Enum]], ...] = (
+            ("on_in_flight", self.on_in_flight, InFlightPolicy),
+            ("on_failure", self.on_failure, FailurePolicy),
+            ("on_completed", self.on_completed, CompletedPolicy),
+        )
+        for name, policy, kind in policies:
+            if not isinstance(policy, kind):
+                choices = ", ".join(f"{kind.__name__}.{member.name}" for member in kind)
+                problems.add(f"{name}: {policy!r} is not a {kind.__name__}; use one of {choices}")
+        from .marker import problems as marker_problems  # marker builds on records, which builds on this
+
+        problems.extend(marker_problems(self))
+        if self.rejects_completed and self.result_storage.is_large:
+            problems.add(
+                "result_storage: ResultStorage.large() keeps results for replays, which on_completed=CompletedPolicy.REJECT "
+                "never makes; drop result_storage"
+            )
         problems.extend(self.key.problems())
         if self.cache_errors is not None:
             if self.on_failure is not FailurePolicy.CACHE:

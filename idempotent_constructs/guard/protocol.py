@@ -109,6 +109,8 @@ STATE_NAMES = (
     "Busy",
     "Settled",
     "InFlight",
+    "Rejected",
+    "NotAnObject",
     "CacheOrRelease",
     "Release",
     "RecordFailure",

@@ -133,6 +133,21 @@ def held(config: GuardConfig) -> dict[str, str]:
     }
 
 
+def extend_lease(config: GuardConfig, facts: Facts) -> str:
+    """The holder's lease, and the record's retention, pushed forward from now; fenced on the owner
+    token and on the record still being in progress."""
+    return _request(
+        config,
+        facts(ID),
+        condition=f"{schema.FENCE} AND #{schema.STATUS} = :held",
+        set_values={
+            schema.IN_PROGRESS_EXPIRATION: _n(f"$millis() + {int(config.lease.to_milliseconds())}"),
+            schema.EXPIRATION: _n(f"$floor($millis() / 1000) + {config.hold_seconds}"),
+        },
+        values={f":{schema.OWNER}": _s(facts(OWNER)), ":held": _s(literal(schema.INPROGRESS))},
+    )
+
+
 def read(config: GuardConfig, facts: Facts) -> str:
     return _request(config, facts(ID), projection=READ_ATTRIBUTES, ConsistentRead="true")
 

@@ -6,13 +6,13 @@ conditions, on the record a poll read, decide whether a waiter keeps waiting (``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aws_cdk import aws_stepfunctions as sfn
 
 from ..lambda_src import schema
-from . import records
-from .protocol import HOLDER, ID, OWNER_GONE_ERRORS, RECORD, TRANSIENT_DYNAMODB_ERRORS, VALIDATION, expression
+from . import marker, records
+from .protocol import HOLDER, ID, OWNER_GONE_ERRORS, QUERY_FAILED, RECORD, TRANSIENT_DYNAMODB_ERRORS, VALIDATION, expression
 from .tasks import HOLDER_FIELDS, SAME_INPUT, ItemTask, invoke, owner_check, retry_transient
 
 if TYPE_CHECKING:
@@ -60,7 +60,13 @@ def route(
     config, facts = guard.config, guard.facts
     name = config.name
     record = facts.record
-    replay = sfn.Pass.jsonata(guard, "Replay", state_name=name("Replay"), outputs=expression(f"$parse({record(schema.DATA)})"))
+    stored = f"$parse({record(schema.DATA)})"
+    replay = sfn.Pass.jsonata(
+        guard, "Replay", state_name=name("Replay"), outputs=expression(marker.marked(config, facts, stored))
+    )
+    restore_options: dict[str, Any] = {}
+    if config.replay_marker is not None:
+        restore_options["outputs"] = expression(marker.marked(config, facts, "$states.result"))
     restore = invoke(
         guard,
         config,
@@ -72,8 +78,13 @@ def route(
             "id": expression(facts(ID)),
             "validation": expression(facts(VALIDATION)),
         },
+        **restore_options,
     )
     restore.add_retry(errors=[schema.RESULT_MISSING], max_attempts=0)
+    if config.replay_marker is not None:
+        not_an_object = marker.not_an_object(guard)
+        restore.add_retry(errors=[QUERY_FAILED], max_attempts=0)
+        restore.add_catch(not_an_object, errors=[QUERY_FAILED])
     retry_transient(restore, ["States.ALL"])
     mismatch = sfn.Fail.jsonata(
         guard,
@@ -88,10 +99,21 @@ def route(
         # Another payload's record, unless it is in progress past its lease: a crashed holder's
         # payload must not block the key (it is taken over below, after the owner check).
         (f"{record(schema.VALIDATION)} != {facts(VALIDATION)} and $not({record.lapsed})", mismatch),
-        (f"{record.status(schema.COMPLETED)} and $exists({record(schema.DATA)})", replay),
-        # Completed, the result kept by the result function (compressed, or in S3).
-        (record.status(schema.COMPLETED), restore),
     ]
+    if config.rejects_completed:
+        rules.append((record.status(schema.COMPLETED), rejected(guard)))
+    else:
+        if config.replay_marker is not None:
+            # A Pass state cannot catch: a stored result that cannot carry the marker is told here.
+            rules.append(
+                (
+                    f"{record.status(schema.COMPLETED)} and $exists({record(schema.DATA)}) and $type({stored}) != 'object'",
+                    not_an_object,
+                )
+            )
+        rules.append((f"{record.status(schema.COMPLETED)} and $exists({record(schema.DATA)})", replay))
+        # Completed, the result kept by the result function (compressed, or in S3).
+        rules.append((record.status(schema.COMPLETED), restore))
     if replay_failure is not None:
         rules.append((record.status(schema.FAILED), replay_failure))
     rules.append((record.within_lease, wait))
@@ -117,14 +139,47 @@ def route(
     for text, target in rules:
         choice.when(condition(text), target)
     choice.otherwise(takeover)
+    if config.rejects_completed:
+        return choice, []
     return choice, [replay, restore]
 
 
+def _iso(epoch_millis: str) -> str:
+    return f"$fromMillis({epoch_millis})"
+
+
 def in_flight(guard: IdempotencyGuard) -> sfn.Fail:
+    """The cause names the holder as this run last read the record, so that a caller can describe
+    or await it; never a payload."""
+    facts, record = guard.facts, guard.facts.record
+    holder_fields = dict(
+        zip(
+            schema.INFLIGHT_CAUSE_FIELDS,
+            (
+                facts(ID),
+                f"$substringBefore({record(schema.OWNER)}, '{schema.OWNER_SEPARATOR}')",
+                _iso(f"$number({record(schema.IN_PROGRESS_EXPIRATION, 'N')})"),
+            ),
+            strict=True,
+        )
+    )
     return sfn.Fail.jsonata(
         guard,
         "InFlight",
         state_name=guard.config.name("InFlight"),
         error=schema.IN_FLIGHT,
-        cause="Another execution holds this idempotency key and is still running.",
+        cause=expression(f"$string({records.jsonata_object(holder_fields)})"),
+    )
+
+
+def rejected(guard: IdempotencyGuard) -> sfn.Fail:
+    """``on_completed=REJECT``: the work completed ``expires_after`` before the record expires."""
+    config, facts = guard.config, guard.facts
+    fields = dict(zip(schema.COMPLETED_CAUSE_FIELDS, (facts(ID), marker.completed_at(config, facts)), strict=True))
+    return sfn.Fail.jsonata(
+        guard,
+        "Rejected",
+        state_name=config.name("Rejected"),
+        error=schema.ALREADY_COMPLETED,
+        cause=expression(f"$string({records.jsonata_object(fields)})"),
     )

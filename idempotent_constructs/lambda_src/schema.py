@@ -130,7 +130,10 @@ FAILED = "FAILED"
 # --- error names raised by the generated states ---------------------------------------------------
 KEY_MISSING = "Idempotency.KeyMissing"
 PAYLOAD_MISMATCH = "Idempotency.PayloadMismatch"
-IN_FLIGHT = "Idempotency.InFlight"
+IN_FLIGHT = "Idempotency.InFlight"  # cause: JSON, INFLIGHT_CAUSE_FIELDS
+ALREADY_COMPLETED = "Idempotency.AlreadyCompleted"  # cause: JSON, COMPLETED_CAUSE_FIELDS
+# A replay marker was asked for, and the stored result is not an object to carry it.
+REPLAY_MARKER_UNSUPPORTED = "Idempotency.ReplayMarkerUnsupported"
 LEASE_LOST = "Idempotency.LeaseLost"
 # The record says the work completed, but holds no result this guard can read (a large result's S3
 # object was deleted, or a guard with large results wrote it and this one keeps results inline).
@@ -143,6 +146,12 @@ RESULT_TOO_LARGE = "Idempotency.ResultTooLarge"
 # Internal: raised by the poll loop while the holder is still running, retried with backoff, never
 # surfaces (exhausting the retries turns into ``IN_FLIGHT``).
 STILL_IN_FLIGHT = "Idempotency.StillInFlight"
+
+# The JSON causes of IN_FLIGHT and ALREADY_COMPLETED: what a caller needs to act, never a payload.
+# "holder_execution_arn": the execution that holds the key (as this run last read the record);
+# "lease_expires_at" / "completed_at": ISO-8601 UTC; "record_id": the record's id.
+INFLIGHT_CAUSE_FIELDS = ("record_id", "holder_execution_arn", "lease_expires_at")
+COMPLETED_CAUSE_FIELDS = ("record_id", "completed_at")
 
 # --- key strategies (the "kind" of a key spec sent to the key function) ---------------------------
 KIND_WHOLE_INPUT = "whole_input"

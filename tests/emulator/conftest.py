@@ -10,7 +10,7 @@ import pytest
 from aws_cdk import App
 
 from idempotent_constructs.testing import Deployment, LocalEmulator
-from tests.stacks import BehaviourStack
+from tests.stacks import BehaviourStack, ControlStack
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -29,6 +29,12 @@ def emulator(node_bin: Path) -> Iterator[LocalEmulator]:
 def behaviour(emulator: LocalEmulator, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
     app = App(outdir=str(tmp_path_factory.mktemp("behaviour-assembly")))
     return emulator.deploy_stack(BehaviourStack(app, "Behaviour"))
+
+
+@pytest.fixture(scope="session")
+def control(emulator: LocalEmulator, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
+    app = App(outdir=str(tmp_path_factory.mktemp("control-assembly")))
+    return emulator.deploy_stack(ControlStack(app, "Control"))
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 from idempotent_constructs.lambda_src import canonical, schema
@@ -19,6 +20,7 @@ def test_a_waiting_duplicate_gives_up_after_max_wait_with_in_flight(behaviour, u
     waiter = behaviour.run("Impatient", payload)
     waited = time.monotonic() - started
     assert (waiter.status, waiter.error) == ("FAILED", schema.IN_FLIGHT)
+    assert json.loads(waiter.cause)["holder_execution_arn"] == holder  # as the last poll read it
     assert "Idempotency.Await" in waiter.entered_states()
     assert waited < 6  # it did not sit out the holder's 6 s body
     assert behaviour.wait(holder).status == "SUCCEEDED"

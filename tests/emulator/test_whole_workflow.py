@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from idempotent_constructs.executions import IdempotentStart, in_flight_holder
 from idempotent_constructs.lambda_src import schema
 from idempotent_constructs.testing import Deployment, Execution
 
@@ -90,6 +92,31 @@ def test_with_the_fail_policy_a_duplicate_during_a_run_fails_at_once_with_in_fli
     assert duplicate.error == schema.IN_FLIGHT
     assert not ran_body(duplicate, "FailFastWork")
     assert behaviour.wait(holder).status == "SUCCEEDED"
+
+
+def test_in_flight_names_the_holder_its_lease_and_the_record_so_the_caller_can_attach_to_it(behaviour, emulator, unique):
+    payload = {"id": unique, "card": "4111 1111 1111 1111"}
+    holder = behaviour.start("SlowFailFast", payload, name=f"{unique}-holder")
+    behaviour.wait_for_state(holder, "FailFastSlow")
+    duplicate = behaviour.run("SlowFailFast", payload)
+    cause = json.loads(duplicate.cause)
+    (item,) = [item for item in behaviour.items("Idempotency") if item["owner"]["S"].startswith(holder + "#")]
+    assert cause == {
+        "record_id": item["id"]["S"],
+        "holder_execution_arn": holder,
+        "lease_expires_at": aws_time(int(item["in_progress_expiration"]["N"])),
+    }
+    assert "4111" not in duplicate.cause  # never a payload
+    attached = in_flight_holder(duplicate.arn, client=emulator.client("stepfunctions"))
+    assert attached == IdempotentStart(holder, started=False, status="RUNNING", same_input=True)
+    assert in_flight_holder(holder, client=emulator.client("stepfunctions")) is None  # not an InFlight failure
+    assert behaviour.wait(holder).status == "SUCCEEDED"
+
+
+def aws_time(epoch_millis: int) -> str:
+    """JSONata's $fromMillis: ISO 8601 in UTC with milliseconds."""
+    moment = dt.datetime.fromtimestamp(epoch_millis / 1000, tz=dt.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def test_a_failure_releases_the_key_and_the_next_duplicate_runs_the_body_again(behaviour, unique):

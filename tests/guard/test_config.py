@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 from aws_cdk import aws_stepfunctions as sfn
 
-from idempotent_constructs import FailurePolicy, IdempotencyConfigurationError, IdempotencyGuard, IdempotencyTable
+from idempotent_constructs import (
+    CompletedPolicy,
+    FailurePolicy,
+    IdempotencyConfigurationError,
+    IdempotencyGuard,
+    IdempotencyTable,
+    ResultStorage,
+)
 from idempotent_constructs.guard import EVENTS_PER_POLL, MAX_POLLS, STATE_NAMES, poll_schedule
 from tests.guard.build import guarded
 from tests.synth import stack
@@ -57,3 +64,60 @@ def test_fails_when_two_guards_would_share_state_names():
     second = IdempotencyGuard(target, "Other", table=table, body=sfn.Pass(target, "P2"), state_name_prefix="Same.")
     with pytest.raises(Exception, match=r"Same\.Acquire"):
         sfn.StateMachine(target, "Machine", definition_body=sfn.DefinitionBody.from_chainable(first.next(second)))
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"on_completed": "REJECT"}, r"on_completed: 'REJECT' is not a CompletedPolicy; use one of CompletedPolicy.REPLAY"),
+        ({"on_failure": True}, "on_failure: True is not a FailurePolicy"),
+        ({"on_completed": CompletedPolicy.REJECT, "result_storage": ResultStorage.large()}, "never makes; drop result_storage"),
+    ],
+)
+def test_fails_when_a_policy_is_not_one_or_cannot_serve(options, message):
+    with pytest.raises(IdempotencyConfigurationError, match=message):
+        guarded(**options)
+
+
+def test_an_extend_state_whose_name_would_be_longer_than_80_characters_is_refused():
+    target = stack()
+    guard = IdempotencyGuard(target, "ChargeOnce", table=IdempotencyTable(target, "Table"), body=sfn.Pass(target, "Charge"))
+    guard.extend_lease("E" * 59)  # "ChargeOnce.EEE….LeaseLost": 80 characters
+    with pytest.raises(IdempotencyConfigurationError, match="longer than Step Functions' 80"):
+        guard.extend_lease("E" * 60)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"replay_marker": "idempotency"}, "not a top-level field path such as '\\$.idempotency'"),
+        ({"replay_marker": "$.a.b"}, "not a top-level field path"),
+        ({"replay_marker": "$.idempotency", "on_completed": CompletedPolicy.REJECT}, "nothing is replayed"),
+    ],
+)
+def test_fails_when_the_replay_marker_is_no_field_or_nothing_is_replayed(options, message):
+    with pytest.raises(IdempotencyConfigurationError, match=message):
+        guarded(**options)
+
+
+def known_non_object_bodies(s):
+    yield sfn.Pass(s, "Listing", result=sfn.Result.from_array([1, 2]))
+    yield sfn.Pass.jsonata(s, "Counting", outputs=3)
+    yield sfn.Map(s, "EachItem", items_path="$.items").item_processor(sfn.Pass(s, "Item"))
+    yield sfn.Parallel(s, "Both").branch(sfn.Pass(s, "Left")).branch(sfn.Pass(s, "Right"))
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_a_replay_marker_is_refused_for_a_body_known_to_output_no_object(index):
+    target = stack()
+    body = list(known_non_object_bodies(target))[index]
+    with pytest.raises(IdempotencyConfigurationError, match="whose output is not an object"):
+        IdempotencyGuard(target, "G", table=IdempotencyTable(target, "Table"), body=body, replay_marker="$.idempotency")
+
+
+def test_a_replay_marker_is_accepted_where_the_output_may_be_an_object():
+    target = stack()
+    body = sfn.Pass(target, "Tagging", result=sfn.Result.from_object({"a": 1})).next(
+        sfn.Map(target, "Lines", items_path="$.lines", result_path="$.done").item_processor(sfn.Pass(target, "Line"))
+    )
+    IdempotencyGuard(target, "G", table=IdempotencyTable(target, "Table"), body=body, replay_marker="$.idempotency")

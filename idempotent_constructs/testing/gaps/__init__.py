@@ -25,6 +25,7 @@ from . import (
     parser_scopes,
     payload_limit,
     state_machines,
+    string_outputs,
     time_to_live,
     uncatchable_errors,
 )
@@ -46,6 +47,7 @@ _PATCHING = (
     dynamodb_atomicity,
     entered_time,
     fractional_timestamps,
+    string_outputs,
 )
 _DEPLOYING = (state_machines, time_to_live)
 

@@ -1,0 +1,35 @@
+"""IdempotencyGuard.extend_lease() (issue 15): a body five leases long that extends its lease as it
+goes is never taken over, even by a guard without the owner check; one that extends too late is
+taken over, and its next extension fails it with Idempotency.LeaseLost."""
+
+from __future__ import annotations
+
+import time
+
+from idempotent_constructs.lambda_src import schema
+
+
+def start_holder_and_duplicate(control, state_machine: str, unique: str):
+    payload = {"id": unique}
+    holder = control.start(state_machine, payload, name=f"{unique}-holder")
+    time.sleep(0.5)  # the holder acquires first
+    duplicate = control.start(state_machine, payload, name=f"{unique}-duplicate")
+    return control.wait(holder), control.wait(duplicate)
+
+
+def test_a_body_that_extends_its_lease_is_never_taken_over(control, unique):
+    holder, duplicate = start_holder_and_duplicate(control, "Extending", unique)
+    assert (holder.status, holder.output) == ("SUCCEEDED", {"ticks": 10})
+    assert holder.entered_states().count("Extended.ExtendLease") == 11  # after each of the 11 ticks
+    # The duplicate waited out the whole body (11 s, five and a half 2 s leases) and replayed the result.
+    assert (duplicate.status, duplicate.output) == ("SUCCEEDED", {"ticks": 10})
+    assert "Extended.Takeover" not in duplicate.entered_states()
+    assert "ExtendedTick" not in duplicate.entered_states()
+
+
+def test_a_body_that_extends_too_late_is_taken_over_and_fails_with_lease_lost(control, unique):
+    holder, duplicate = start_holder_and_duplicate(control, "ExtendingLate", unique)
+    assert "Late.Takeover" in duplicate.entered_states()
+    assert (duplicate.status, duplicate.output) == ("SUCCEEDED", {"ticks": 1})
+    assert (holder.status, holder.error) == ("FAILED", schema.LEASE_LOST)
+    assert "Late.ExtendLease.LeaseLost" in holder.entered_states()
