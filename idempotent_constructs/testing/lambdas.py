@@ -87,12 +87,7 @@ class InProcessLambda:
         patch(LambdaFunction, "_invoke_lambda", invoke)
 
     def invoke(self, function: Any, event: Any) -> tuple[str, bool, str]:
-        # Imported with the function's output redirected, so that a logger the module creates (such as
-        # Powertools') writes where the function's output goes, from any thread, not to the terminal.
-        with FunctionOutput.captured() as printed_on_import:
-            module = self._module(function)
-        self.logs.setdefault(function.function_name, []).extend(printed_on_import.getvalue().splitlines())
-        handler = getattr(module, function.handler.rpartition(".")[2])
+        handler = getattr(self._module(function), function.handler.rpartition(".")[2])
         context = types.SimpleNamespace(
             function_name=function.function_name,
             invoked_function_arn=function.function_arn,
