@@ -125,6 +125,13 @@ class LocalEmulator:
     def client(self, service: str) -> Any:
         return boto3.client(service, region_name=self.region)
 
+    def settle(self, timeout: float = 30.0) -> None:
+        """Wait until what ended executions set off has run: each one's status-change event delivered
+        and the Lambda functions it targets returned. Call it before a test ends, so that nothing it
+        started still runs in the next test (and prints there)."""
+        if not self.status_change_events.settle(timeout):
+            raise TimeoutError(f"status-change events still undelivered after {timeout} s")
+
     def history(self, execution_arn: str) -> list[dict[str, Any]]:
         """Every history event of an execution, oldest first. Raises ``ExpressHistoryUnavailable``
         for an Express execution, whose history AWS does not keep (moto would give it)."""

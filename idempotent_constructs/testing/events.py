@@ -33,18 +33,31 @@ class StatusChangeEvents:
         self._ended: queue.Queue[str | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._dropping = threading.Event()
+        # Executions that are ending or ended whose event is not delivered yet (see ``settle``).
+        self._undelivered = 0
+        self._delivered = threading.Condition()
 
     def install(self, patch: Patch) -> None:
         from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
 
         original = BaseExecutionWorkerCommunication.terminated
-        ended = self._ended
 
         def terminated(communication: Any) -> None:
-            original(communication)
-            ended.put(communication.execution.exec_arn)
+            # Counted before the end is visible, so that whoever saw it end also waits for its event.
+            with self._delivered:
+                self._undelivered += 1
+            try:
+                original(communication)
+            finally:
+                self._ended.put(communication.execution.exec_arn)
 
         patch(BaseExecutionWorkerCommunication, "terminated", terminated)
+
+    def settle(self, timeout: float) -> bool:
+        """Wait until the event of every execution that has ended is delivered (each matching rule's
+        Lambda targets have returned); ``False`` if some still are not after ``timeout`` seconds."""
+        with self._delivered:
+            return self._delivered.wait_for(lambda: self._undelivered == 0, timeout)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="status-change-events", daemon=True)
@@ -63,7 +76,7 @@ class StatusChangeEvents:
         try:
             yield
         finally:
-            self._ended.join()
+            self.settle(timeout=60)
             self._dropping.clear()
 
     def _run(self) -> None:
@@ -76,8 +89,9 @@ class StatusChangeEvents:
             except Exception:  # a delivery that fails is lost, as a Lambda target's would be
                 logging.getLogger(__name__).debug("event for %s not delivered", execution_arn, exc_info=True)
             finally:
-                self._ended.task_done()
-        self._ended.task_done()
+                with self._delivered:
+                    self._undelivered -= 1
+                    self._delivered.notify_all()
 
     def _deliver(self, execution: dict[str, Any]) -> None:
         from moto.events.models import EventPattern

@@ -25,6 +25,15 @@ def emulator(node_bin: Path) -> Iterator[LocalEmulator]:
         yield running
 
 
+@pytest.fixture(autouse=True)
+def settled(request: pytest.FixtureRequest) -> Iterator[None]:
+    """What a test's executions set off (the release function, on their status-change events) runs
+    within the test, not during the next one."""
+    yield
+    if "emulator" in request.fixturenames:
+        request.getfixturevalue("emulator").settle()
+
+
 @pytest.fixture(scope="session")
 def behaviour(emulator: LocalEmulator, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
     app = App(outdir=str(tmp_path_factory.mktemp("behaviour-assembly")))
