@@ -42,6 +42,9 @@ class IdempotentStart:
     same_input: bool
     """Whether the execution's input equals this call's input (canonically); ``False`` means the name
     was already used for another request."""
+    followed_from: str | None = None
+    """The execution that gave up with ``Idempotency.InFlight`` and named this one as the holder of
+    the key; ``None`` when ``execution_arn`` is the execution that was started or found by name."""
 
 
 def execution_name(key: str, prefix: str = "") -> str:
@@ -65,6 +68,7 @@ def start_idempotent_execution(
     *,
     key: str | None = None,
     client: Any = None,
+    follow_holder: bool = True,
 ) -> IdempotentStart:
     """Start an execution of a Standard state machine named after the request's idempotency key, or
     return the execution that already carries that name.
@@ -75,11 +79,12 @@ def start_idempotent_execution(
         the canonical JSON of ``payload`` alone (equal payloads, whatever their key order or ``1``
         vs ``1.0``, get one execution, and no payload value shows in the name).
     :param client: a boto3 Step Functions client. Default: ``boto3.client("stepfunctions")``.
+    :param follow_holder: when the execution of that name, with this input, gave up with
+        ``Idempotency.InFlight`` (another execution held the key), return the holder's execution
+        instead (``followed_from`` names the one that gave up): the one that does the work. Default:
+        on; ``False`` returns the failed execution as it is.
     """
-    if client is None:
-        import boto3
-
-        client = boto3.client("stepfunctions")
+    client = client or _client()
     name = execution_name(key) if key is not None else canonical.digest(payload)[:MAX_NAME_LENGTH]
     text = json.dumps(payload, separators=(",", ":"))
     try:
@@ -88,6 +93,8 @@ def start_idempotent_execution(
     except client.exceptions.ExecutionAlreadyExists:
         existing = client.describe_execution(executionArn=_execution_arn(state_machine_arn, name))
     same = canonical.digest(json.loads(existing.get("input") or "null")) == canonical.digest(payload)
+    if follow_holder and same and _gave_up_in_flight(existing):
+        return _holder(existing, client)
     return IdempotentStart(existing["executionArn"], started=False, status=existing["status"], same_input=same)
 
 
@@ -100,15 +107,25 @@ def in_flight_holder(execution_arn: str, *, client: Any = None) -> IdempotentSta
     has the same payload, which the guard checked before waiting. ``status`` is the holder's status
     now, or ``UNKNOWN`` for an Express holder, which DescribeExecution cannot describe.
     """
-    if client is None:
-        import boto3
-
-        client = boto3.client("stepfunctions")
+    client = client or _client()
     ended = client.describe_execution(executionArn=execution_arn)  # with its error and cause
-    if ended.get("status") != "FAILED" or ended.get("error") != schema.IN_FLIGHT:
-        return None
-    holder = json.loads(ended["cause"])["holder_execution_arn"]
-    if ":express:" in holder:
-        return IdempotentStart(holder, started=False, status="UNKNOWN", same_input=True)
-    described = client.describe_execution(executionArn=holder, includedData="METADATA_ONLY")
-    return IdempotentStart(holder, started=False, status=described["status"], same_input=True)
+    return _holder(ended, client) if _gave_up_in_flight(ended) else None
+
+
+def _client() -> Any:
+    import boto3
+
+    return boto3.client("stepfunctions")
+
+
+def _gave_up_in_flight(execution: dict[str, Any]) -> bool:
+    return execution.get("status") == "FAILED" and execution.get("error") == schema.IN_FLIGHT
+
+
+def _holder(gave_up: dict[str, Any], client: Any) -> IdempotentStart:
+    """The holder named in the ``Idempotency.InFlight`` cause of the described execution ``gave_up``."""
+    _, holder, _ = (json.loads(gave_up["cause"])[field] for field in schema.INFLIGHT_CAUSE_FIELDS)
+    status = "UNKNOWN"
+    if ":express:" not in holder:
+        status = client.describe_execution(executionArn=holder, includedData="METADATA_ONLY")["status"]
+    return IdempotentStart(holder, started=False, status=status, same_input=True, followed_from=gave_up["executionArn"])
