@@ -18,7 +18,7 @@ __version__ = importlib.metadata.version("idempotent-constructs")  # set in pypr
 
 if TYPE_CHECKING:
     from .dashboard import IdempotencyDashboard
-    from .guard import IdempotencyGuard
+    from .guard import ExtendLease, IdempotencyGuard
     from .key import IdempotencyKey
     from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
     from .state_machine import IdempotentStateMachine
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 # which import this package first like any submodule's, never pay for the CDK.
 _LAZY = {
     "CompletedPolicy": "policies",
+    "ExtendLease": "guard",
     "FailurePolicy": "policies",
     "IdempotencyDashboard": "dashboard",
     "IdempotencyGuard": "guard",
@@ -41,6 +42,7 @@ _LAZY = {
 
 __all__ = [
     "CompletedPolicy",
+    "ExtendLease",
     "FailurePolicy",
     "IdempotencyConfigurationError",
     "IdempotencyDashboard",

@@ -100,7 +100,8 @@ class IdempotentStateMachine(Construct):
     ) -> None:
         """
         :param table: where the records live.
-        :param definition: the workflow to make idempotent, any chain of states.
+        :param definition: the workflow to make idempotent, any chain of states; the ``ExtendLease``
+            states at its top level push the lease forward.
         :param key: how the key is derived. Default: ``IdempotencyKey.whole_input()``.
         :param namespace: prefix of this workflow's record ids. Default: the construct path
             (stable across deploys; differs between workflows and stacks).
@@ -210,6 +211,7 @@ class IdempotentStateMachine(Construct):
             role=role,
             query_language=query_language,
         )
+        self.guard.rendered_by = self.node.path
         if query_language == sfn.QueryLanguage.JSONATA:
             _check_jsonata_definition(self, self.state_machine)
 
@@ -272,17 +274,12 @@ class IdempotentStateMachine(Construct):
         return self._states_entered("Rejected", ["Rejected"], props)
 
     def metric_lease_extended(self, **props: Any) -> cloudwatch.IMetric:
-        """Leases pushed forward by the ``extend_lease()`` states."""
+        """Leases pushed forward by the definition's ``ExtendLease`` states."""
         if not self.guard.extend_states:
             raise IdempotencyConfigurationError(
-                self.node.path, ["metric_lease_extended: this workflow has no extend_lease() state yet; create them first"]
+                self.node.path, ["metric_lease_extended: this workflow's definition has no ExtendLease state"]
             )
         return self._states_entered("LeaseExtended", self.guard.extend_states, props)
-
-    def extend_lease(self, construct_id: str = "ExtendLease") -> sfn.CustomState:
-        """A state that pushes this run's lease forward, for a definition that may run longer than its
-        lease (see ``IdempotencyGuard.extend_lease``); wire it into the definition's states."""
-        return self.guard.extend_lease(construct_id)
 
     def _states_entered(self, label: str, states: list[str], props: dict[str, Any]) -> cloudwatch.IMetric:
         if self.log_group is None:

@@ -14,6 +14,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 
 from idempotent_constructs import (
     CompletedPolicy,
+    ExtendLease,
     FailurePolicy,
     IdempotencyDashboard,
     IdempotencyGuard,
@@ -405,7 +406,7 @@ class ControlStack(Stack):
     def __init__(self, scope: App, construct_id: str) -> None:
         super().__init__(scope, construct_id)
         table = IdempotencyTable(self, "Idempotency", removal_policy=RemovalPolicy.DESTROY)
-        IdempotentStateMachine(
+        rejecting = IdempotentStateMachine(
             self,
             "Rejecting",
             table=table,
@@ -414,6 +415,16 @@ class ControlStack(Stack):
             on_completed=CompletedPolicy.REJECT,
             **FAST,
         )
+        rejecting.metric_rejected()
+        # A whole workflow that extends its lease once, counted by its metric.
+        IdempotentStateMachine(
+            self,
+            "KeepingAlive",
+            table=table,
+            definition=sfn.Pass(self, "Begin").next(ExtendLease(self, "ExtendLease")),
+            key=IdempotencyKey.from_paths("$.id"),
+            **FAST,
+        ).metric_lease_extended()
         for construct_id, definition, storage in (
             ("Marked", sfn.Pass(self, "AsIs"), None),
             ("MarkedAnyValue", sfn.Pass.jsonata(self, "Value", outputs="{% $states.input.value %}"), None),

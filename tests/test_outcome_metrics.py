@@ -9,6 +9,7 @@ from aws_cdk import aws_stepfunctions as sfn
 
 from idempotent_constructs import (
     CompletedPolicy,
+    ExtendLease,
     IdempotencyConfigurationError,
     IdempotencyTable,
     IdempotentStateMachine,
@@ -19,9 +20,14 @@ from tests.synth import resources, stack, template
 OUTCOMES = ("executed", "replayed", "waited", "taken_over", "mismatched", "key_missing")
 
 
-def orders(s, **options):
+def orders(s, definition=None, **options):
     return IdempotentStateMachine(
-        s, "Orders", table=IdempotencyTable(s, "Table"), definition=sfn.Pass(s, "Work"), namespace="shop/orders", **options
+        s,
+        "Orders",
+        table=IdempotencyTable(s, "Table"),
+        definition=definition or sfn.Pass(s, "Work"),
+        namespace="shop/orders",
+        **options,
     )
 
 
@@ -91,10 +97,12 @@ def test_rejections_and_lease_extensions_are_counted_only_by_workflows_that_have
         orders(s).metric_executed()
 
     def rejecting_and_extending(s):
-        workflow = orders(s, on_completed=CompletedPolicy.REJECT)
-        workflow.metric_rejected()  # the filter first, the extend states after: still counted
-        workflow.extend_lease("KeepAlive")
-        workflow.extend_lease("KeepAliveAgain")
+        workflow = orders(
+            s,
+            on_completed=CompletedPolicy.REJECT,
+            definition=ExtendLease(s, "KeepAlive").next(sfn.Pass(s, "Work")).next(ExtendLease(s, "KeepAliveAgain")),
+        )
+        workflow.metric_rejected()
         workflow.metric_lease_extended()
 
     assert "Rejected" not in filter_pattern(plain) and "KeepAlive" not in filter_pattern(plain)
@@ -107,10 +115,8 @@ def test_rejections_and_lease_extensions_are_counted_only_by_workflows_that_have
 
 def test_lease_extensions_add_up_over_every_extend_state():
     target = stack()
-    workflow = orders(target)
-    with pytest.raises(IdempotencyConfigurationError, match="no extend_lease"):
-        workflow.metric_lease_extended()
-    workflow.extend_lease("A")
-    workflow.extend_lease("B")
-    extended = workflow.metric_lease_extended()
+    with pytest.raises(IdempotencyConfigurationError, match="has no ExtendLease state"):
+        orders(target).metric_lease_extended()
+    other = stack()
+    extended = orders(other, definition=ExtendLease(other, "A").next(ExtendLease(other, "B"))).metric_lease_extended()
     assert (extended.expression, extended.label) == ("FILL(m0, 0) + FILL(m1, 0)", "LeaseExtended")

@@ -37,8 +37,9 @@ from ..key import IdempotencyKey
 from ..lambda_src import schema
 from ..policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
 from ..table import IdempotencyTable
-from . import acquire, finish, lease, marker, route, wait
+from . import acquire, finish, marker, route, wait
 from .config import DEFAULT_LEASE, EVENTS_PER_POLL, MAX_POLLS, GuardConfig, poll_schedule
+from .lease import ExtendLease, adopt_reachable
 from .protocol import STATE_NAMES, TRANSIENT_DYNAMODB_ERRORS, Facts
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "MAX_POLLS",
     "STATE_NAMES",
     "TRANSIENT_DYNAMODB_ERRORS",
+    "ExtendLease",
     "IdempotencyGuard",
     "poll_schedule",
 ]
@@ -152,6 +154,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             else:
                 self.results_bucket = config.result_storage.bucket
         self.result_function.serve(config.table, config.namespace, self.results_bucket)
+        self.rendered_by: str | None = None  # the workflow whose definition holds this guard, once rendered
+        adopt_reachable(self, body)
         self._build(body)
         if config.replay_marker is not None and (fixed := marker.known_non_objects(body)):
             raise IdempotencyConfigurationError(
@@ -163,15 +167,24 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         """The name of one of this guard's states in the definition, such as ``state_name("Replay")``."""
         return self.config.name(state)
 
-    def extend_lease(self, construct_id: str = "ExtendLease") -> sfn.CustomState:
+    def extend_lease(self, construct_id: str = "ExtendLease") -> ExtendLease:
         """A state that pushes this run's lease ``lease`` forward from now, for a body that may run
-        longer than its lease: place it in the body (in a polling loop, say), which may be wired
-        after the guard is created. A run whose key was taken over fails there with
-        ``Idempotency.LeaseLost``. Its input passes through. Each call makes a new state; give each
-        its own ``construct_id`` (its state name, after the guard's prefix)."""
-        task = lease.extend_lease(self, construct_id)
-        self.extend_states.append(construct_id)
-        return task
+        longer than its lease: place it in the body (in a polling loop, say, also inside a Map or
+        Parallel of it), which may be wired after the guard is created but before the state machine
+        that holds it. A run whose key was taken over fails there with ``Idempotency.LeaseLost``. Its
+        input passes through. Each call makes a new state; give each its own ``construct_id`` (its
+        state name, after the guard's prefix). See also ``ExtendLease``."""
+        if self.rendered_by is not None:
+            raise IdempotencyConfigurationError(
+                self.node.path,
+                [
+                    f"extend_lease: the definition of {self.rendered_by} is already rendered, so a state wired in now "
+                    "would not be in it; place ExtendLease(...) states in the definition before creating the workflow"
+                ],
+            )
+        state = ExtendLease(self, construct_id)
+        state.adopt(self)
+        return state
 
     @property
     def variable(self) -> str:

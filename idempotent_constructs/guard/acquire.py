@@ -15,7 +15,7 @@ from ..jsonata_key import literal
 from ..lambda_src import schema
 from . import records
 from .protocol import CONDITION_FAILED, QUERY_FAILED, TRANSIENT_DYNAMODB_ERRORS, expression
-from .tasks import SAME_INPUT, ItemTask, invoke, retry_transient
+from .tasks import SAME_INPUT, ItemTask, fail, invoke, retry_transient
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -42,10 +42,10 @@ MISSING = "The idempotency key selection is missing, null or empty in the input,
 
 
 def key_missing(guard: IdempotencyGuard) -> sfn.Fail:
-    return sfn.Fail.jsonata(
+    return fail(
         guard,
+        guard.config,
         "KeyMissing",
-        state_name=guard.config.name("KeyMissing"),
         error=schema.KEY_MISSING,
         # What the key function or the key's expression said (never a payload value).
         cause=expression(f"$exists($states.input.Cause) ? $states.input.Cause : {literal(MISSING)}"),

@@ -18,7 +18,7 @@ from ..lambda_src import schema
 from ..policies import FailurePolicy
 from . import records
 from .protocol import CONDITION_FAILED, ID, OWNER, QUERY_FAILED, TRANSIENT_DYNAMODB_ERRORS, VALIDATION, expression
-from .tasks import ItemTask, invoke, retry_transient
+from .tasks import ItemTask, fail, invoke, retry_transient
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -49,10 +49,10 @@ def body(guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChaina
 def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable) -> tuple[ItemTask, tasks.LambdaInvoke]:
     """``(Complete, StoreResult)``: both end the guard with the chain's output."""
     config, facts = guard.config, guard.facts
-    lease_lost = sfn.Fail.jsonata(
+    lease_lost = fail(
         guard,
+        config,
         "LeaseLost",
-        state_name=config.name("LeaseLost"),
         error=schema.LEASE_LOST,
         cause="Another execution took this idempotency key over; this run's result was not stored.",
     )
@@ -98,10 +98,10 @@ def failure(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Fail | None]:
     """What a failed run goes to (ending in ``Failed``), and for CACHE the state that replays a
     stored failure."""
     config, facts = guard.config, guard.facts
-    failed = sfn.Fail.jsonata(
+    failed = fail(
         guard,
+        config,
         "Failed",
-        state_name=config.name("Failed"),
         error=expression("$states.input.Error"),
         cause=expression("$exists($states.input.Cause) ? $states.input.Cause : ''"),
     )
@@ -135,10 +135,10 @@ def failure(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Fail | None]:
     if record_failure is None:
         assert release is not None
         return release, None
-    replay_failure = sfn.Fail.jsonata(
+    replay_failure = fail(
         guard,
+        config,
         "ReplayFailure",
-        state_name=config.name("ReplayFailure"),
         error=expression(facts.record(schema.ERROR)),
         cause=expression(f"$exists({facts.record(schema.CAUSE)}) ? {facts.record(schema.CAUSE)} : ''"),
     )

@@ -16,6 +16,7 @@ from ..jsonata_key import literal
 from ..lambda_src import schema
 from . import records
 from .protocol import ID
+from .tasks import fail
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -57,10 +58,10 @@ def marked(config: GuardConfig, facts: Facts, value: str) -> str:
 
 
 def not_an_object(guard: IdempotencyGuard) -> sfn.Fail:
-    return sfn.Fail.jsonata(
+    return fail(
         guard,
+        guard.config,
         "NotAnObject",
-        state_name=guard.config.name("NotAnObject"),
         error=schema.REPLAY_MARKER_UNSUPPORTED,
         cause=UNSUPPORTED,
     )

@@ -13,7 +13,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from ..lambda_src import schema
 from . import marker, records
 from .protocol import HOLDER, ID, OWNER_GONE_ERRORS, QUERY_FAILED, RECORD, TRANSIENT_DYNAMODB_ERRORS, VALIDATION, expression
-from .tasks import HOLDER_FIELDS, SAME_INPUT, ItemTask, invoke, owner_check, retry_transient
+from .tasks import HOLDER_FIELDS, SAME_INPUT, ItemTask, fail, invoke, owner_check, retry_transient
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -86,10 +86,10 @@ def route(
         restore.add_retry(errors=[QUERY_FAILED], max_attempts=0)
         restore.add_catch(not_an_object, errors=[QUERY_FAILED])
     retry_transient(restore, ["States.ALL"])
-    mismatch = sfn.Fail.jsonata(
+    mismatch = fail(
         guard,
+        config,
         "PayloadMismatch",
-        state_name=name("PayloadMismatch"),
         error=schema.PAYLOAD_MISMATCH,
         cause="The idempotency key was already used with a different payload.",
     )
@@ -163,10 +163,10 @@ def in_flight(guard: IdempotencyGuard) -> sfn.Fail:
             strict=True,
         )
     )
-    return sfn.Fail.jsonata(
+    return fail(
         guard,
+        guard.config,
         "InFlight",
-        state_name=guard.config.name("InFlight"),
         error=schema.IN_FLIGHT,
         cause=expression(f"$string({records.jsonata_object(holder_fields)})"),
     )
@@ -176,10 +176,10 @@ def rejected(guard: IdempotencyGuard) -> sfn.Fail:
     """``on_completed=REJECT``: the work completed ``expires_after`` before the record expires."""
     config, facts = guard.config, guard.facts
     fields = dict(zip(schema.COMPLETED_CAUSE_FIELDS, (facts(ID), marker.completed_at(config, facts)), strict=True))
-    return sfn.Fail.jsonata(
+    return fail(
         guard,
+        config,
         "Rejected",
-        state_name=config.name("Rejected"),
         error=schema.ALREADY_COMPLETED,
         cause=expression(f"$string({records.jsonata_object(fields)})"),
     )

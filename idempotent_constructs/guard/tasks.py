@@ -5,6 +5,8 @@
   the key, serve every field).
 * ``invoke``: a call of one of the stack's shared functions.
 * ``owner_check``: DescribeExecution of the key's holder (Standard only).
+
+And ``fail``: the guard's Fail states, which end a run with one of its errors.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from aws_cdk import Aws, Duration
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
@@ -38,6 +41,32 @@ def retry_transient(task: Any, errors: list[str], *, after_body: bool = False) -
     )
 
 
+def item_fields(
+    action: str, arguments: str, *, output: str | None = SAME_INPUT, assign: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The fields of a JSONata Task calling DynamoDB's ``action`` with the request ``arguments`` builds."""
+    state: dict[str, Any] = {
+        "Type": "Task",
+        "QueryLanguage": "JSONata",
+        "Resource": f"arn:{Aws.PARTITION}:states:::dynamodb:{action}",
+        "Arguments": expression(arguments),
+    }
+    if output is not None:
+        state["Output"] = output
+    if assign:
+        state["Assign"] = assign
+    return state
+
+
+def item_statements(config: GuardConfig, action: str) -> list[iam.PolicyStatement]:
+    """What a state machine needs to call ``action`` on the guard's items: the action on its namespace
+    only, and the use of the table's customer managed KMS key if it has one."""
+    statements = [item_statement(config.table, config.namespace, f"dynamodb:{action[0].upper()}{action[1:]}")]
+    if config.table.encryption_key is not None:
+        statements.append(key_statement(config.table.encryption_key))
+    return statements
+
+
 class ItemTask(sfn.CustomState):
     """A JSONata Task of the optimized DynamoDB integration on one item of a guard's namespace.
 
@@ -60,22 +89,10 @@ class ItemTask(sfn.CustomState):
         output: str | None = SAME_INPUT,
         assign: dict[str, Any] | None = None,
     ) -> None:
-        state: dict[str, Any] = {
-            "Type": "Task",
-            "QueryLanguage": "JSONata",
-            "Resource": f"arn:{Aws.PARTITION}:states:::dynamodb:{action}",
-            "Arguments": expression(arguments),
-        }
-        if output is not None:
-            state["Output"] = output
-        if assign:
-            state["Assign"] = assign
-        super().__init__(scope, construct_id, state_json=state)
+        super().__init__(scope, construct_id, state_json=item_fields(action, arguments, output=output, assign=assign))
         self.add_prefix(config.prefix)
         self.graph: sfn.StateGraph | None = None  # the graph it joined: its state machine's, or a branch's
-        self.statements = [item_statement(config.table, config.namespace, f"dynamodb:{action[0].upper()}{action[1:]}")]
-        if config.table.encryption_key is not None:
-            self.statements.append(key_statement(config.table.encryption_key))
+        self.statements = item_statements(config, action)
         self._catch_outputs: dict[tuple[str, ...], str] = {}
 
     def catch(
@@ -99,6 +116,11 @@ class ItemTask(sfn.CustomState):
         for statement in self.statements:
             graph.register_policy_statement(statement)
         self.graph = graph
+
+
+def fail(scope: Construct, config: GuardConfig, state: str, *, error: str, cause: str | None = None) -> sfn.Fail:
+    """A Fail state of the guard's, named with its prefix; ``error`` and ``cause`` may be JSONata."""
+    return sfn.Fail.jsonata(scope, state, state_name=config.name(state), error=error, cause=cause)
 
 
 def invoke(

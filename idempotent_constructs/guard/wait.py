@@ -18,7 +18,7 @@ from . import records
 from .config import poll_schedule
 from .protocol import OWNER_GONE_ERRORS, RECORD, TRANSIENT_DYNAMODB_ERRORS, Record, expression
 from .route import condition, in_flight, owner_done
-from .tasks import HOLDER_FIELDS, SAME_INPUT, ItemTask, owner_check, retry_transient
+from .tasks import HOLDER_FIELDS, SAME_INPUT, ItemTask, fail, owner_check, retry_transient
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -42,7 +42,7 @@ def wait_for_holder(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Parall
     )
     retry_transient(poll, TRANSIENT_DYNAMODB_ERRORS)
     record = Record(f"$states.input.{RECORD}")
-    busy = sfn.Fail.jsonata(guard, "Busy", state_name=name("Busy"), error=schema.STILL_IN_FLIGHT)
+    busy = fail(guard, config, "Busy", error=schema.STILL_IN_FLIGHT)
     settled = sfn.Succeed.jsonata(guard, "Settled", state_name=name("Settled"))
     check = (
         sfn.Choice.jsonata(guard, "Check", state_name=name("Check"))

@@ -33,3 +33,12 @@ def test_a_body_that_extends_too_late_is_taken_over_and_fails_with_lease_lost(co
     assert (duplicate.status, duplicate.output) == ("SUCCEEDED", {"ticks": 1})
     assert (holder.status, holder.error) == ("FAILED", schema.LEASE_LOST)
     assert "Late.ExtendLease.LeaseLost" in holder.entered_states()
+
+
+def test_each_extension_is_one_state_of_five_history_events(control, unique):
+    execution = control.run("KeepingAlive", {"id": unique})
+    types = [event["type"] for event in execution.history]
+    entered = execution.entered_states().index("Idempotency.ExtendLease")
+    start = [i for i, event in enumerate(execution.history) if "stateEnteredEventDetails" in event][entered]
+    assert types[start : start + 5] == ["TaskStateEntered", "TaskScheduled", "TaskStarted", "TaskSucceeded", "TaskStateExited"]
+    assert types[start + 5] == "ParallelStateSucceeded"  # it ends the body: nothing more of it

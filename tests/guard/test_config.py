@@ -79,14 +79,6 @@ def test_fails_when_a_policy_is_not_one_or_cannot_serve(options, message):
         guarded(**options)
 
 
-def test_an_extend_state_whose_name_would_be_longer_than_80_characters_is_refused():
-    target = stack()
-    guard = IdempotencyGuard(target, "ChargeOnce", table=IdempotencyTable(target, "Table"), body=sfn.Pass(target, "Charge"))
-    guard.extend_lease("E" * 59)  # "ChargeOnce.EEE….LeaseLost": 80 characters
-    with pytest.raises(IdempotencyConfigurationError, match="longer than Step Functions' 80"):
-        guard.extend_lease("E" * 60)
-
-
 @pytest.mark.parametrize(
     ("options", "message"),
     [
