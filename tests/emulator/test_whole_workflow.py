@@ -108,7 +108,7 @@ def test_in_flight_names_the_holder_its_lease_and_the_record_so_the_caller_can_a
     }
     assert "4111" not in duplicate.cause  # never a payload
     attached = in_flight_holder(duplicate.arn, client=emulator.client("stepfunctions"))
-    assert attached == IdempotentStart(holder, started=False, status="RUNNING", same_input=True)
+    assert attached == IdempotentStart(holder, started=False, status="RUNNING", same_input=True, followed_from=duplicate.arn)
     assert in_flight_holder(holder, client=emulator.client("stepfunctions")) is None  # not an InFlight failure
     assert behaviour.wait(holder).status == "SUCCEEDED"
 
