@@ -1,0 +1,18 @@
+"""idempotent_constructs/functions/result_function.py: the shared result function."""
+
+from __future__ import annotations
+
+from tests.functions.build import large_results
+from tests.synth import resources
+
+
+def test_the_result_function_may_touch_only_its_namespaces_records_and_objects():
+    tpl = large_results()
+    (policy,) = [p for name, p in resources(tpl, "AWS::IAM::Policy").items() if name.startswith("IdempotencyResultFunction")]
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    dynamodb = [s for s in statements if any(a.startswith("dynamodb:") for a in s["Action"])]
+    (records,) = dynamodb  # one statement for the table, listing the namespaces
+    assert records["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] == ["orders/orders#*", "orders/refunds#*"]
+    assert sorted(records["Action"]) == ["dynamodb:GetItem", "dynamodb:UpdateItem"]
+    objects = [s for s in statements if s["Action"] == ["s3:PutObject", "s3:GetObject"]]
+    assert [s["Resource"]["Fn::Join"][1][-1] for s in objects] == ["/orders/orders#/*", "/orders/refunds#/*"]
