@@ -1,0 +1,199 @@
+"""Emulator end-to-end: `show`, `list`, `reset` and `purge-expired` (idempotent_constructs/cli/records.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+from idempotent_constructs.cli import Target
+from idempotent_constructs.lambda_src import schema
+from idempotent_constructs.operations import get_record
+from tests.emulator.cli.helpers import OWNER, item, one_line_error, run_cli
+
+
+# --- show -----------------------------------------------------------------------------------------
+def test_show_prints_a_record_the_workflow_wrote_with_its_status_expiry_execution_and_result(behaviour, unique):
+    execution = behaviour.run("Echo", {"shown": unique})
+    (record_id,) = behaviour.records_of(execution, "Idempotency")
+    result = run_cli("show", record_id, "--table", behaviour.table_name("Idempotency"))
+    assert result.exit_code == 0, result.output
+    assert record_id in result.stdout and schema.COMPLETED in result.stdout
+    assert re.search(
+        r"expiration\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(expires in (1d 0h|23h 59m)\)", result.stdout
+    )  # a day from completion
+    assert execution.arn in result.stdout and f'"shown": "{unique}"' in result.stdout
+
+
+def test_show_with_json_prints_the_record_as_plain_json(behaviour, unique):
+    execution = behaviour.run("Echo", {"shown": unique})
+    (record_id,) = behaviour.records_of(execution, "Idempotency")
+    shown = json.loads(run_cli("show", record_id, "--json", "--table", behaviour.table_name("Idempotency")).stdout)
+    assert shown[schema.ID] == record_id and shown[schema.STATUS] == schema.COMPLETED
+    assert isinstance(shown[schema.EXPIRATION], int) and shown[schema.EXPIRATION] > time.time()
+    assert shown[schema.OWNER].startswith(f"{execution.arn}#")
+
+
+def test_show_of_an_unknown_key_says_so_and_how_to_find_the_right_one(behaviour, unique):
+    line = one_line_error(run_cli("show", f"Behaviour/Echo#{unique}", "--table", behaviour.table_name("Idempotency")))
+    assert f"no record 'Behaviour/Echo#{unique}' in table {behaviour.table_name('Idempotency')}" in line
+    assert "list --namespace Behaviour/Echo" in line
+
+
+def test_show_of_something_that_is_not_a_record_id_is_a_usage_error():
+    result = run_cli("show", "Behaviour/Echo", "--table", "any")
+    assert result.exit_code == 2 and "'Behaviour/Echo' is not a record id" in " ".join(result.stderr.split())
+
+
+# --- list -----------------------------------------------------------------------------------------
+def test_list_shows_a_readable_table_of_a_namespaces_records(behaviour, unique):
+    runs = [behaviour.run("Echo", {"listed": unique, "n": n}) for n in range(2)]
+    ids = [record_id for run in runs for record_id in behaviour.records_of(run, "Idempotency")]
+    result = run_cli("list", "--namespace", "Behaviour/Echo", "--all", "--table", behaviour.table_name("Idempotency"))
+    assert result.exit_code == 0, result.output
+    assert re.search(r"RECORD ID\s+┃\s+STATUS\s+┃\s+EXPIRES\s+┃\s+EXECUTION\s+┃\s+RESULT", result.stdout)
+    for run, record_id in zip(runs, ids, strict=False):
+        line = next(line for line in result.stdout.splitlines() if record_id in line)
+        assert schema.COMPLETED in line and run.arn.rpartition(":")[2] in line and "B inline" in line
+    assert "Behaviour/EchoTwin#" not in result.stdout
+
+
+def test_list_filters_by_namespace_status_and_namespace_prefix(scratch):
+    table = scratch(
+        item("Orders/A#1", schema.COMPLETED),
+        item("Orders/A#2", schema.INPROGRESS),
+        item("Orders/AB#3", schema.COMPLETED),
+        item("Orders/B#4", schema.FAILED),
+        item("Other#5", schema.COMPLETED),
+    )
+
+    def listed(*options: str) -> list[str]:
+        result = run_cli("list", "--json", "--table", table, *options)
+        return sorted(record["id"] for record in json.loads(result.stdout)["records"])
+
+    assert listed("--namespace", "Orders/A") == ["Orders/A#1", "Orders/A#2"]
+    assert listed("--namespace", "Orders/A", "--status", "completed") == ["Orders/A#1"]
+    assert listed("--namespace", "Orders/*") == ["Orders/A#1", "Orders/A#2", "Orders/AB#3", "Orders/B#4"]
+    assert listed("--status", "FAILED") == ["Orders/B#4"]
+    assert listed() == ["Orders/A#1", "Orders/A#2", "Orders/AB#3", "Orders/B#4", "Other#5"]
+
+
+def test_list_pages_through_every_record_once_with_limit_and_after(scratch):
+    table = scratch(*(item(f"Orders#{n:02d}", schema.COMPLETED) for n in range(7)))
+    seen, after, pages = [], [], 0
+    while True:
+        page = json.loads(run_cli("list", "--json", "--limit", "3", "--table", table, *after).stdout)
+        seen += [record["id"] for record in page["records"]]
+        pages += 1
+        if page["next"] is None:
+            break
+        assert page["next"] == page["records"][-1]["id"]
+        after = ["--after", page["next"]]
+    assert pages == 3 and sorted(seen) == [f"Orders#{n:02d}" for n in range(7)] and len(seen) == 7
+
+
+def test_a_readable_page_says_how_to_get_the_next_one(scratch):
+    table = scratch(*(item(f"Orders#{n}", schema.COMPLETED) for n in range(3)))
+    result = run_cli("list", "--limit", "2", "--table", table)
+    (hint,) = [line for line in result.stdout.splitlines() if line.startswith("More records")]
+    following = re.search(r"--after '([^']+)'", hint).group(1)
+    assert following in result.stdout.split(hint)[0]
+    assert len(json.loads(run_cli("list", "--json", "--after", following, "--table", table).stdout)["records"]) == 1
+
+
+def test_list_with_nothing_matching_says_so(scratch):
+    table = scratch(item("Orders#1", schema.COMPLETED))
+    result = run_cli("list", "--namespace", "Refunds", "--status", "FAILED", "--table", table)
+    assert result.exit_code == 0 and result.stdout.strip() == f"No records in table {table}, namespace Refunds, status FAILED."
+
+
+def test_a_listing_shows_a_progress_bar_on_a_terminal_and_none_when_piped(scratch):
+    table = scratch(*(item(f"Orders#{n}", schema.COMPLETED) for n in range(3)))
+    on_terminal = run_cli("list", "--table", table, env={"TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1"})
+    piped = run_cli("list", "--table", table, env={"TTY_COMPATIBLE": "0"})
+    assert "Listing records" in on_terminal.stderr and "of ~3 records" in on_terminal.stderr
+    assert piped.stderr == ""
+
+
+# --- reset ----------------------------------------------------------------------------------------
+def test_reset_asks_first_and_keeps_the_record_when_the_answer_is_no(behaviour, unique):
+    execution = behaviour.run("Echo", {"kept": unique})
+    (record_id,) = behaviour.records_of(execution, "Idempotency")
+    table = behaviour.table_name("Idempotency")
+    line = one_line_error(run_cli("reset", record_id, "--table", table, input="n\n"))
+    assert "not reset: not confirmed (pass --yes" in line
+    assert get_record(table, record_id, client=behaviour.emulator.client("dynamodb"))[schema.STATUS]["S"] == schema.COMPLETED
+
+
+def test_reset_confirmed_deletes_the_record_and_the_next_request_runs_the_work_again(behaviour, unique):
+    first = behaviour.run("Echo", {"again": unique})
+    (record_id,) = behaviour.records_of(first, "Idempotency")
+    result = run_cli("reset", record_id, "--table", behaviour.table_name("Idempotency"), input="y\n")
+    assert result.exit_code == 0, result.output
+    assert f"Reset {record_id}: its COMPLETED record is deleted." in result.stdout
+    second = behaviour.run("Echo", {"again": unique})
+    assert "Identity" in second.entered_states() and record_id in behaviour.records_of(second, "Idempotency")
+
+
+def test_reset_of_a_key_in_progress_refuses_and_says_why(scratch):
+    lease_end = int(time.time() + 600) * 1000
+    table = scratch(item("Orders#1", schema.INPROGRESS, **{schema.IN_PROGRESS_EXPIRATION: {"N": str(lease_end)}}))
+    line = one_line_error(run_cli("reset", "Orders#1", "--yes", "--table", table))
+    assert "not reset: Orders#1 is in progress, held by " + OWNER in line
+    assert "which may still be running; a reset now would let a duplicate run the work alongside it" in line
+    assert "pass --force if you know the execution is gone" in line and "lease until" in line
+    assert scratch.ids() == ["Orders#1"]
+
+
+def test_reset_with_force_deletes_a_record_in_progress(scratch):
+    table = scratch(item("Orders#1", schema.INPROGRESS))
+    result = run_cli("reset", "Orders#1", "--force", "--yes", "--table", table)
+    assert result.exit_code == 0 and "Reset Orders#1: its INPROGRESS record is deleted." in result.stdout
+    assert scratch.ids() == []
+
+
+def test_reset_of_an_unknown_key_says_so(scratch):
+    line = one_line_error(run_cli("reset", "Orders#gone", "--yes", "--table", scratch()))
+    assert "no record 'Orders#gone'" in line
+
+
+# --- purge-expired --------------------------------------------------------------------------------
+def expired_and_live(scratch) -> str:
+    now = int(time.time())
+    return scratch(
+        item("Orders#done-expired", schema.COMPLETED, expiration=now - 600),
+        item("Orders#failed-expired", schema.FAILED, expiration=now - 3600),
+        item("Orders#powertools-expired", schema.COMPLETED, expiration=now - 600, owner=None),
+        item("Orders#done-live", schema.COMPLETED, expiration=now + 3600),
+        item("Orders#just-expired", schema.COMPLETED, expiration=now - 60),  # within the 5-minute grace
+        item("Orders#held-expired", schema.INPROGRESS, expiration=now - 600),
+        item("Orders#no-expiration", schema.COMPLETED),
+    )
+
+
+def test_purge_deletes_expired_finished_records_and_keeps_live_ones_and_those_in_progress(scratch):
+    result = run_cli("purge-expired", "--table", expired_and_live(scratch))
+    assert result.exit_code == 0, result.output
+    assert "Deleted 3 expired records of 7 scanned" in result.stdout
+    assert "Kept 1 expired record in progress: a purge never deletes one" in result.stdout
+    assert scratch.ids() == ["Orders#done-live", "Orders#held-expired", "Orders#just-expired", "Orders#no-expiration"]
+
+
+def test_without_describe_table_the_progress_bar_goes_without_a_total(emulator, scratch):
+    client = emulator.client("dynamodb")
+    denied = client.exceptions.ClientError({"Error": {"Code": "AccessDeniedException", "Message": "no"}}, "DescribeTable")
+
+    class NoDescribeTable:
+        exceptions = client.exceptions
+
+        def describe_table(self, **_):
+            raise denied
+
+    assert Target(scratch(), NoDescribeTable()).total() is None
+
+
+def test_purge_as_a_dry_run_counts_and_deletes_nothing(scratch):
+    table = expired_and_live(scratch)
+    summary = json.loads(run_cli("purge-expired", "--dry-run", "--json", "--table", table).stdout)
+    assert summary == {"dry_run": True, "scanned": 7, "deleted": 3, "in_progress": 1, "changed": 0}
+    assert len(scratch.ids()) == 7
