@@ -191,6 +191,7 @@ class IdempotentStateMachine(Construct):
             cache_errors=cache_errors,
             result_storage=result_storage,
             owner_state_machine_name=None if express else state_machine_name,
+            once_per_execution=True,
         )
         if logs is None:
             self.log_group: logs_module.ILogGroup | None = logs_module.LogGroup(
@@ -293,8 +294,9 @@ class IdempotentStateMachine(Construct):
         return states_entered(self, self.guard, self.log_group, label, states, props)
 
     @property
-    def key_function(self) -> KeyFunction | None:
-        """The stack's shared key function, which only a JMESPath key calls; ``None`` otherwise."""
+    def key_function(self) -> KeyFunction:
+        """The stack's shared key function: a JMESPath key calls it on every run, any other key for an
+        input beyond the bounds of the native key."""
         return self.guard.key_function
 
     def grant_start_execution(self, grantee: iam.IGrantable) -> iam.Grant:

@@ -387,6 +387,36 @@ class BehaviourStack(Stack):
         )
 
 
+# B18: every key strategy, in a JSONPath and a JSONata state machine, around a body with a small result
+# (so that only the key depends on the input's shape).
+SHAPE_KEYS = {
+    "WholeInput": IdempotencyKey.whole_input(),
+    "Paths": IdempotencyKey.from_paths("$.id"),
+    "Jsonata": IdempotencyKey.from_jsonata("$states.input.id"),
+    "Jmespath": IdempotencyKey.from_jmespath("id"),
+}
+DONE = {"done": True}
+
+
+class ShapesStack(Stack):
+    """Workflows ``Shape<Key><Host>`` (host ``JsonPath`` or ``Jsonata``) whose body ``ShapeWork`` outputs
+    ``{"done": true}``."""
+
+    def __init__(self, scope: App, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        table = IdempotencyTable(self, "Idempotency", removal_policy=RemovalPolicy.DESTROY)
+        for key_name, key in SHAPE_KEYS.items():
+            for host, language in (("JsonPath", None), ("Jsonata", sfn.QueryLanguage.JSONATA)):
+                name = f"Shape{key_name}{host}"
+                if language is None:
+                    body: sfn.IChainable = sfn.Pass(
+                        self, f"{name}Work", state_name="ShapeWork", result=sfn.Result.from_object(DONE)
+                    )
+                else:
+                    body = sfn.Pass.jsonata(self, f"{name}Work", state_name="ShapeWork", outputs=DONE)
+                IdempotentStateMachine(self, name, table=table, definition=body, key=key, query_language=language, **FAST)
+
+
 def counting_body(scope: Stack, prefix: str, ticks: int, tick: Duration) -> tuple[sfn.IChainable, sfn.Wait, sfn.Choice]:
     """``(body, Tick, More)``: counts ``ticks`` ticks of ``tick`` each, then outputs ``{"ticks": n}``;
     the caller wires ``Tick`` to ``More`` (through an extend_lease() state, say)."""

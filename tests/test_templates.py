@@ -15,6 +15,7 @@ from aws_cdk import App
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from example.stack import OrdersStack
+from idempotent_constructs import jsonata_check
 from idempotent_constructs.testing import state_machine_definitions
 from tests.stacks import BehaviourStack, everything_on, minimal
 
@@ -103,6 +104,14 @@ def test_every_generated_state_machine_definition_passes_asl_validator(templates
     for logical_id, definition in definitions.items():
         result = asl_validator(node_bin, definition, tmp_path)
         assert result.returncode == 0, f"{logical_id}: {result.stdout}{result.stderr}"
+
+
+@pytest.mark.parametrize("name", ["Minimal", "EverythingOn", "Behaviour", "IdempotentOrders"])
+def test_step_functions_would_refuse_no_jsonata_expression_of_any_generated_definition(templates, name):
+    definitions = state_machine_definitions(templates[name])
+    assert definitions
+    for logical_id, definition in definitions.items():
+        assert jsonata_check.definition_problems(definition) == [], logical_id
 
 
 def test_asl_validator_rejects_a_broken_definition(templates, node_bin, tmp_path):

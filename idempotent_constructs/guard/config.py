@@ -70,6 +70,7 @@ class GuardConfig:
         state_name_prefix: str | None,
         owner_state_machine_name: str | None,
         result_storage: ResultStorage | None,
+        once_per_execution: bool = False,
     ) -> None:
         self.guard = guard
         self.table: dynamodb.ITable = table.table if isinstance(table, IdempotencyTable) else table
@@ -88,6 +89,7 @@ class GuardConfig:
         self.prefix = state_name_prefix if state_name_prefix is not None else f"{guard.node.id}."
         self.owner_state_machine_name = owner_state_machine_name
         self.result_storage = result_storage or ResultStorage.inline()
+        self.once_per_execution = once_per_execution
 
     @property
     def rejects_completed(self) -> bool:
