@@ -267,7 +267,7 @@ def _random(seed: Any = None) -> float:
     if seed is None:
         return random.random()
     mask = (1 << 48) - 1
-    state: int = (int(math.floor(seed)) ^ 0x5DEECE66D) & mask
+    state: int = (math.floor(seed) ^ 0x5DEECE66D) & mask
 
     def bits(count: int) -> int:
         nonlocal state
