@@ -31,6 +31,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from .. import options
 from ..errors import IdempotencyConfigurationError
 from ..functions import KeyFunction, ResultFunction, key_function, records_of, result_function, results_bucket
 from ..key import IdempotencyKey
@@ -38,7 +39,7 @@ from ..lambda_src import schema
 from ..policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
 from ..table import IdempotencyTable
 from . import acquire, finish, marker, route, wait
-from .config import DEFAULT_LEASE, EVENTS_PER_POLL, MAX_POLLS, GuardConfig, poll_schedule
+from .config import DEFAULT_LEASE, EVENTS_PER_POLL, GUARD_OPTIONS, MAX_POLLS, GuardConfig, poll_schedule
 from .lease import ExtendLease, adopt_reachable
 from .protocol import STATE_NAMES, TRANSIENT_DYNAMODB_ERRORS, Facts
 
@@ -120,6 +121,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             ``Idempotency.ResultTooLarge`` past 300 KB compressed). ``ResultStorage.large()`` adds S3.
         """
         super().__init__(scope, construct_id)
+        # The parameters, by name: each is checked against the kind it takes.
+        options.check(self, GUARD_OPTIONS, locals(), required=("table", "body"))
         self.config = config = GuardConfig(
             self,
             table=table,
