@@ -39,6 +39,7 @@ from ..lambda_src import schema
 from ..policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
 from ..table import IdempotencyTable
 from . import acquire, finish, marker, route, wait
+from .advice import advise
 from .config import DEFAULT_LEASE, EVENTS_PER_POLL, GUARD_OPTIONS, MAX_POLLS, GuardConfig, poll_schedule
 from .lease import ExtendLease, adopt_reachable
 from .protocol import STATE_NAMES, TRANSIENT_DYNAMODB_ERRORS, Facts
@@ -160,6 +161,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         self.rendered_by: str | None = None  # the workflow whose definition holds this guard, once rendered
         adopt_reachable(self, body)
         self._build(body)
+        advise(self, body)
         if config.replay_marker is not None and (fixed := marker.known_non_objects(body)):
             raise IdempotencyConfigurationError(
                 self.node.path,
