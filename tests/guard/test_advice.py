@@ -28,6 +28,10 @@ def guarded(target, body, **options) -> IdempotencyGuard:
     return guard
 
 
+def workflow(target, definition, **options) -> IdempotentStateMachine:
+    return IdempotentStateMachine(target, "Refunds", table=IdempotencyTable(target, "Table"), definition=definition, **options)
+
+
 def test_warns_when_the_poll_interval_is_longer_than_the_whole_wait():
     target = stack()
     guarded(target, sfn.Pass(target, "Work"), poll_interval=Duration.minutes(10), max_wait=Duration.seconds(5))
@@ -41,14 +45,7 @@ def test_warns_when_the_poll_interval_is_longer_than_the_whole_wait():
 
 def test_a_workflow_warns_about_its_poll_interval_too():
     target = stack()
-    IdempotentStateMachine(
-        target,
-        "Refunds",
-        table=IdempotencyTable(target, "Table"),
-        definition=sfn.Pass(target, "Work"),
-        poll_interval=Duration.minutes(1),
-        max_wait=Duration.seconds(30),
-    )
+    workflow(target, sfn.Pass(target, "Work"), poll_interval=Duration.minutes(1), max_wait=Duration.seconds(30))
     Annotations.from_stack(target).has_warning("/Test/Refunds/Idempotency", Match.string_like_regexp("poll_interval"))
 
 
@@ -92,11 +89,5 @@ def test_no_lease_warning_when_the_lease_covers_the_body_or_the_body_extends_it(
 
 def test_no_lease_warning_with_the_owner_check_which_never_takes_over_a_running_holder():
     target = stack()
-    IdempotentStateMachine(
-        target,
-        "Refunds",
-        table=IdempotencyTable(target, "Table"),
-        definition=charge(target, Duration.hours(2)),
-        lease=Duration.minutes(5),
-    )
+    workflow(target, charge(target, Duration.hours(2)), lease=Duration.minutes(5))
     assert warnings(target) == []
