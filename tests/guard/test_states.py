@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from aws_cdk import Duration
 from aws_cdk import aws_stepfunctions as sfn
 
 from idempotent_constructs import FailurePolicy, IdempotencyGuard, IdempotencyKey, IdempotencyTable, InFlightPolicy
 from idempotent_constructs.guard import STATE_NAMES, poll_schedule
+from tests.conftest import ROOT
 from tests.guard.build import guarded
 from tests.synth import only_definition, resources, template
 
@@ -171,3 +174,9 @@ def test_the_poll_past_a_lease_keeps_the_record_it_read_whatever_describe_execut
     catchers = states["ChargeOnce.PollOwner"]["Catch"]
     assert [c["Next"] for c in catchers] == ["ChargeOnce.Settled", "ChargeOnce.Busy"]
     assert all(c["Output"] == "{% $states.input %}" for c in catchers)
+
+
+def test_the_readme_names_every_state_a_guard_may_generate_and_no_other():
+    section = (ROOT / "README.md").read_text().split("\n### State names\n")[1].split("\n### ")[0]
+    listed = re.findall(r"^\| `(\w+)` \|", section, flags=re.MULTILINE)
+    assert listed == list(STATE_NAMES)
