@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aws_cdk import Token
@@ -111,6 +112,14 @@ class IdempotencyKey:
         problems = []
         for path in self.expression:
             if Token.is_unresolved(path):
+                continue
+            if isinstance(path, list | tuple):
+                # from_paths(["$.a", "$.b"]): the paths go in one by one.
+                listed = ", ".join(json.dumps(item) if isinstance(item, str) else repr(item) for item in path)
+                problems.append(
+                    f"key: IdempotencyKey.from_paths() takes each path as an argument, got a {type(path).__name__} "
+                    f"{path!r}; pass IdempotencyKey.from_paths({listed})"
+                )
                 continue
             try:
                 canonical.parse_path(path)

@@ -14,9 +14,11 @@ from aws_cdk import aws_logs as logs_module
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from . import options
 from .errors import IdempotencyConfigurationError, Problems
 from .functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
 from .guard import DEFAULT_LEASE, IdempotencyGuard
+from .guard.config import OPTIONS
 from .key import IdempotencyKey, namespace_problems
 from .names import generated_name, name_prefix
 from .outcome_metrics import states_entered
@@ -24,6 +26,18 @@ from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStor
 from .table import IdempotencyTable
 
 EXPRESS_MAX_DURATION = Duration.minutes(5)
+# What each option takes: the guard's shared options and the state machine's own.
+STATE_MACHINE_OPTIONS: dict[str, options.Kind] = {
+    **OPTIONS,
+    "definition": options.CHAINABLE,
+    "state_machine_type": options.STATE_MACHINE_TYPE,
+    "state_machine_name": options.TEXT,
+    "timeout": options.DURATION,
+    "logs": options.LOG_OPTIONS,
+    "tracing_enabled": options.BOOL,
+    "role": options.ROLE,
+    "query_language": options.QUERY_LANGUAGE,
+}
 # Fields only a JSONPath state has: a JSONata state machine refuses them.
 JSONPATH_FIELDS = ("Parameters", "InputPath", "OutputPath", "ResultPath", "ResultSelector", "ItemsPath", "ItemSelector")
 
@@ -136,6 +150,8 @@ class IdempotentStateMachine(Construct):
             states are JSONata either way. Default: ``QueryLanguage.JSONPATH``.
         """
         super().__init__(scope, construct_id)
+        # The parameters, by name: each is checked against the kind it takes.
+        options.check(self, STATE_MACHINE_OPTIONS, locals(), required=("table", "definition"))
         express = state_machine_type == sfn.StateMachineType.EXPRESS
         problems = Problems(self)
         longest_run = timeout if timeout is not None else (EXPRESS_MAX_DURATION if express else None)

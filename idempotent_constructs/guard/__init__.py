@@ -31,13 +31,15 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from .. import options
 from ..errors import IdempotencyConfigurationError
 from ..functions import KeyFunction, ResultFunction, key_function, records_of, result_function, results_bucket
 from ..key import IdempotencyKey
 from ..policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
 from ..table import IdempotencyTable
 from . import acquire, finish, marker, route, wait
-from .config import DEFAULT_LEASE, EVENTS_PER_POLL, MAX_POLLS, GuardConfig, poll_schedule
+from .advice import advise
+from .config import DEFAULT_LEASE, EVENTS_PER_POLL, GUARD_OPTIONS, MAX_POLLS, GuardConfig, poll_schedule
 from .lease import ExtendLease, adopt_reachable
 from .protocol import STATE_NAMES, TRANSIENT_DYNAMODB_ERRORS, Facts
 
@@ -125,6 +127,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             ``IdempotentStateMachine`` sets it: its guard is the whole workflow.
         """
         super().__init__(scope, construct_id)
+        # The parameters, by name: each is checked against the kind it takes.
+        options.check(self, GUARD_OPTIONS, locals(), required=("table", "body"))
         self.config = config = GuardConfig(
             self,
             table=table,
@@ -164,6 +168,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         self.rendered_by: str | None = None  # the workflow whose definition holds this guard, once rendered
         adopt_reachable(self, body)
         self._build(body)
+        advise(self, body)
         if config.replay_marker is not None and (fixed := marker.known_non_objects(body)):
             raise IdempotencyConfigurationError(
                 self.node.path,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from aws_cdk import Duration
 from aws_cdk import aws_stepfunctions as sfn
@@ -15,6 +17,7 @@ from idempotent_constructs import (
     jsonata_engine,
 )
 from idempotent_constructs.guard import STATE_NAMES, poll_schedule
+from tests.conftest import ROOT
 from tests.guard.build import guarded
 from tests.synth import only_definition, resources, template
 
@@ -223,3 +226,9 @@ def test_key_missing_says_what_is_wrong_with_the_key_in_one_sentence_never_the_g
     text = states["ChargeOnce.KeyMissing"]["Cause"].removeprefix("{%").removesuffix("%}")
     error = {"Error": "Idempotency.KeyMissing"} if cause is None else {"Error": "Idempotency.KeyMissing", "Cause": cause}
     assert jsonata_engine.evaluate(text, {"states": {"input": error}}) == expected
+
+
+def test_the_readme_names_every_state_a_guard_may_generate_and_no_other():
+    section = (ROOT / "README.md").read_text().split("\n### State names\n")[1].split("\n### ")[0]
+    listed = re.findall(r"^\| `(\w+)` \|", section, flags=re.MULTILINE)
+    assert listed == list(STATE_NAMES)
