@@ -100,7 +100,7 @@ def with_id(payload: dict[str, Any], key: str) -> dict[str, Any]:
 
 def shapes(smoke: bool) -> dict[str, Any]:
     if smoke:
-        return {"flat": nested(0), "nested 8": nested(8), "16 KiB of small fields": small_fields(16)}
+        return {"flat": nested(0), "nested 32": nested(32), "16 KiB of small fields": small_fields(16)}
     # 255 KiB: an execution's input may be 256 KiB at most, the field names of the run's input included.
     return {
         "flat": nested(0),
