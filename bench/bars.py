@@ -47,11 +47,11 @@ HOT_PATH_SHAPES = ("flat", "nested 6", "16 KiB of small fields")
 def bounds_bars(row: dict[str, Any]) -> list[tuple[str, bool]]:
     """(the bar, whether it is met) for one shape and key of the bounds section."""
     bars = []
-    if row["native"]:
-        depth = max(row[state][count] for state in ("acquire", "complete") for count in ("peak", "strict"))
-        time = max(row[state]["milliseconds"] for state in ("acquire", "complete"))
-        bar = f"native: depth <= {BOUNDS_DEPTH}, <= {BOUNDS_MILLISECONDS} ms in jsonata-js"
-        bars.append((bar, depth <= BOUNDS_DEPTH and time <= BOUNDS_MILLISECONDS))
+    states = ("acquire", "compute_key", "complete") if row["native"] else ("compute_key", "complete")
+    depth = max(row[state][count] for state in states for count in ("peak", "strict"))
+    time = max(row[state]["milliseconds"] for state in states)
+    bar = f"every evaluation: depth <= {BOUNDS_DEPTH}, <= {BOUNDS_MILLISECONDS} ms in jsonata-js"
+    bars.append((bar, depth <= BOUNDS_DEPTH and time <= BOUNDS_MILLISECONDS))
     first, replay = row["first_run"], row["replay"]
     replayed = all(run["status"] == "SUCCEEDED" and run["same_output"] for run in (first, replay))
     if row["shape"] in HOT_PATH_SHAPES:
