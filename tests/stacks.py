@@ -164,7 +164,6 @@ class BehaviourStack(Stack):
         flaky("Flaky", "Flaky")
         flaky("FlakyCached", "Cached", on_failure=FailurePolicy.CACHE)
         flaky("FlakyCachedSome", "CachedSome", error="$.error", on_failure=FailurePolicy.CACHE, cache_errors=["Declined"])
-        self._composed(table)
         self._hosts(table)
         self._sized_results(table)
         self._resumable(table)
@@ -319,9 +318,15 @@ class BehaviourStack(Stack):
                 **FAST,
             )
 
-    def _composed(self, table: IdempotencyTable) -> None:
-        """B13: two guards in sequence, a guard inside a Map and inside a Parallel, and a guard
-        around a chain with Map, Parallel, Choice, Retry and Catch."""
+
+class CompositionStack(Stack):
+    """B13: two guards in sequence, a guard inside a Map and inside a Parallel, and a guard around a
+    chain with Map, Parallel, Choice, Retry and Catch: five guards in one state machine, a stack of its
+    own (with the behaviour stack's workflows, one template would pass CloudFormation's 1 MB)."""
+
+    def __init__(self, scope: App, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        table = IdempotencyTable(self, "Idempotency", removal_policy=RemovalPolicy.DESTROY)
         first = IdempotencyGuard(
             self,
             "First",
