@@ -213,11 +213,11 @@ def deep_input(stacks: Stacks, checks: Checks) -> None:
     replay = stacks.behaviour.run("ByFieldA", payload)
     succeeded(checks, replay, "the replay")
     checks.expect(first.output == replay.output == payload, "the output is the input, twice")
-    records = stacks.behaviour.records_of(first)
+    records = stacks.behaviour.records_of(first, "Idempotency")
     expected = IdempotencyKey.from_paths("$.a").record_id(payload, namespace="shared-namespace")
     checks.expect(set(records) == {expected}, f"record ids {sorted(records)}, expected {expected}")
     checks.expect(records[expected][schema.VALIDATION]["S"] == canonical.digest(payload), "the record's payload digest")
-    checks.expect(stacks.behaviour.records_of(replay) == {}, "the replay holds no record")
+    checks.expect(stacks.behaviour.records_of(replay, "Idempotency") == {}, "the replay holds no record")
 
 
 @scenario("missing key, JMESPath (the key function): fails before anything is written")
