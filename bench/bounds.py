@@ -36,6 +36,9 @@ KEYS = {
 }
 MACHINES = {name: f"Bounds{name.title().replace('_', '')}" for name in KEYS}
 BODY_STATE = "Work"
+# The body's output: small, so that the runs measure the key's path (a result as large as the input
+# would add the result function, which large results earn; Complete's evaluation is measured with one).
+DONE = {"done": True}
 DEPTH_BAR = 80
 MILLISECONDS_BAR = 250  # a quarter of AWS's 1-second bound
 NATIVE_BAR_KIB, NATIVE_BAR_LEVELS = 16, 6  # today's hot path: such payloads stay native
@@ -128,7 +131,7 @@ class BoundsStack(Stack):
                 MACHINES[name],
                 table=table,
                 key=key,
-                definition=sfn.Pass(self, f"{MACHINES[name]}Work", state_name=BODY_STATE),
+                definition=sfn.Pass(self, f"{MACHINES[name]}Work", state_name=BODY_STATE, result=sfn.Result.from_object(DONE)),
             )
 
 
@@ -219,6 +222,6 @@ def run(smoke: bool, log=print) -> dict[str, Any]:
                         "states_entered": len(entered),
                         "states": entered,
                         "lambda_invocations": execution.lambda_invocations(),
-                        "same_output": execution.output == payload if execution.status == "SUCCEEDED" else None,
+                        "same_output": execution.output == DONE if execution.status == "SUCCEEDED" else None,
                     }
     return {"rows": list(rows.values()), "depth_bar": DEPTH_BAR, "milliseconds_bar": MILLISECONDS_BAR}

@@ -1,4 +1,7 @@
-"""Gap: moto never checks a task's parameters against the payload limit once they are built.
+"""Gap: moto never checks a task's parameters against the payload limit once they are built, and it
+measures a state's output and a task's result as JSON with a space after every separator and every
+non-ASCII character escaped (``json.dumps``'s defaults): an input of 250 KiB of small fields, which AWS
+accepts, fails every state it passes through with States.DataLimitExceeded.
 
 AWS: "Maximum input or output size for a task, state, or execution: 262,144 bytes of data as a UTF-8
 encoded string. This quota affects tasks (activity, Lambda function, or integrated service) ... and
@@ -8,9 +11,10 @@ terminal error that cannot be caught by the States.ALL error type" (error handli
 built ``Parameters`` or ``Arguments`` (an escaped JSON string of a big result, say) exceed the limit
 fails before it calls anything, although the state's own input was small.
 
-Evidence: moto calls the service anyway (tests/emulator/gaps/test_payload_limit.py). Here the built
-parameters are measured as compact JSON in UTF-8, and a task over the limit fails with
-States.DataLimitExceeded, as on AWS.
+Evidence: moto calls the service anyway, and fails a state whose compact output fits
+(tests/emulator/gaps/test_payload_limit.py). Here the built parameters, a state's output and a task's
+result are measured as compact JSON in UTF-8 (a string as its own bytes), and a task over the limit fails
+with States.DataLimitExceeded, as on AWS.
 """
 
 from __future__ import annotations
@@ -60,3 +64,14 @@ def install(patch: Patch) -> None:
         )
 
     patch(StateTask, "_eval_parameters", checked_parameters)
+
+    from moto.stepfunctions.parser.asl.component.state import state
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task import state_task_lambda
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import state_task_service
+
+    def within_quota(value: Any) -> bool:
+        size = len(value.encode("utf-8", "surrogatepass")) if isinstance(value, str) else payload_size(value)
+        return size <= PAYLOAD_LIMIT_BYTES
+
+    for module in (state, state_task_lambda, state_task_service):
+        patch(module, "is_within_size_quota", within_quota)

@@ -3,6 +3,8 @@ States.DataLimitExceeded before it calls anything; moto alone calls the service.
 
 from __future__ import annotations
 
+import json
+
 
 def task_with_arguments(text_bytes: int) -> dict:
     """A DynamoDB PutItem whose built Arguments carry ``text_bytes`` bytes of text, caught by States.ALL."""
@@ -44,3 +46,22 @@ def test_without_the_workaround_moto_calls_the_service_with_arguments_over_the_l
         execution = emulator.run_definition(task_with_arguments(262_144), {})
     assert execution.status == "SUCCEEDED"
     assert execution.output["Error"].startswith("DynamoDB.")
+
+
+def pass_through() -> dict:
+    """A Pass state whose output is its input."""
+    return {"QueryLanguage": "JSONata", "StartAt": "Keep", "States": {"Keep": {"Type": "Pass", "End": True}}}
+
+
+def small_fields(count: int) -> dict:
+    return {f"f{n}": n for n in range(count)}
+
+
+def test_a_state_output_is_measured_as_compact_json_so_250_kib_of_small_fields_pass(emulator):
+    payload = small_fields(18_500)  # about 250 KiB compact, over 256 KiB with json.dumps's spaces
+    compact = len(json.dumps(payload, separators=(",", ":")))
+    assert compact < 262_144 < len(json.dumps(payload))
+    assert emulator.run_definition(pass_through(), payload).status == "SUCCEEDED"
+    with emulator.without_workaround("payload_limit"):
+        failed = emulator.run_definition(pass_through(), payload)
+    assert (failed.status, failed.error) == ("FAILED", "States.DataLimitExceeded")
