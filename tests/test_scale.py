@@ -26,8 +26,10 @@ def chain(scope: Construct) -> sfn.IChainable:
     return sfn.Pass(scope, "Validate").next(sfn.Pass(scope, "Ship"))
 
 
-def workflows(stack: Stack, count: int, start: int = 0, location: DefinitionLocation | None = None) -> None:
-    table = IdempotencyTable(stack, "Idempotency")
+def workflows(
+    stack: Stack, count: int, start: int = 0, location: DefinitionLocation | None = None, table: IdempotencyTable | None = None
+) -> None:
+    table = table or IdempotencyTable(stack, "Idempotency")
     for index in range(start, start + count):
         scope = Construct(stack, f"Workflow{index}")
         IdempotentStateMachine(
@@ -62,14 +64,15 @@ def asset_definition(template: dict[str, Any], logical_id: str, directory: Path)
     return state_machine_definitions({"Resources": {logical_id: joined}})[logical_id]
 
 
-def test_a_hundred_guarded_workflows_synthesize_in_stacks_of_twenty_five_each_within_the_template_limit():
+def test_a_hundred_guarded_workflows_synthesize_in_stacks_of_twenty_five_that_share_one_table():
     app = App()
+    table = IdempotencyTable(Stack(app, "Records"), "Idempotency")
     for first in range(0, 100, WORKFLOWS_PER_STACK):
-        workflows(Stack(app, f"Orders{first // WORKFLOWS_PER_STACK}"), WORKFLOWS_PER_STACK, first)
+        workflows(Stack(app, f"Orders{first // WORKFLOWS_PER_STACK}"), WORKFLOWS_PER_STACK, first, table=table)
 
     stacks = synthesized(app)
 
-    assert len(stacks) == 4
+    assert len(stacks) == 5
     machines = [
         logical_id
         for template, _, _ in stacks.values()
