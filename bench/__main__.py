@@ -69,6 +69,7 @@ def run(smoke: bool, log=print) -> dict[str, Any]:
     section("overhead", lambda: overhead.run(smoke=smoke, log=log))
     section("cost", lambda: cost.run(results["overhead"]))
     section("growth", lambda: growth.stack_growth((1, 3) if smoke else (1, 10, 50), log=log))
+    section("scale", lambda: growth.per_strategy((1, 3) if smoke else (1, 21), log=log))
     section("synth_time", lambda: growth.synth_time(4 if smoke else 20, 1 if smoke else 5, log=log))
     section("hashing", lambda: hashing.run(smoke=smoke))
     section("bounds", lambda: bounds.run(smoke=smoke, log=log))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 import tempfile
 import time
@@ -19,7 +20,7 @@ from aws_cdk import App, Stack
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from idempotent_constructs import IdempotencyKey, IdempotencyTable, IdempotentStateMachine
+from idempotent_constructs import DefinitionLocation, IdempotencyKey, IdempotencyTable, IdempotentStateMachine
 
 ROOT = Path(__file__).resolve().parent.parent
 STACK = "Growth"
@@ -51,7 +52,16 @@ def chain(scope: Construct) -> sfn.IChainable:
     )
 
 
-def build(count: int, wrapped: bool, outdir: str) -> Stack:
+# The key strategies, as a workflow of the benchmark's keys its orders (section 3b).
+KEYS = {
+    "from_paths": lambda: IdempotencyKey.from_paths("$.order.id"),
+    "whole_input": IdempotencyKey.whole_input,
+    "from_jsonata": lambda: IdempotencyKey.from_jsonata("$states.input.order.id"),
+    "from_jmespath": lambda: IdempotencyKey.from_jmespath("order.id"),
+}
+
+
+def build(count: int, wrapped: bool, outdir: str, key: str = "from_paths", location: DefinitionLocation | None = None) -> Stack:
     stack = Stack(App(outdir=outdir, context=app_context()), STACK)
     table = IdempotencyTable(stack, "Idempotency") if wrapped else None
     for index in range(count):
@@ -59,7 +69,7 @@ def build(count: int, wrapped: bool, outdir: str) -> Stack:
         definition = chain(scope)
         if wrapped:
             IdempotentStateMachine(
-                scope, "Orders", table=table, definition=definition, key=IdempotencyKey.from_paths("$.order.id")
+                scope, "Orders", table=table, definition=definition, key=KEYS[key](), definition_location=location
             )
         else:
             sfn.StateMachine(scope, "Orders", definition_body=sfn.DefinitionBody.from_chainable(definition))
@@ -293,3 +303,74 @@ def synth_time(count: int, repetitions: int, log=print) -> dict[str, Any]:
         "median_seconds": {kind: round(value, 3) for kind, value in medians.items()},
         "ratio": round(medians["wrapped"] / medians["bare"], 2),
     }
+
+
+# Where the definition's bytes go, by what each text is (bytes of the definition, as JSON in the template).
+def _definition_texts(template: dict[str, Any]) -> dict[str, int]:
+    from idempotent_constructs.assembly import state_machine_definitions
+    from idempotent_constructs.guard.records import BYTES, JSON
+    from idempotent_constructs.jsonata_key import _FUNCTIONS
+
+    texts: Counter = Counter()
+    for definition in state_machine_definitions(template).values():
+        text = json.dumps(definition, separators=(",", ":"))
+        texts["definition"] += len(text)
+        texts["key functions ($quote ... $native)"] += text.count(json.dumps(_FUNCTIONS)[1:-1]) * len(
+            json.dumps(_FUNCTIONS)[1:-1]
+        )
+        texts["$bytes and $json"] += text.count(json.dumps(BYTES + JSON)[1:-1]) * len(json.dumps(BYTES + JSON)[1:-1])
+        retries = [r for s in _states(definition) for r in s.get("Retry", [])]
+        texts["Retry lists"] += sum(len(json.dumps(r, separators=(",", ":"))) for r in retries)
+        names = re.findall(r"'ExpressionAttributeNames': \{[^}]*\}", text)
+        texts["ExpressionAttributeNames"] += sum(len(n) for n in names)
+    return dict(texts)
+
+
+def _states(definition: dict[str, Any]) -> list[dict[str, Any]]:
+    found = []
+    for state in definition.get("States", {}).values():
+        found.append(state)
+        for branch in state.get("Branches", []):
+            found += _states(branch)
+        processor = state.get("ItemProcessor") or state.get("Iterator")
+        if processor:
+            found += _states(processor)
+    return found
+
+
+def per_strategy(counts: tuple[int, int], log=print) -> dict[str, Any]:
+    """Template bytes each further workflow adds, for each key strategy (definitions in the template)
+    and for ``from_paths`` with its definitions as S3 assets, between ``counts`` workflows in one
+    stack; and how many workflows fit a 1 MB template at that rate."""
+    first, last = counts
+    variants = [(key, None) for key in KEYS] + [("from_paths", DefinitionLocation.ASSET)]
+    rows: dict[str, Any] = {}
+    for key, location in variants:
+        sizes, texts, seconds = {}, {}, {}
+        for count in counts:
+            with tempfile.TemporaryDirectory(prefix="bench-scale-") as outdir:
+                started = time.perf_counter()
+                template, sizes[count] = synthesize(build(count, True, outdir, key, location))
+                seconds[count] = round(time.perf_counter() - started, 2)
+            if location is None:
+                texts[count] = _definition_texts(template)
+        per_workflow = (sizes[last] - sizes[first]) / (last - first)
+        name = key + (" (definition as an S3 asset)" if location is DefinitionLocation.ASSET else "")
+        rows[name] = {
+            "key": key,
+            "location": (location or DefinitionLocation.TEMPLATE).value,
+            "template_bytes": {str(count): size for count, size in sizes.items()},
+            "synth_seconds": {str(count): value for count, value in seconds.items()},
+            "bytes_per_workflow": round(per_workflow),
+            "workflows_per_template": first + math.floor((LIMITS["template_bytes_from_s3"] - sizes[first]) / per_workflow),
+            "definition_bytes_per_workflow": {
+                what: round((texts[last][what] - texts[first].get(what, 0)) / (last - first)) for what in texts[last]
+            }
+            if texts
+            else {},
+        }
+        log(
+            f"  {name:<40} +{per_workflow:>8,.0f} bytes a workflow, {rows[name]['workflows_per_template']:>4} "
+            f"in a 1 MB template ({seconds[last]:.1f} s for {last})"
+        )
+    return {"counts": list(counts), "variants": rows}

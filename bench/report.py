@@ -445,6 +445,27 @@ def bounds_section(results: dict[str, Any]) -> list[str]:
     return out
 
 
+def scale_section(results: dict[str, Any]) -> list[str]:
+    scale = results["scale"]
+    first, last = scale["counts"]
+    out = [
+        f"3b. Template bytes each further IdempotentStateMachine adds ({first} against {last} in one stack), by key",
+        "    strategy, and the workflows a 1 MB template (CloudFormation's limit through S3) holds at that rate:",
+        "",
+    ]
+    rows = [
+        [
+            name,
+            f"{row['bytes_per_workflow']:,}",
+            row["workflows_per_template"],
+            ", ".join(f"{what} {value:,}" for what, value in row["definition_bytes_per_workflow"].items()) or "-",
+        ]
+        for name, row in scale["variants"].items()
+    ]
+    out.append(table(["key (definition location)", "bytes a workflow", "workflows in 1 MB", "of which, in the definition"], rows))
+    return out
+
+
 def render(results: dict[str, Any]) -> str:
     meta = results["meta"]
     out = [
@@ -453,7 +474,7 @@ def render(results: dict[str, Any]) -> str:
         f"{meta['cpus']} CPUs",
         "",
     ]
-    out += [*overhead_section(results), "", *cost_section(results), "", *growth_section(results), ""]
+    out += [*overhead_section(results), "", *cost_section(results), "", *growth_section(results), "", *scale_section(results), ""]
     out += [*hashing_section(results), "", *bounds_section(results), ""]
     missed = [bar for bar in results["bars"] if not bar["met"]]
     out.append(f"Bars (DESIGN section 9): {len(results['bars']) - len(missed)} of {len(results['bars'])} met.")
@@ -539,6 +560,12 @@ def markdown(results: dict[str, Any]) -> str:
         f"| workflows per stack before a limit | {min(v for v in (pattern, size) if v)} ("
         + ", ".join(f"{what} at {at}" for what, at in (("EventBridge pattern", pattern), ("1 MB template", size)) if at)
         + ") | |",
+        *(
+            f"| template bytes a further workflow adds ({results['scale']['counts'][0]} against "
+            f"{results['scale']['counts'][1]}), {name} | +{row['bytes_per_workflow'] / 1000:.1f} kB: "
+            f"{row['workflows_per_template']} in a 1 MB template | |"
+            for name, row in results["scale"]["variants"].items()
+        ),
         f"| synth of {synth['workflows']} workflows, in-process | {synth['median_seconds']['wrapped']:.2f} s "
         f"({synth['ratio']:g}x) | {synth['median_seconds']['bare']:.2f} s |",
         f"| hashing a 200 KiB whole-input key (ours / Powertools) | {key['median_us']['ours_key'] / 1000:.1f} ms "

@@ -18,6 +18,7 @@ __version__ = importlib.metadata.version("idempotent-constructs")  # set in pypr
 
 if TYPE_CHECKING:
     from .dashboard import IdempotencyDashboard
+    from .definition import DefinitionLocation
     from .guard import ExtendLease, IdempotencyGuard
     from .key import IdempotencyKey
     from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 # which import this package first like any submodule's, never pay for the CDK.
 _LAZY = {
     "CompletedPolicy": "policies",
+    "DefinitionLocation": "definition",
     "ExtendLease": "guard",
     "FailurePolicy": "policies",
     "IdempotencyDashboard": "dashboard",
@@ -42,6 +44,7 @@ _LAZY = {
 
 __all__ = [
     "CompletedPolicy",
+    "DefinitionLocation",
     "ExtendLease",
     "FailurePolicy",
     "IdempotencyConfigurationError",

@@ -24,6 +24,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import IConstruct
 
+from .definition import DefinitionLocation
 from .errors import Problems
 
 # A dotted path of plain field names ("refund.id"), which from_paths takes as "$.refund.id".
@@ -198,3 +199,4 @@ def enum_kind(enum: type[Enum], name: str | None = None) -> Kind:
 REMOVAL_POLICY = enum_kind(RemovalPolicy)
 STATE_MACHINE_TYPE = enum_kind(sfn.StateMachineType, "sfn.StateMachineType")
 QUERY_LANGUAGE = enum_kind(sfn.QueryLanguage, "sfn.QueryLanguage")
+DEFINITION_LOCATION = enum_kind(DefinitionLocation)

@@ -15,6 +15,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from . import options
+from .definition import DefinitionLocation, asset_body
 from .errors import IdempotencyConfigurationError, Problems
 from .functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
 from .guard import DEFAULT_LEASE, IdempotencyGuard
@@ -37,34 +38,29 @@ STATE_MACHINE_OPTIONS: dict[str, options.Kind] = {
     "tracing_enabled": options.BOOL,
     "role": options.ROLE,
     "query_language": options.QUERY_LANGUAGE,
+    "definition_location": options.DEFINITION_LOCATION,
 }
 # Fields only a JSONPath state has: a JSONata state machine refuses them.
 JSONPATH_FIELDS = ("Parameters", "InputPath", "OutputPath", "ResultPath", "ResultSelector", "ItemsPath", "ItemSelector")
 
 
-def _check_jsonata_definition(construct: Construct, state_machine: sfn.StateMachine) -> None:
+def _jsonpath_states(states: dict[str, Any]) -> list[str]:
+    found = []
+    for name, state in states.items():
+        if state.get("QueryLanguage", "JSONata") == "JSONata" and any(field in state for field in JSONPATH_FIELDS):
+            found.append(name)
+        for branch in state.get("Branches", []):
+            found += _jsonpath_states(branch["States"])
+        processor = state.get("ItemProcessor") or state.get("Iterator")
+        if processor:
+            found += _jsonpath_states(processor["States"])
+    return found
+
+
+def _check_jsonata_definition(construct: Construct, definition: dict[str, Any]) -> None:
     """CDK renders a state created without ``.jsonata()`` with its JSONPath fields even when the state
     machine is JSONata, and Step Functions then refuses the definition at deploy time: say so at synth."""
-
-    def jsonpath_states(states: dict[str, Any]) -> list[str]:
-        found = []
-        for name, state in states.items():
-            if state.get("QueryLanguage", "JSONata") == "JSONata" and any(field in state for field in JSONPATH_FIELDS):
-                found.append(name)
-            for branch in state.get("Branches", []):
-                found += jsonpath_states(branch["States"])
-            processor = state.get("ItemProcessor") or state.get("Iterator")
-            if processor:
-                found += jsonpath_states(processor["States"])
-        return found
-
-    resource = state_machine.node.default_child
-    assert isinstance(resource, sfn.CfnStateMachine)
-    rendered = Stack.of(construct).resolve(resource.definition_string)
-    parts = rendered["Fn::Join"][1] if isinstance(rendered, dict) else [rendered]
-    # Tokens (a table's name, an ARN) only ever stand inside strings: a placeholder keeps the JSON whole.
-    definition = json.loads("".join(part if isinstance(part, str) else "token" for part in parts))
-    offending = jsonpath_states(definition["States"])
+    offending = _jsonpath_states(definition["States"])
     if offending:
         raise IdempotencyConfigurationError(
             construct.node.path,
@@ -74,6 +70,17 @@ def _check_jsonata_definition(construct: Construct, state_machine: sfn.StateMach
                 "(sfn.Pass.jsonata(...)), or leave query_language at QueryLanguage.JSONPATH"
             ],
         )
+
+
+def _rendered_definition(state_machine: sfn.StateMachine) -> dict[str, Any]:
+    """The definition a state machine's template holds, its tokens as placeholders."""
+    resource = state_machine.node.default_child
+    assert isinstance(resource, sfn.CfnStateMachine)
+    rendered = Stack.of(state_machine).resolve(resource.definition_string)
+    parts = rendered["Fn::Join"][1] if isinstance(rendered, dict) else [rendered]
+    # Tokens (a table's name, an ARN) only ever stand inside strings: a placeholder keeps the JSON whole.
+    loaded: dict[str, Any] = json.loads("".join(part if isinstance(part, str) else "token" for part in parts))
+    return loaded
 
 
 class IdempotentStateMachine(Construct):
@@ -111,6 +118,7 @@ class IdempotentStateMachine(Construct):
         tracing_enabled: bool | None = None,
         role: iam.IRole | None = None,
         query_language: sfn.QueryLanguage | None = None,
+        definition_location: DefinitionLocation | None = None,
     ) -> None:
         """
         :param table: where the records live.
@@ -148,6 +156,9 @@ class IdempotentStateMachine(Construct):
         :param query_language: the state machine's query language, as ``sfn.StateMachine`` takes it
             (``QueryLanguage.JSONATA`` makes it the default of ``definition``'s states). The generated
             states are JSONata either way. Default: ``QueryLanguage.JSONPATH``.
+        :param definition_location: where the definition lives: ``DefinitionLocation.TEMPLATE``, or
+            ``DefinitionLocation.ASSET`` (an S3 asset, its tokens as ``DefinitionSubstitutions``) for a
+            stack of more guarded workflows than a 1 MB template holds. Default: ``TEMPLATE``.
         """
         super().__init__(scope, construct_id)
         # The parameters, by name: each is checked against the kind it takes.
@@ -216,10 +227,20 @@ class IdempotentStateMachine(Construct):
             logs = sfn.LogOptions(destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=False)
         else:
             self.log_group = None
+        graph: sfn.StateGraph | None = None
+        definition_body = sfn.DefinitionBody.from_chainable(self.guard)
+        substitutions = None
+        if definition_location is DefinitionLocation.ASSET:
+            # The graph is made here, as sfn.StateMachine makes it for a chain, so that it can be rendered
+            # into the asset; its states' permissions are granted below, as the CDK grants them.
+            graph = sfn.StateGraph(self.guard.start_state, "State Machine definition")
+            graph.timeout = timeout
+            definition_body, substitutions = asset_body(graph, query_language)
         self.state_machine = sfn.StateMachine(
             self,
             "StateMachine",
-            definition_body=sfn.DefinitionBody.from_chainable(self.guard),
+            definition_body=definition_body,
+            definition_substitutions=substitutions,
             state_machine_type=state_machine_type or sfn.StateMachineType.STANDARD,
             state_machine_name=state_machine_name,
             timeout=timeout,
@@ -228,9 +249,14 @@ class IdempotentStateMachine(Construct):
             role=role,
             query_language=query_language,
         )
+        if graph is not None:
+            for statement in graph.policy_statements:
+                self.state_machine.add_to_role_policy(statement)
         self.guard.rendered_by = self.node.path
         if query_language == sfn.QueryLanguage.JSONATA:
-            _check_jsonata_definition(self, self.state_machine)
+            _check_jsonata_definition(
+                self, dict(graph.to_graph_json(query_language)) if graph else _rendered_definition(self.state_machine)
+            )
 
         if role is None:
             # cdk-nag (AwsSolutionsChecks): the one wildcard of the role we create is inherent to the

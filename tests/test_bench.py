@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("overhead", "cost", "growth", "synth_time", "hashing", "bounds")
+SECTIONS = ("overhead", "cost", "growth", "scale", "synth_time", "hashing", "bounds")
 
 
 def _numbers(value) -> list[float]:

@@ -70,6 +70,7 @@ STATE_MACHINE_ONLY = {
         "(a str) is not a role (iam.IRole); pass a role, such as iam.Role.from_role_arn(...)",
     ),
     "query_language": ("JSONata", "'JSONata' (a str) is not a sfn.QueryLanguage; pass sfn.QueryLanguage.JSONATA"),
+    "definition_location": ("asset", "'asset' (a str) is not a DefinitionLocation; pass DefinitionLocation.ASSET"),
 }
 TABLE = {
     "table": (
