@@ -15,11 +15,15 @@ from typing import Any
 from .lambda_src import canonical, schema
 
 # $quote: JSON.stringify of one string (or true, false, null), without the brackets of the array that carries it.
-# $decimal: 15 digits by $string, then the exact remainder when they are not the whole double.
-# $canonical: section 2, written after the prefix $p; with $exact, a number of magnitude 2**53 or more
+# $canonical: section 2, written after the prefix $p, each member name still in the brackets $string([name])
+#   writes it in (a call less a member than $quote); a number as 15 digits by $string, then the exact
+#   remainder when they are not the whole double; with $exact, a number of magnitude 2**53 or more
 #   raises. Objects are tested first and every nested value is written by a tail call (the member's text
 #   goes in as the prefix), so each level of the value adds as few evaluation levels as JSONata allows:
 #   AWS fails an evaluation deeper than 100 levels (B18).
+# $text: the canonical text: $canonical's, each ["name"]: made "name": by one replace. Only a member name
+#   is followed by "]:" (a value is followed by ",", "]" or "}"), and inside a string a quote is escaped,
+#   so no other text matches.
 # $digest: section 3, a long text hashed in pieces.
 # $native: raises, before any work, where the value is beyond the bounds within which the native key
 #   stays well inside AWS's (NATIVE_*): the guard then computes the key with the key function.
@@ -32,15 +36,15 @@ BEYOND_NATIVE = "the input is beyond the bounds of the native key: the key funct
 _LEVEL = "$s := $replace($s, /[\\[\\{][^\\[\\]\\{\\}]*[\\]\\}]/, '0');"
 _FUNCTIONS = (
     "$quote := function($s) {( $t := $string([$s]); $substring($t, 1, $length($t) - 2) )};"
-    "$decimal := function($x) {( $h := $number($string($x)); "
-    "$h = $x ? $string($x) : $string($x) & '~' & $string($x - $h) )};"
     "$canonical := function($v, $exact, $p) {"
     "$type($v) = 'object' ? $p & '{' & $join($map($sort($keys($v)), function($k) "
-    "{ $canonical($lookup($v, $k), $exact, $quote($k) & ':') }), ',') & '}'"
+    "{ $canonical($lookup($v, $k), $exact, $string([$k]) & ':') }), ',') & '}'"
     " : $type($v) = 'array' ? $p & '[' & $join($map($v, function($i) { $canonical($i, $exact, '') }), ',') & ']'"
     " : $type($v) = 'number' ? $p & ($exact and $abs($v) >= " + str(canonical.EXACT_LIMIT) + " ? "
-    "$error('a key number of magnitude 2^53 or more cannot be keyed exactly: send it as a string') : $decimal($v))"
+    "$error('a key number of magnitude 2^53 or more cannot be keyed exactly: send it as a string') : "
+    "($s := $string($v); $h := $number($s); $h = $v ? $s : $s & '~' & $string($v - $h)))"
     " : $p & $quote($v)};"
+    '$text := function($v, $exact) { $replace($canonical($v, $exact, \'\'), /\\[("(?:[^"\\x5c]|\\x5c.)*")\\]:/, \'$1:\') };'
     "$digest := function($t) { $length($t) <= " + str(canonical.HASH_PIECE) + " ? $hash($t, 'SHA-256')"
     " : $hash('chunks:' & $join($map([0..$ceil($length($t) / " + str(canonical.HASH_PIECE) + ") - 1], "
     "function($i) { $hash($substring($t, $i * "
@@ -108,7 +112,7 @@ def selection(kind: str, expression: object, source: str) -> str:
 
 def canonical_text(value: str, *, exact: bool = False) -> str:
     """JSONata for the canonical text of the value of ``value`` (JSONata)."""
-    return f"({_FUNCTIONS} $canonical({value}, {'true' if exact else 'false'}, ''))"
+    return f"({_FUNCTIONS} $text({value}, {'true' if exact else 'false'}))"
 
 
 def text_digest(text: str) -> str:
@@ -123,9 +127,9 @@ def record_id_and_validation(namespace: str, kind: str, expression: object, sour
     prefix = literal(canonical.key_prefix(kind, expression))
     if kind == schema.KIND_WHOLE_INPUT:
         # The whole input is keyed as Step Functions reads it: a large number is the double it arrives as.
-        body = f"$payload := $canonical({selection(kind, expression, source)}, false, '');$key := $payload;"
+        body = f"$payload := $text({selection(kind, expression, source)}, false);$key := $payload;"
     else:
-        body = f"$key := $canonical({selection(kind, expression, source)}, true, '');$payload := $canonical({source}, false, '');"
+        body = f"$key := $text({selection(kind, expression, source)}, true);$payload := $text({source}, false);"
     return (
         f"({_FUNCTIONS}$native({source});{body}"
         f"{{'id': {literal(schema.id_prefix(namespace))} & $digest({prefix} & $key & ']'), 'validation': $digest($payload)}})"
