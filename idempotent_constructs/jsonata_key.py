@@ -44,7 +44,7 @@ _FUNCTIONS = (
     "$error('a key number of magnitude 2^53 or more cannot be keyed exactly: send it as a string') : "
     "($s := $string($v); $h := $number($s); $h = $v ? $s : $s & '~' & $string($v - $h)))"
     " : $p & $quote($v)};"
-    '$text := function($v, $exact) { $replace($canonical($v, $exact, \'\'), /\\[("(?:[^"\\x5c]|\\x5c.)*")\\]:/, \'$1:\') };'
+    "$text := function($v, $exact) { $replace($canonical($v, $exact, ''), /\\[(\"(?:[^\"\\x5c]|\\x5c.)*\")\\]:/, '$1:') };"
     "$digest := function($t) { $length($t) <= " + str(canonical.HASH_PIECE) + " ? $hash($t, 'SHA-256')"
     " : $hash('chunks:' & $join($map([0..$ceil($length($t) / " + str(canonical.HASH_PIECE) + ") - 1], "
     "function($i) { $hash($substring($t, $i * "
