@@ -35,6 +35,23 @@ def test_a_body_that_extends_too_late_is_taken_over_and_fails_with_lease_lost(co
     assert "Late.ExtendLease.LeaseLost" in holder.entered_states()
 
 
+def test_a_body_that_extends_its_lease_in_a_parallel_branch_is_never_taken_over(control, unique):
+    holder, duplicate = start_holder_and_duplicate(control, "ExtendingInBranch", unique)
+    assert (holder.status, holder.output) == ("SUCCEEDED", {"ticks": 10})
+    assert holder.entered_states().count("InBranch.BranchExtend") == 11
+    assert (duplicate.status, duplicate.output) == ("SUCCEEDED", {"ticks": 10})
+    assert "InBranch.Takeover" not in duplicate.entered_states()
+
+
+def test_a_body_that_extends_its_lease_in_each_item_of_a_map_is_never_taken_over(control, unique):
+    holder, duplicate = start_holder_and_duplicate(control, "ExtendingPerItem", unique)
+    assert holder.status == "SUCCEEDED"
+    assert holder.entered_states().count("PerItem.ItemExtend") == 4  # one per item, 4 s of 2 s leases
+    assert (duplicate.status, duplicate.output) == ("SUCCEEDED", holder.output)
+    assert "PerItem.Takeover" not in duplicate.entered_states()
+    assert "ItemTick" not in duplicate.entered_states()
+
+
 def test_each_extension_is_one_state_of_five_history_events(control, unique):
     execution = control.run("KeepingAlive", {"id": unique})
     types = [event["type"] for event in execution.history]
