@@ -19,7 +19,6 @@ import logging
 import os
 import sys
 import uuid
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from moto import mock_aws
 
 from ..assembly import ACCOUNT, REGION, construct_paths, publish_file_assets, state_machine_definitions
 from . import faults as fault_injection
-from . import gaps
+from . import gaps, unmodelled
 from .events import StatusChangeEvents
 from .executions import (
     EXPRESS,
@@ -185,11 +184,7 @@ class LocalEmulator:
         template = json.loads((assembly_dir / f"{stack_name}.template.json").read_text())
         publish_file_assets(self.client("s3"), assembly_dir, stack_name, account=ACCOUNT, region=self.region)
         cloudformation = self.client("cloudformation")
-        with warnings.catch_warnings():
-            # Gap: moto's CloudFormation skips resource types it does not implement, with a warning
-            # each (here the TLS-only policies of a bucket and a queue, which the emulator cannot enforce;
-            # Lambda's asynchronous-invocation settings, which in-process calls do not use; an alarm).
-            warnings.filterwarnings("ignore", message="Tried to parse AWS::", category=UserWarning)
+        with unmodelled.recorded() as skipped:  # gap: resource types moto does not model (unmodelled.py)
             cloudformation.create_stack(
                 StackName=stack_name,
                 TemplateBody=json.dumps(_without_bootstrap_checks(template)),
@@ -199,6 +194,7 @@ class LocalEmulator:
             if status != "CREATE_COMPLETE":
                 raise RuntimeError(f"stack {stack_name} ended in {status}")
             deployment = Deployment(self, stack_name, template, construct_paths(assembly_dir, stack_name))
+        deployment.unmodelled = tuple(sorted(skipped))
         for name, after_deploy in gaps.AFTER_DEPLOY.items():
             if name not in self._skipped_deploy_steps:
                 after_deploy(deployment, account=ACCOUNT, region=self.region)
