@@ -21,7 +21,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import boto3
 from moto import mock_aws
@@ -66,6 +66,13 @@ __all__ = [
 class LocalEmulator:
     """The embedded emulator: moto with its Step Functions interpreter, plus the workarounds above."""
 
+    _running: ClassVar[list[LocalEmulator]] = []  # entered and not exited yet, oldest first
+
+    @classmethod
+    def running(cls) -> list[LocalEmulator]:
+        """The emulators entered (``with LocalEmulator() ...``) and not exited yet."""
+        return list(cls._running)
+
     def __init__(self, region: str = REGION, *, interpreter_logs: bool = False) -> None:
         """
         :param region: the emulated region. Default: us-east-1.
@@ -105,9 +112,12 @@ class LocalEmulator:
         self._patches.install("harness.faults", lambda patch: fault_injection.install(patch, lambda: self._faults))
         self._patches.install("harness.status_change_events", self.status_change_events.install)
         self.status_change_events.start()
+        LocalEmulator._running.append(self)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
+        if self in LocalEmulator._running:
+            LocalEmulator._running.remove(self)
         if isinstance(sys.stdout, FunctionOutput):
             sys.stdout = sys.stdout.real
         self._patches.remove()
@@ -126,9 +136,10 @@ class LocalEmulator:
 
     def settle(self, timeout: float = 30.0) -> None:
         """Wait until what ended executions set off has run: each one's status-change event delivered
-        and the Lambda functions it targets returned. Call it before a test ends, so that nothing it
-        started still runs in the next test (and prints there). Raises ``TimeoutError`` past
-        ``timeout`` seconds."""
+        and the Lambda functions it targets returned. Call it before a test's call ends, so that
+        nothing it started still runs in the next test (and prints there): the pytest plugin
+        ``idempotent_constructs.testing.pytest_plugin`` does. Raises ``TimeoutError`` past ``timeout``
+        seconds."""
         self.status_change_events.settle(timeout)
 
     def history(self, execution_arn: str) -> list[dict[str, Any]]:
