@@ -142,6 +142,9 @@ class BehaviourStack(Stack):
         slow("Impatient", "Impatient", seconds=6, poll_interval=Duration.seconds(1), max_wait=Duration.seconds(2))
         # B7: holders that overrun a short lease, are aborted, time out or die.
         slow("ShortLease", "ShortLease", seconds=5, lease=Duration.seconds(2))
+        # A holder that runs long past its lease, so that a duplicate arriving after the lease lapsed
+        # polls it while it runs however slowly a busy machine interprets the duplicate's states.
+        slow("PastItsLease", "PastItsLease", seconds=15, lease=Duration.seconds(2))
         slow(
             "LongLease",
             "LongLease",
