@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,24 @@ def construct_paths(assembly_dir: Path, stack_name: str) -> dict[str, str]:
         for entry in entries
         if entry["type"] == "aws:cdk:logicalId"
     }
+
+
+def names_resource(wanted: str, *, stack_name: str, logical_id: str, path: str | None) -> bool:
+    """Whether ``wanted`` names a resource of the stack ``stack_name``: a construct id or a part of its
+    construct path (``Refunds``, ``Refunds/StateMachine``, ``MyStack/Refunds``), or its logical id.
+
+    A bare template written by ``app.synth()`` carries no construct paths (``path`` is None): there the
+    logical id stands for the path, as CDK derives it, the path's construct ids below the stack
+    joined with their non-alphanumeric characters dropped, then a hash (``Refunds/StateMachine/Resource``
+    is ``RefundsStateMachine3A5B7C9D``); ``wanted`` is matched against how it begins.
+    """
+    if wanted == logical_id:
+        return True
+    if path is not None:
+        return f"/{wanted.strip('/')}/" in f"/{path}/"
+    below_stack = wanted.strip("/").removeprefix(f"{stack_name}/")
+    stem = re.sub(r"[^A-Za-z0-9]", "", below_stack)
+    return bool(stem) and logical_id.startswith(stem)
 
 
 def publish_file_assets(s3: Any, assembly_dir: Path, stack_name: str, *, account: str, region: str) -> str | None:

@@ -39,6 +39,11 @@ class TableNotFoundError(IdempotencyError, LookupError):
     """No such table, or a stack with no idempotency table or several that cannot be told apart."""
 
 
+class TemplateTooLarge(IdempotencyError, ValueError):
+    """The local emulator refuses to deploy a template larger than CloudFormation accepts (1,000,000
+    bytes through S3, as ``cdk deploy`` uploads it)."""
+
+
 class Problems:
     """Collects the configuration problems of one construct; ``raise_if_any`` raises them together."""
 

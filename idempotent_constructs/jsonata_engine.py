@@ -9,8 +9,8 @@ jsonata-js's semantics; AWS's page "Transforming data with JSONata in Step Funct
 
 - Step Functions' own functions: ``$hash(text, algorithm)`` (MD5, SHA-1, SHA-256, SHA-384, SHA-512 of
   the UTF-8 text, lowercase hex), ``$uuid()`` (a v4 UUID), ``$parse(json_text)``, ``$partition(array,
-  size)``, ``$range(first, last, step)`` (``last`` included), ``$random([seed])`` (a seed gives a
-  repeatable number); non-integer arguments are rounded down. ``$eval`` is not available.
+  size)``, ``$range(first, last, step)`` (``last`` included), ``$random([seed])`` (a seed gives
+  ``java.util.Random``'s number); non-integer arguments are rounded down. ``$eval`` is not available.
 - Numbers are JavaScript doubles: an integer beyond 2**53 in the input arrives rounded.
 - ``$string`` (and ``&``) write numbers as ``Number(x.toPrecision(15))`` in ECMAScript's
   Number-to-String form (``1e+21``, ``1e-7``) and strings as ``JSON.stringify`` does (non-ASCII kept,
@@ -22,6 +22,7 @@ jsonata-js's semantics; AWS's page "Transforming data with JSONata in Step Funct
 
 from __future__ import annotations
 
+import dataclasses
 import decimal
 import hashlib
 import json
@@ -30,9 +31,10 @@ import operator
 import random
 import re
 import threading
+import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import jsonata
 from jsonata import functions as jsonata_functions
@@ -47,6 +49,82 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 class JSONataError(Exception):
     """An expression raised while being evaluated (a type error, a bad argument, a failing function)."""
+
+
+class BoundExceeded(JSONataError):
+    """The evaluation left one of the bounds AWS puts on every JSONata evaluation (``Bounds``)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Bounds:
+    """The bounds AWS puts on one JSONata evaluation, measured against AWS by others with TestState
+    (floci-io/floci issue #2737 and pull request #2783; AWS's page "Transforming data with JSONata in
+    Step Functions" names the three without numbers):
+
+    - depth: evaluation deeper than 100 levels fails (``1+1+...+1`` of 100 terms passes, of 101 fails;
+      99 nested parentheses or brackets pass, 100 fail; all five of floci's AWS boundaries hold here),
+      counted as jsonata's Timebox counts it: one level for each evaluation entered and not yet left,
+      the entries of a parallel call (an array constructor's or a grouping's items after the first) not
+      counted. Where the Timebox would leave a level it never entered (its exit skipped because a later
+      item set the parallel flag), the level is left here: with the Timebox, ``$map([1..200],
+      function($x) { [$x, $x] })`` counts 202 levels (jsonata-js's counts 401) although it never nests
+      more than 4, and an emulator that failed it would fail ordinary workflows that AWS runs;
+    - memory: ``[1..873782]`` passes and ``[1..873783]`` fails, a string of 2**22 characters passes
+      and of 2**23 fails: modelled, as floci models it, as any one value of more than 6,990,256 bytes,
+      a number 8 bytes and a character 1 (an array counted as 8 bytes an item);
+    - time: AWS fails an evaluation that runs longer than 1 second. Time depends on the machine (and
+      jsonata-python is slower than the jsonata-js AWS runs), so ``seconds`` only stops a runaway
+      evaluation; the benchmark measures our expressions' time in jsonata-js.
+
+    The causes are AWS's, as measured."""
+
+    depth: int = 100
+    memory_bytes: int = 6_990_256
+    seconds: float = 10.0
+
+    STACK_OVERFLOW: ClassVar[str] = (
+        "Stack overflow error: Check for non-terminating recursive function. Consider rewriting as tail-recursive"
+    )
+    MEMORY: ClassVar[str] = "Expression evaluation memory limit exceeded: Check for excessive memory usage"
+    TIMEOUT: ClassVar[str] = "Expression evaluation timeout: Check for infinite loop"
+
+    def frame(self, bindings: dict[str, Any]) -> jsonata.Jsonata.Frame:
+        """A frame of ``bindings`` whose evaluation raises ``BoundExceeded`` where AWS's would fail."""
+        frame = jsonata.Jsonata.Frame(None)
+        counted: list[int] = []  # one entry per evaluation entered and not yet left: 1 where it counts
+        depth, started = 0, time.monotonic()
+
+        def entered(_node: Any, _input: Any, environment: Any) -> None:
+            nonlocal depth
+            counted.append(0 if environment.is_parallel_call else 1)
+            depth += counted[-1]
+            if depth > self.depth:
+                raise BoundExceeded(self.STACK_OVERFLOW)
+            if time.monotonic() - started > self.seconds:
+                raise BoundExceeded(self.TIMEOUT)
+
+        def left(_node: Any, _input: Any, _environment: Any, result: Any) -> None:
+            nonlocal depth
+            depth -= counted.pop()
+            if isinstance(result, jsonata_utils.Utils.RangeList):
+                return  # lazy: the array it fills is measured
+            if isinstance(result, str):
+                held = len(result)
+            elif isinstance(result, list):
+                held = 8 * len(result)
+            else:
+                return
+            if held > self.memory_bytes:
+                raise BoundExceeded(self.MEMORY)
+
+        frame.set_evaluate_entry_callback(entered)
+        frame.set_evaluate_exit_callback(left)
+        for name, value in bindings.items():
+            frame.bind(name, value)
+        return frame
+
+
+AWS_BOUNDS = Bounds()
 
 
 # --- JavaScript's forms -------------------------------------------------------------------------------
@@ -177,13 +255,26 @@ def _range(first: Any = None, last: Any = None, step: Any = 1) -> Any:
     first, last, step = (math.floor(n) for n in numbers)
     if step == 0:
         raise JSONataError("$range: the step must not be 0")
-    return list(range(first, last + (1 if step > 0 else -1), step))
+    numbers = list(range(first, last + (1 if step > 0 else -1), step))
+    # AWS answers a range of one number with the number, as a sequence of one is its item (LocalStack's
+    # AWS-recorded test_array_range: $range(1, 9, 9) is 1).
+    return numbers[0] if len(numbers) == 1 else numbers
 
 
 def _random(seed: Any = None) -> float:
+    """A seed gives what ``java.util.Random(seed).nextDouble()`` gives, as AWS's does: ``$random(42)``
+    is 0.7275636800328681 (measured against AWS, floci-io/floci issue #2662)."""
     if seed is None:
         return random.random()
-    return random.Random(math.floor(seed)).random()
+    mask = (1 << 48) - 1
+    state: int = (math.floor(seed) ^ 0x5DEECE66D) & mask
+
+    def bits(count: int) -> int:
+        nonlocal state
+        state = (state * 0x5DEECE66D + 0xB) & mask
+        return state >> (48 - count)
+
+    return ((bits(26) << 27) + bits(27)) * 2.0**-53
 
 
 def _sort(items: Any = None, comparator: Any = None) -> Any:
@@ -266,12 +357,13 @@ def _to_json(value: Any) -> Any:
     return value
 
 
-def evaluate(text: str, bindings: dict[str, Any]) -> Any:
+def evaluate(text: str, bindings: dict[str, Any], *, bounds: Bounds | None = None) -> Any:
     """The value of the JSONata expression ``text`` with ``bindings`` (name without ``$``: value), or
-    ``UNDEFINED``; raises ``JSONataError`` where jsonata-js would throw."""
+    ``UNDEFINED``; raises ``JSONataError`` where jsonata-js would throw, and ``BoundExceeded`` where the
+    evaluation leaves ``bounds`` (none by default)."""
     values = {name: _to_javascript(value) for name, value in bindings.items()}
     try:
-        result = _expression(text).evaluate(None, values)
+        result = _expression(text).evaluate(None, values if bounds is None else bounds.frame(values))
     except JSONataError:
         raise
     except Exception as error:  # jsonata-python's JException and the errors of its functions

@@ -14,24 +14,33 @@ from typing import Any
 
 from .lambda_src import canonical, schema
 
-# $quote: JSON.stringify of one string, without the brackets of the array that carries it.
+# $quote: JSON.stringify of one string (or true, false, null), without the brackets of the array that carries it.
 # $decimal: 15 digits by $string, then the exact remainder when they are not the whole double.
-# $canonical: section 2; with $exact, a number of magnitude 2**53 or more raises.
+# $canonical: section 2, written after the prefix $p; with $exact, a number of magnitude 2**53 or more
+#   raises. Objects are tested first and every nested value is written by a tail call (the member's text
+#   goes in as the prefix), so each level of the value adds as few evaluation levels as JSONata allows:
+#   AWS fails an evaluation deeper than 100 levels (B18).
 # $digest: section 3, a long text hashed in pieces.
+# $native: raises, before any work, where the value is beyond the bounds within which the native key
+#   stays well inside AWS's (NATIVE_*): the guard then computes the key with the key function.
+NATIVE_CHARACTERS = 16_384  # $string of the value, in UTF-16 units
+NATIVE_VALUES = 2_000  # commas outside strings: about the values in it
+NATIVE_LEVELS = 9  # containers nested in one another, the outermost included
+BEYOND_NATIVE = "the input is beyond the bounds of the native key: the key function computes it"
+# jsonata's regular-expression scanner counts unescaped brackets and braces, also in a class, and a backslash
+# before a closing bracket hides it: hence the escaped braces and \x5c for a backslash.
+_LEVEL = "$s := $replace($s, /[\\[\\{][^\\[\\]\\{\\}]*[\\]\\}]/, '0');"
 _FUNCTIONS = (
     "$quote := function($s) {( $t := $string([$s]); $substring($t, 1, $length($t) - 2) )};"
     "$decimal := function($x) {( $h := $number($string($x)); "
     "$h = $x ? $string($x) : $string($x) & '~' & $string($x - $h) )};"
-    "$canonical := function($v, $exact) {("
-    "$t := $type($v);"
-    "$t = 'string' ? $quote($v)"
-    " : $t = 'number' ? ($exact and $abs($v) >= " + str(canonical.EXACT_LIMIT) + " ? "
+    "$canonical := function($v, $exact, $p) {"
+    "$type($v) = 'object' ? $p & '{' & $join($map($sort($keys($v)), function($k) "
+    "{ $canonical($lookup($v, $k), $exact, $quote($k) & ':') }), ',') & '}'"
+    " : $type($v) = 'array' ? $p & '[' & $join($map($v, function($i) { $canonical($i, $exact, '') }), ',') & ']'"
+    " : $type($v) = 'number' ? $p & ($exact and $abs($v) >= " + str(canonical.EXACT_LIMIT) + " ? "
     "$error('a key number of magnitude 2^53 or more cannot be keyed exactly: send it as a string') : $decimal($v))"
-    " : $t = 'array' ? '[' & $join($map($v, function($i) { $canonical($i, $exact) }), ',') & ']'"
-    " : $t = 'object' ? '{' & $join($map($sort($keys($v)), function($k) "
-    "{ $quote($k) & ':' & $canonical($lookup($v, $k), $exact) }), ',') & '}'"
-    " : $string($v)"
-    ")};"
+    " : $p & $quote($v)};"
     "$digest := function($t) { $length($t) <= " + str(canonical.HASH_PIECE) + " ? $hash($t, 'SHA-256')"
     " : $hash('chunks:' & $join($map([0..$ceil($length($t) / " + str(canonical.HASH_PIECE) + ") - 1], "
     "function($i) { $hash($substring($t, $i * "
@@ -41,6 +50,14 @@ _FUNCTIONS = (
     + "), 'SHA-256') }), ''), 'SHA-256') };"
     "$empty := function($v) { $type($v) = 'null' or $v = '' "
     "or ($type($v) = 'array' and $count($v) = 0) or ($type($v) = 'object' and $count($keys($v)) = 0) };"
+    "$native := function($v) {( $s := $string([$v]);"
+    f" $fits := $length($s) > {NATIVE_CHARACTERS + 2} ? false : ("
+    ' $s := $replace($s, /"(?:[^"\\x5c]|\\x5c.)*"/, \'0\');'
+    f" $length($s) - $length($replace($s, ',', '')) >= {NATIVE_VALUES} ? false : ("
+    + _LEVEL
+    * (NATIVE_LEVELS + 1)
+    + " $not($contains($s, /[\\[\\{]/))));"
+    " $fits ? true : $error('" + BEYOND_NATIVE + "') )};"
 )
 
 
@@ -91,7 +108,7 @@ def selection(kind: str, expression: object, source: str) -> str:
 
 def canonical_text(value: str, *, exact: bool = False) -> str:
     """JSONata for the canonical text of the value of ``value`` (JSONata)."""
-    return f"({_FUNCTIONS} $canonical({value}, {'true' if exact else 'false'}))"
+    return f"({_FUNCTIONS} $canonical({value}, {'true' if exact else 'false'}, ''))"
 
 
 def text_digest(text: str) -> str:
@@ -101,27 +118,18 @@ def text_digest(text: str) -> str:
 
 def record_id_and_validation(namespace: str, kind: str, expression: object, source: str) -> str:
     """JSONata for ``{"id": record id, "validation": payload digest}`` of the input ``source``,
-    computed in one evaluation (so that one ``$canonical`` text serves both for a whole-input key)."""
+    computed in one evaluation (so that one ``$canonical`` text serves both for a whole-input key).
+    It raises ``BEYOND_NATIVE`` first where the input is beyond the native bounds (``$native``)."""
     prefix = literal(canonical.key_prefix(kind, expression))
     if kind == schema.KIND_WHOLE_INPUT:
-        body = f"$payload := $canonical({selection(kind, expression, source)}, true);$key := $payload;"
+        # The whole input is keyed as Step Functions reads it: a large number is the double it arrives as.
+        body = f"$payload := $canonical({selection(kind, expression, source)}, false, '');$key := $payload;"
     else:
-        body = f"$key := $canonical({selection(kind, expression, source)}, true);$payload := $canonical({source}, false);"
+        body = f"$key := $canonical({selection(kind, expression, source)}, true, '');$payload := $canonical({source}, false, '');"
     return (
-        f"({_FUNCTIONS}{body}"
+        f"({_FUNCTIONS}$native({source});{body}"
         f"{{'id': {literal(schema.id_prefix(namespace))} & $digest({prefix} & $key & ']'), 'validation': $digest($payload)}})"
     )
-
-
-def syntax_problem(expression: str) -> str | None:
-    """Why ``expression`` is not JSONata, or ``None``."""
-    import jsonata  # imported lazily: most keys do not need it
-
-    try:
-        jsonata.Jsonata(expression)
-    except Exception as error:  # jsonata-python reports syntax errors as JException
-        return str(error)
-    return None
 
 
 def select(payload: Any, kind: str, expression: Any) -> Any:

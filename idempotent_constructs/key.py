@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aws_cdk import Token
 
-from . import jsonata_key
+from . import jsonata_check, jsonata_key
 from .lambda_src import canonical, schema
 
 
@@ -50,8 +51,9 @@ class IdempotencyKey:
         """The key is what a JSONata expression selects from the input, which it reads as
         ``$states.input``, for example ``"[$states.input.order.id, $states.input.customer.id]"``.
 
-        The expression is evaluated by Step Functions (JSONata 2.0.6); it is parsed when the
-        construct is created, so a syntax error fails ``cdk synth``. ``record_id`` evaluates it with
+        The expression is evaluated by Step Functions (JSONata 2.0.6); it is checked when the
+        construct is created as Step Functions checks a definition (``jsonata_check``), so a syntax
+        error, or a field read without ``$states.input`` (``order.id``), fails ``cdk synth``. ``record_id`` evaluates it with
         jsonata-python, made to follow jsonata-js where the two differ (``idempotent_constructs.testing``).
         """
         return cls(schema.KIND_JSONATA, expression)
@@ -75,12 +77,17 @@ class IdempotencyKey:
                 f"key: IdempotencyKey.from_jsonata() needs a non-empty expression without '%}}', got {expression!r}; "
                 'pass one such as "$states.input.order.id"'
             ]
-        reason = jsonata_key.syntax_problem(expression)
-        if reason is not None:
-            return [
-                f'key: {expression!r} is not a valid JSONata expression ({reason}); fix the expression, for example "$states.input.order.id"'
-            ]
-        return []
+        problems = []
+        for code, message in jsonata_check.problems(expression):
+            if code == jsonata_check.INVALID:
+                fix = 'fix the expression, for example "$states.input.order.id"'
+            else:  # a bare field: Step Functions binds the input as $states.input only
+                fix = "read the input through $states.input, for example write $states.input.order.id for order.id"
+            problems.append(
+                f"key: Step Functions would refuse the JSONata expression {expression!r} when the state machine is "
+                f"created ({code}: {message}); {fix}"
+            )
+        return problems
 
     def _jmespath_problems(self) -> list[str]:
         expression = self.expression
@@ -105,6 +112,14 @@ class IdempotencyKey:
         problems = []
         for path in self.expression:
             if Token.is_unresolved(path):
+                continue
+            if isinstance(path, list | tuple):
+                # from_paths(["$.a", "$.b"]): the paths go in one by one.
+                listed = ", ".join(json.dumps(item) if isinstance(item, str) else repr(item) for item in path)
+                problems.append(
+                    f"key: IdempotencyKey.from_paths() takes each path as an argument, got a {type(path).__name__} "
+                    f"{path!r}; pass IdempotencyKey.from_paths({listed})"
+                )
                 continue
             try:
                 canonical.parse_path(path)

@@ -7,6 +7,8 @@ from enum import Enum
 from aws_cdk import Size
 from aws_cdk import aws_s3 as s3
 
+from . import options
+
 
 class InFlightPolicy(Enum):
     """What a duplicate does while another execution holds its key."""
@@ -54,6 +56,12 @@ class ResultStorage:
         self.is_large = large
         self.bucket = bucket
         self.inline_threshold = inline_threshold or self.DEFAULT_INLINE_THRESHOLD
+
+    def problems(self) -> list[str]:
+        """What is wrong with the options given to ``large()``, as messages that name the fix."""
+        kinds = {"bucket": options.BUCKET, "inline_threshold": options.SIZE}
+        values = {"bucket": self.bucket, "inline_threshold": self.inline_threshold}
+        return [f"result_storage: in ResultStorage.large(), {problem}" for problem in options.problems(kinds, values)]
 
     @classmethod
     def inline(cls) -> ResultStorage:

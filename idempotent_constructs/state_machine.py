@@ -14,9 +14,11 @@ from aws_cdk import aws_logs as logs_module
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from . import options
 from .errors import IdempotencyConfigurationError, Problems
 from .functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
 from .guard import DEFAULT_LEASE, IdempotencyGuard
+from .guard.config import OPTIONS
 from .key import IdempotencyKey, namespace_problems
 from .names import generated_name, name_prefix
 from .outcome_metrics import states_entered
@@ -24,6 +26,18 @@ from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStor
 from .table import IdempotencyTable
 
 EXPRESS_MAX_DURATION = Duration.minutes(5)
+# What each option takes: the guard's shared options and the state machine's own.
+STATE_MACHINE_OPTIONS: dict[str, options.Kind] = {
+    **OPTIONS,
+    "definition": options.CHAINABLE,
+    "state_machine_type": options.STATE_MACHINE_TYPE,
+    "state_machine_name": options.TEXT,
+    "timeout": options.DURATION,
+    "logs": options.LOG_OPTIONS,
+    "tracing_enabled": options.BOOL,
+    "role": options.ROLE,
+    "query_language": options.QUERY_LANGUAGE,
+}
 # Fields only a JSONPath state has: a JSONata state machine refuses them.
 JSONPATH_FIELDS = ("Parameters", "InputPath", "OutputPath", "ResultPath", "ResultSelector", "ItemsPath", "ItemSelector")
 
@@ -137,6 +151,8 @@ class IdempotentStateMachine(Construct):
             states are JSONata either way. Default: ``QueryLanguage.JSONPATH``.
         """
         super().__init__(scope, construct_id)
+        # The parameters, by name: each is checked against the kind it takes.
+        options.check(self, STATE_MACHINE_OPTIONS, locals(), required=("table", "definition"))
         express = state_machine_type == sfn.StateMachineType.EXPRESS
         problems = Problems(self)
         longest_run = timeout if timeout is not None else (EXPRESS_MAX_DURATION if express else None)
@@ -192,6 +208,7 @@ class IdempotentStateMachine(Construct):
             cache_errors=cache_errors,
             result_storage=result_storage,
             owner_state_machine_name=None if express else state_machine_name,
+            once_per_execution=True,
         )
         if logs is None:
             self.log_group: logs_module.ILogGroup | None = logs_module.LogGroup(
@@ -294,8 +311,9 @@ class IdempotentStateMachine(Construct):
         return states_entered(self, self.guard, self.log_group, label, states, props)
 
     @property
-    def key_function(self) -> KeyFunction | None:
-        """The stack's shared key function, which only a JMESPath key calls; ``None`` otherwise."""
+    def key_function(self) -> KeyFunction:
+        """The stack's shared key function: a JMESPath key calls it on every run, any other key for an
+        input beyond the bounds of the native key."""
         return self.guard.key_function
 
     def grant_start_execution(self, grantee: iam.IGrantable) -> iam.Grant:

@@ -9,6 +9,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from . import options
 from .errors import Problems
 from .functions import key_statement
 from .key import namespace_problems
@@ -18,6 +19,13 @@ from .lambda_src import schema
 # DynamoDBPersistenceLayer makes the same four calls (get_item, put_item, update_item, delete_item).
 WORKFLOW_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
 READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:DescribeTable")
+# What each option takes.
+TABLE_OPTIONS: dict[str, options.Kind] = {
+    "table": options.EXISTING_TABLE,
+    "removal_policy": options.REMOVAL_POLICY,
+    "encryption_key": options.KMS_KEY,
+    "point_in_time_recovery": options.BOOL,
+}
 
 
 class IdempotencyTable(Construct):
@@ -51,6 +59,8 @@ class IdempotencyTable(Construct):
         :param point_in_time_recovery: continuous backups of a created table. Default: ``True``.
         """
         super().__init__(scope, construct_id)
+        # The parameters, by name: each is checked against the kind it takes.
+        options.check(self, TABLE_OPTIONS, locals())
         problems = Problems(self)
         if table is not None and (removal_policy is not None or encryption_key is not None or point_in_time_recovery is not None):
             problems.add(
@@ -134,6 +144,16 @@ class IdempotencyTable(Construct):
             digits and ``_ . : / = + @ -``). Default: the function's construct path, stable across
             deploys and distinct from every workflow's default namespace.
         """
+        options.check(
+            self,
+            {
+                "function": options.instance_of(
+                    lambda_.Function, lambda value: "a function defined in this app (lambda_.Function)"
+                )
+            },
+            {"function": function},
+            required=("function",),
+        )
         prefix = key_prefix if key_prefix is not None else function.node.path
         problems = Problems(function)
         problems.extend(namespace_problems(prefix, "key_prefix"))

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
+import sys
+import venv
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -30,3 +35,88 @@ def node_bin() -> Path:
     if not (NODE_BIN / "node").exists() or shutil.which("node") is None:
         pytest.fail("Node.js tooling is missing: run `npm ci` in the repository root (./dev test does)")
     return NODE_BIN
+
+
+@pytest.fixture(scope="session")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``python -m build``: a wheel and an sdist, as a release is built (once a session: the packaging
+    and README tests share them)."""
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return out
+
+
+@dataclass(frozen=True)
+class UserApp:
+    """A user's app directory, ``app``, beside ``clone`` (a clone of this repository holding the built
+    wheel in ``dist/``), with a virtual environment of its own in which the README's install command ran."""
+
+    app: Path
+    clone: Path
+    python: Path
+    environment: dict[str, str]  # the venv's bin and Node.js first on PATH; no PYTHONPATH into this repository
+
+    def run(self, command: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        """A shell command, as the user types it in the app's directory with the venv activated."""
+        return subprocess.run(
+            ["bash", "-c", command], cwd=self.app, env=self.environment, capture_output=True, text=True, timeout=timeout
+        )
+
+
+def readme_blocks(language: str) -> list[str]:
+    """The README's code blocks in ``language``, in order."""
+    return re.findall(rf"^```{language}\n(.*?)^```$", (ROOT / "README.md").read_text(), flags=re.MULTILINE | re.DOTALL)
+
+
+def readme_install_command() -> str:
+    """The Quick start's command that installs the built wheel into the app's environment."""
+    (command,) = [line for block in readme_blocks("bash") for line in block.splitlines() if line.startswith("pip install ")]
+    return command
+
+
+@pytest.fixture(scope="session")
+def user_app(dist: Path, tmp_path_factory: pytest.TempPathFactory, node_bin: Path) -> UserApp:
+    """The README's Quick start, followed in a fresh virtual environment from the built wheel, on the
+    lowest versions pyproject.toml allows (a CDK app pins its own aws-cdk-lib: here the oldest we
+    support, not the one we develop with); the other packages pinned as CI pins them, for speed and
+    repeatability (PIP_CONSTRAINT, which pip reads as if given -c)."""
+    root = tmp_path_factory.mktemp("user")
+    (root / "idempotent_constructs" / "dist").mkdir(parents=True)
+    for built in dist.glob("idempotent_constructs-*.whl"):
+        shutil.copy(built, root / "idempotent_constructs" / "dist")
+    app = root / "app"
+    app.mkdir()
+    venv.create(app / ".venv", with_pip=True)
+    constraints = root / "constraints.txt"
+    constraints.write_text(minimum_over_development())
+    bin_dir = app / ".venv" / "bin"
+    environment = {
+        **{name: value for name, value in os.environ.items() if not name.startswith(("PYTHON", "PYTEST"))},
+        "PATH": os.pathsep.join([str(bin_dir), str(node_bin), os.environ["PATH"]]),
+        "VIRTUAL_ENV": str(app / ".venv"),
+        "PIP_CONSTRAINT": str(constraints),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
+    user = UserApp(app, root / "idempotent_constructs", bin_dir / "python", environment)
+    installed = user.run(readme_install_command())
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    return user
+
+
+def minimum_over_development() -> str:
+    """constraints/development.txt with the pins of constraints/minimum.txt in place of its own, less
+    the CDK's own packages (aws-cdk.*), whose versions go with the aws-cdk-lib chosen."""
+
+    def pins(name: str) -> dict[str, str]:
+        lines = (ROOT / "constraints" / name).read_text().splitlines()
+        found = (line.split("==") for line in lines if "==" in line and not line.startswith("#"))
+        return {re.sub(r"[-_.]+", "-", package).lower(): version for package, version in found}
+
+    development = {package: version for package, version in pins("development.txt").items() if not package.startswith("aws-cdk")}
+    merged = {**development, **pins("minimum.txt")}
+    return "".join(f"{package}=={version}\n" for package, version in sorted(merged.items()))

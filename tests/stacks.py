@@ -167,7 +167,6 @@ class BehaviourStack(Stack):
         flaky("Flaky", "Flaky")
         flaky("FlakyCached", "Cached", on_failure=FailurePolicy.CACHE)
         flaky("FlakyCachedSome", "CachedSome", error="$.error", on_failure=FailurePolicy.CACHE, cache_errors=["Declined"])
-        self._composed(table)
         self._hosts(table)
         self._sized_results(table)
         self._resumable(table)
@@ -322,9 +321,15 @@ class BehaviourStack(Stack):
                 **FAST,
             )
 
-    def _composed(self, table: IdempotencyTable) -> None:
-        """B13: two guards in sequence, a guard inside a Map and inside a Parallel, and a guard
-        around a chain with Map, Parallel, Choice, Retry and Catch."""
+
+class CompositionStack(Stack):
+    """B13: two guards in sequence, a guard inside a Map and inside a Parallel, and a guard around a
+    chain with Map, Parallel, Choice, Retry and Catch: five guards in one state machine, a stack of its
+    own (with the behaviour stack's workflows, one template would pass CloudFormation's 1 MB)."""
+
+    def __init__(self, scope: App, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        table = IdempotencyTable(self, "Idempotency", removal_policy=RemovalPolicy.DESTROY)
         first = IdempotencyGuard(
             self,
             "First",
@@ -388,6 +393,36 @@ class BehaviourStack(Stack):
         IdempotentStateMachine(
             self, "Composed", table=table, definition=definition, key=IdempotencyKey.from_paths("$.id"), **FAST
         )
+
+
+# B18: every key strategy, in a JSONPath and a JSONata state machine, around a body with a small result
+# (so that only the key depends on the input's shape).
+SHAPE_KEYS = {
+    "WholeInput": IdempotencyKey.whole_input(),
+    "Paths": IdempotencyKey.from_paths("$.id"),
+    "Jsonata": IdempotencyKey.from_jsonata("$states.input.id"),
+    "Jmespath": IdempotencyKey.from_jmespath("id"),
+}
+DONE = {"done": True}
+
+
+class ShapesStack(Stack):
+    """Workflows ``Shape<Key><Host>`` (host ``JsonPath`` or ``Jsonata``) whose body ``ShapeWork`` outputs
+    ``{"done": true}``."""
+
+    def __init__(self, scope: App, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        table = IdempotencyTable(self, "Idempotency", removal_policy=RemovalPolicy.DESTROY)
+        for key_name, key in SHAPE_KEYS.items():
+            for host, language in (("JsonPath", None), ("Jsonata", sfn.QueryLanguage.JSONATA)):
+                name = f"Shape{key_name}{host}"
+                if language is None:
+                    body: sfn.IChainable = sfn.Pass(
+                        self, f"{name}Work", state_name="ShapeWork", result=sfn.Result.from_object(DONE)
+                    )
+                else:
+                    body = sfn.Pass.jsonata(self, f"{name}Work", state_name="ShapeWork", outputs=DONE)
+                IdempotentStateMachine(self, name, table=table, definition=body, key=key, query_language=language, **FAST)
 
 
 def counting_body(scope: Stack, prefix: str, ticks: int, tick: Duration) -> tuple[sfn.IChainable, sfn.Wait, sfn.Choice]:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("overhead", "cost", "growth", "synth_time", "hashing")
+SECTIONS = ("overhead", "cost", "growth", "synth_time", "hashing", "bounds")
 
 
 def _numbers(value) -> list[float]:
@@ -33,7 +33,7 @@ def test_the_smoke_benchmark_measures_every_section_next_to_the_baseline(tmp_pat
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         env={**os.environ, "PATH": f"{node_bin}{os.pathsep}{os.environ.get('PATH', '')}"},
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
@@ -66,7 +66,20 @@ def test_the_smoke_benchmark_measures_every_section_next_to_the_baseline(tmp_pat
     assert set(results["hashing"]["imports"]["modules"]) == {"compute_key", "release", "results"}
     assert results["bars"] and all(isinstance(bar["met"], bool) for bar in results["bars"])
     # The report shows every section and every bar's verdict.
-    for heading in ("1. Per-execution overhead", "2. Cost per million", "3. Stack growth", "4. Synth time", "5. Key hashing"):
+    bounds = {(row["key"], row["shape"]): row for row in results["bounds"]["rows"]}
+    assert bounds["from_paths", "flat"]["native"] and bounds["from_paths", "flat"]["first_run"]["lambda_invocations"] == 0
+    beyond = bounds["from_paths", "nested 32"]  # beyond the native bounds: the key function, once a run
+    assert not beyond["native"] and beyond["first_run"]["status"] == beyond["replay"]["status"] == "SUCCEEDED"
+    assert beyond["first_run"]["lambda_invocations"] == beyond["replay"]["lambda_invocations"] == 1
+    assert all(row["acquire"]["peak"] > 0 for row in bounds.values())
+    for heading in (
+        "1. Per-execution overhead",
+        "2. Cost per million",
+        "3. Stack growth",
+        "4. Synth time",
+        "5. Key hashing",
+        "6. The native key within AWS's JSONata bounds",
+    ):
         assert heading in completed.stdout
     assert (
         f"Bars (DESIGN section 9): {sum(bar['met'] for bar in results['bars'])} of {len(results['bars'])} met" in completed.stdout

@@ -96,3 +96,61 @@ def test_several_state_machines_need_a_name_and_a_wrong_one_says_what_there_is(a
     assert "IdempotentOrders/Orders/StateMachine" in result.output
     result = CliRunner().invoke(cli, ["graph", assembly, "--state-machine", "Plain"])
     assert result.exit_code == 1 and "no guard states" in result.output
+
+
+@pytest.fixture(scope="module")
+def refunds(tmp_path_factory) -> Path:
+    """An app of a user's, synthesized with app.synth(): no path metadata in its template."""
+    app = App(outdir=str(tmp_path_factory.mktemp("refunds")))
+    stack = Stack(app, "RefundsApp")
+    table = IdempotencyTable(stack, "Idempotency")
+    IdempotentStateMachine(stack, "Refunds", table=table, definition=sfn.Pass(stack, "Refund"))
+    IdempotentStateMachine(stack, "Payouts", table=table, definition=sfn.Pass(stack, "Payout"))
+    return Path(app.synth().directory)
+
+
+def state_machine_ids(template: Path) -> dict[str, str]:
+    resources = json.loads(template.read_text())["Resources"]
+    assert not any("Metadata" in r and "aws:cdk:path" in r["Metadata"] for r in resources.values())  # a bare template
+    return {
+        logical_id[: -len("StateMachine") - 8]: logical_id
+        for logical_id, r in resources.items()
+        if r["Type"] == "AWS::StepFunctions::StateMachine"
+    }
+
+
+def drawn_title(args) -> str:
+    result = CliRunner().invoke(cli, ["graph", *map(str, args)])
+    assert result.exit_code == 0, result.output
+    return result.output.splitlines()[0]
+
+
+@pytest.mark.parametrize("wanted", ["Refunds", "RefundsApp/Refunds", "Refunds/StateMachine"])
+def test_finds_a_state_machine_by_construct_id_or_path_in_a_template_of_a_cloud_assembly(refunds, wanted):
+    assert drawn_title([refunds / "RefundsApp.template.json", "--state-machine", wanted]) == "%% RefundsApp/Refunds/StateMachine"
+
+
+@pytest.mark.parametrize("wanted", ["Refunds", "RefundsApp/Refunds", "Refunds/StateMachine"])
+def test_finds_a_state_machine_by_construct_id_or_path_in_a_template_alone_by_its_logical_id(refunds, tmp_path, wanted):
+    alone = tmp_path / "RefundsApp.template.json"
+    alone.write_text((refunds / "RefundsApp.template.json").read_text())
+    logical_id = state_machine_ids(alone)["Refunds"]
+    assert drawn_title([alone, "--state-machine", wanted]) == f"%% RefundsApp/{logical_id}"
+
+
+def test_finds_a_state_machine_by_logical_id_in_a_cloud_assembly_and_in_a_template_alone(refunds, tmp_path):
+    alone = tmp_path / "RefundsApp.template.json"
+    alone.write_text((refunds / "RefundsApp.template.json").read_text())
+    logical_id = state_machine_ids(alone)["Payouts"]
+    assert drawn_title([refunds, "--state-machine", logical_id]) == "%% RefundsApp/Payouts/StateMachine"
+    assert drawn_title([alone, "--state-machine", logical_id]) == f"%% RefundsApp/{logical_id}"
+
+
+def test_a_name_that_matches_nothing_in_a_template_alone_lists_its_state_machines(refunds, tmp_path):
+    alone = tmp_path / "RefundsApp.template.json"
+    alone.write_text((refunds / "RefundsApp.template.json").read_text())
+    result = CliRunner().invoke(cli, ["graph", str(alone), "--state-machine", "Orders"])
+    assert result.exit_code == 1 and "no state machine in" in result.output and "matches 'Orders' (there are: " in result.output
+    assert all(f"RefundsApp/{logical_id}" in result.output for logical_id in state_machine_ids(alone).values())
+    result = CliRunner().invoke(cli, ["graph", str(alone)])
+    assert result.exit_code == 1 and all(logical_id in result.output for logical_id in state_machine_ids(alone).values())

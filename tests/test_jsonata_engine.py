@@ -22,3 +22,42 @@ EXPRESSIONS = [
 @pytest.mark.parametrize(("expression", "value"), EXPRESSIONS)
 def test_the_engine_gives_what_jsonata_js_gives_without_the_emulator(node_bin, expression, value):
     assert jsonata_engine.evaluate(expression, {"v": value}) == jsonata_js(expression, {"v": value}, cwd=str(ROOT))
+
+
+# Answers recorded on AWS. LocalStack's AWS-recorded snapshots (localstack/localstack,
+# tests/aws/services/stepfunctions/v2/, Apache-2.0): intrinsic_functions/test_array_jsonata
+# (test_array_partition, test_array_range), test_json_manipulation_jsonata (test_parse),
+# evaluate_jsonata/test_base_evaluate_expressions (test_merge_with_dynamic_args,
+# test_base_jsonata_regular_expressions), scenarios/test_base_scenarios (test_escape_sequence_parsing).
+# Measured with TestState and quoted in floci-io/floci issues #2662 and #2737: $hash, $random, $string.
+RECORDED_ON_AWS = [
+    ("$partition($v[0], $v[1])", [[0, 1, 2], 2], [[0, 1], [2]]),
+    ("$partition($v[0], $v[1])", [[0, 1, 2, 3], 3], [[0, 1, 2], [3]]),
+    ("$partition($v[0], $v[1])", [[0], 5], [[0]]),
+    ("$partition($v[0], $v[1])", [[0, 1], 1], [[0], [1]]),
+    ("$range($v[0], $v[1], $v[2])", [0, 9, 3], [0, 3, 6, 9]),
+    ("$range($v[0], $v[1], $v[2])", [0, 10, 3], [0, 3, 6, 9]),
+    ("$range($v[0], $v[1], $v[2])", [1, 9, 9], 1),  # one number: a sequence of one is its item
+    ("$range($v[0], $v[1], $v[2])", [1, 9, 2], [1, 3, 5, 7, 9]),
+    ("$parse($v)", "-0", 0),
+    ("$parse($v)", "1.1", 1.1),
+    ("$parse($v)", '"HelloWorld"', "HelloWorld"),
+    ("$parse($v)", '[1, 2, "HelloWorld"]', [1, 2, "HelloWorld"]),
+    ("$parse($v)", '{"Arg1": 1, "Arg2": []}', {"Arg1": 1, "Arg2": []}),
+    ("$merge([$v.part1, $v.part2])", {"part1": {"hello": "world"}, "part2": {"foo": "bar"}}, {"hello": "world", "foo": "bar"}),
+    ('$contains("hello$world", /^hello\\$/)', None, True),
+    ('$contains("hello$world", /^hello\\ /)', None, False),
+    ("$v = '\"'", '"', True),
+    ("$hash('input', 'SHA-1')", None, "140f86aae51ab9e1cda9b4254fe98a74eb54c1a1"),
+    ("$random(42)", None, 0.7275636800328681),
+    ("$string(1e20)", None, "100000000000000000000"),
+    ("$string(1e21)", None, "1e+21"),
+    ("$string(1e-7)", None, "1e-7"),
+    ("$string(1/3)", None, "0.333333333333333"),
+    ("$v.amount", {"amount": 1.0}, 1),
+]
+
+
+@pytest.mark.parametrize(("expression", "value", "recorded"), RECORDED_ON_AWS)
+def test_the_engine_gives_what_aws_recorded(expression, value, recorded):
+    assert jsonata_engine.evaluate(expression, {"v": value}) == recorded

@@ -93,3 +93,22 @@ def test_a_default_namespace_from_an_unusual_construct_path_asks_for_an_explicit
     target = stack()
     with pytest.raises(IdempotencyConfigurationError, match=r"'Test/Orders #1'.*default.*pass namespace="):
         IdempotentStateMachine(target, "Orders #1", table=IdempotencyTable(target, "Table"), definition=sfn.Pass(target, "Work"))
+
+
+@pytest.mark.parametrize(
+    ("expression", "code", "fix"),
+    [
+        ("order.id", "Reference to 'order' at the top level is not supported.", "write $states.input.order.id"),
+        ("$count(items)", "Reference to 'items' at the top level is not supported.", "write $states.input.order.id"),
+        ("$states.input.order[1,2)", "INVALID_JSONATA_EXPRESSION", "fix the expression"),
+    ],
+)
+def test_fails_when_step_functions_would_refuse_the_jsonata_key_expression(expression, code, fix):
+    with pytest.raises(IdempotencyConfigurationError) as raised:
+        build(IdempotencyKey.from_jsonata(expression))
+    message = str(raised.value)
+    assert "Test/Orders" in message and repr(expression) in message and code in message and fix in message
+
+
+def test_a_jsonata_key_that_reads_the_input_through_states_input_synthesizes():
+    build(IdempotencyKey.from_jsonata("[$states.input.order.id, $count($states.input.items[price > 3])]"))

@@ -35,10 +35,11 @@ def test_by_default_it_is_a_standard_state_machine_that_logs_everything_but_payl
     assert "'Test/Orders#' & $digest(" in only_definition(tpl)["States"]["Idempotency.Acquire"]["Arguments"]
 
 
-def test_the_role_may_do_exactly_the_record_operations_on_the_table_and_invoke_the_result_function():
+def test_the_role_may_do_exactly_the_record_operations_on_the_table_and_invoke_the_key_and_result_functions():
     tpl = workflow()
     (table_id,) = resources(tpl, "AWS::DynamoDB::Table")
-    (version_id,) = resources(tpl, "AWS::Lambda::Version")
+    versions = [{"Ref": version} for version in resources(tpl, "AWS::Lambda::Version")]
+    assert len(versions) == 2
     policy = next(p for p in resources(tpl, "AWS::IAM::Policy").values() if "StateMachineRole" in str(p["Properties"]["Roles"]))
     statements = policy["Properties"]["PolicyDocument"]["Statement"]
     dynamodb = {
@@ -54,7 +55,7 @@ def test_the_role_may_do_exactly_the_record_operations_on_the_table_and_invoke_t
             assert table_id in str(statement["Resource"]) and "*" not in str(statement["Resource"]).replace("/index/*", "")
         if "lambda:InvokeFunction" in str(action):
             # Exactly the published version the state invokes, not the function and all its versions.
-            assert statement["Resource"] == {"Ref": version_id}
+            assert statement["Resource"] in versions
 
 
 def test_express_workflows_default_the_lease_to_the_five_minutes_an_express_execution_may_run():
@@ -86,7 +87,7 @@ def test_name_timeout_logs_and_tracing_pass_through():
         },
     )
     assert only_definition(tpl)["TimeoutSeconds"] == 1800
-    assert len(resources(tpl, "AWS::Logs::LogGroup")) == 3  # the given one, the key and release functions'
+    assert len(resources(tpl, "AWS::Logs::LogGroup")) == 4  # the given one, the key, result and release functions
 
 
 @pytest.mark.parametrize("option", ["timeout", "lease", "max_wait"])

@@ -18,31 +18,43 @@ from .group import cli
     "--state-machine",
     "wanted",
     metavar="NAME",
-    help="Part of the state machine's construct path, e.g. Orders (needed when there are several).",
+    help="Its construct id, part of its construct path, or its logical id, e.g. Orders (needed when there are several).",
 )
 def graph(source: Path, wanted: str | None) -> None:
     """Print, as a Mermaid flowchart, the states that the outermost guard of a synthesized state
     machine generates, with the path of each outcome (first run, replay, wait, takeover, failure)
     labelled and coloured, and listed at the end. SOURCE: a template (*.template.json) or a cloud
     assembly directory (default: cdk.out). Reads files only: no AWS, no CDK.
+
+    --state-machine finds one by construct id, construct path or logical id, in a cloud assembly as in
+    a template alone (whose construct paths come from the manifest beside it, the template's own path
+    metadata, or else the logical ids CDK derives from them).
     """
     from .. import graph as graphs
-    from ..assembly import construct_paths, state_machine_definitions
+    from ..assembly import names_resource, state_machine_definitions
 
     templates = sorted(source.glob("*.template.json")) if source.is_dir() else [source]
     found: dict[str, dict[str, Any]] = {}
+    every: list[str] = []  # every state machine's name, for a --state-machine that matches none
     for template_path in templates:
         try:
             template = json.loads(template_path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
             raise click.ClickException(f"cannot read the template {template_path}: {error}") from None
         stack = template_path.name.removesuffix(".template.json")
-        paths = construct_paths(source, stack) if (source / "manifest.json").exists() else {}
+        paths = _construct_paths(template_path.parent, stack)
         for logical_id, definition in state_machine_definitions(template).items():
             metadata = template["Resources"][logical_id].get("Metadata", {})
-            path = paths.get(logical_id) or metadata.get("aws:cdk:path") or f"{stack}/{logical_id}"
-            if wanted is None or f"/{wanted}/" in f"/{path}/":
-                found[path.removesuffix("/Resource")] = definition
+            path = paths.get(logical_id) or metadata.get("aws:cdk:path")
+            name = path.removesuffix("/Resource") if path else f"{stack}/{logical_id}"
+            every.append(name)
+            if wanted is None or names_resource(wanted, stack_name=stack, logical_id=logical_id, path=path):
+                found[name] = definition
+    if not found and wanted is not None:
+        raise click.ClickException(
+            f"no state machine in {source} matches {wanted!r} (there are: {', '.join(sorted(every)) or 'none'}): "
+            "name one with --state-machine by its construct id, construct path or logical id"
+        )
     if len(found) != 1:
         listed = ", ".join(sorted(found)) or "none"
         raise click.ClickException(
@@ -54,3 +66,13 @@ def graph(source: Path, wanted: str | None) -> None:
         click.echo(graphs.mermaid(definition, title=path), nl=False)
     except graphs.NoGuard as error:
         raise click.ClickException(f"{path}: {error}") from None
+
+
+def _construct_paths(assembly_dir: Path, stack: str) -> dict[str, str]:
+    """Logical id -> construct path from the cloud assembly the template is in, if it is in one."""
+    from ..assembly import construct_paths
+
+    try:
+        return construct_paths(assembly_dir, stack) if (assembly_dir / "manifest.json").exists() else {}
+    except (KeyError, ValueError):  # a manifest of another assembly, or none we can read
+        return {}

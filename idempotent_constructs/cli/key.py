@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from .. import jsonata_key
+from .. import jsonata_check, jsonata_key
 from ..lambda_src import canonical, schema
 from .group import cli
 from .render import echo_json
@@ -84,9 +84,10 @@ def key(
 
 def _key_spec(jmespath: str | None, paths: tuple[str, ...], jsonata: str | None) -> tuple[str, Any]:
     if jsonata is not None:
-        reason = jsonata_key.syntax_problem(jsonata)
-        if reason is not None:
-            raise click.BadParameter(f"{jsonata!r} is not a JSONata expression ({reason})", param_hint="--jsonata") from None
+        refused = jsonata_check.problems(jsonata)
+        if refused:
+            reasons = "; ".join(f"{code}: {message}" for code, message in refused)
+            raise click.BadParameter(f"Step Functions would refuse {jsonata!r} ({reasons})", param_hint="--jsonata") from None
         return schema.KIND_JSONATA, jsonata
     if jmespath is not None:
         reason = canonical.jmespath_problem(jmespath)

@@ -31,14 +31,15 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from .. import options
 from ..errors import IdempotencyConfigurationError
 from ..functions import KeyFunction, ResultFunction, key_function, records_of, result_function, results_bucket
 from ..key import IdempotencyKey
-from ..lambda_src import schema
 from ..policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
 from ..table import IdempotencyTable
 from . import acquire, finish, marker, route, wait
-from .config import DEFAULT_LEASE, EVENTS_PER_POLL, MAX_POLLS, GuardConfig, poll_schedule
+from .advice import advise
+from .config import DEFAULT_LEASE, EVENTS_PER_POLL, GUARD_OPTIONS, MAX_POLLS, GuardConfig, poll_schedule
 from .lease import ExtendLease, adopt_within
 from .protocol import STATE_NAMES, TRANSIENT_DYNAMODB_ERRORS, Facts
 
@@ -84,6 +85,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         state_name_prefix: str | None = None,
         owner_state_machine_name: str | None = None,
         result_storage: ResultStorage | None = None,
+        once_per_execution: bool = False,
     ) -> None:
         """
         :param table: where the records live.
@@ -118,8 +120,15 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             results the native write can keep exactly, up to 100 KiB of JSON, in the record with no
             Lambda call; others through the stack's result function, compressed in the record (or
             ``Idempotency.ResultTooLarge`` past 300 KB compressed). ``ResultStorage.large()`` adds S3.
+        :param once_per_execution: whether this guard runs at most once in an execution (it is not in a
+            Map, a loop or a state that runs again). Then a record in progress that this very execution
+            holds can only be its own ``Acquire``'s, applied by DynamoDB but reported failed and retried,
+            and the guard takes it over at once instead of waiting out its own lease. Default: ``False``.
+            ``IdempotentStateMachine`` sets it: its guard is the whole workflow.
         """
         super().__init__(scope, construct_id)
+        # The parameters, by name: each is checked against the kind it takes.
+        options.check(self, GUARD_OPTIONS, locals(), required=("table", "body"))
         self.config = config = GuardConfig(
             self,
             table=table,
@@ -137,13 +146,15 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             state_name_prefix=state_name_prefix,
             owner_state_machine_name=owner_state_machine_name,
             result_storage=result_storage,
+            once_per_execution=once_per_execution,
         )
         config.validate()
         self.table, self.key, self.namespace, self.prefix = config.table, config.key, config.namespace, config.prefix
         self.lease, self.expires_after, self.result_storage = config.lease, config.expires_after, config.result_storage
         self.facts = Facts(self.node.addr)
         self.extend_states: list[str] = []  # the ids of the extend_lease() states, in order
-        self.key_function: KeyFunction | None = key_function(self) if config.key.kind == schema.KIND_JMESPATH else None
+        # Every key may need it: a JMESPath key always, any other for an input beyond the native bounds.
+        self.key_function: KeyFunction = key_function(self)
         self.result_function: ResultFunction = result_function(self)
         self.results_bucket: s3.IBucket | None = None
         if config.result_storage.is_large:
@@ -157,6 +168,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         self.rendered_by: str | None = None  # the workflow whose definition holds this guard, once rendered
         adopt_within(self, body.start_state)  # what is bound already; the rest when its Body is bound
         self._build(body)
+        advise(self, body)
         if config.replay_marker is not None and (fixed := marker.known_non_objects(body)):
             raise IdempotencyConfigurationError(
                 self.node.path,
@@ -195,7 +207,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         on_failure, replay_failure = finish.failure(self)
         inspect = route.inspect(self)
         missing = acquire.key_missing(self)
-        start, taking = acquire.acquire(self, inspect, missing)
+        start, taking, takes = acquire.acquire(self, inspect, missing)
         self._acquire = taking
         takeover = acquire.takeover(self, inspect)
         guarded = finish.body(self, body, on_failure)
@@ -205,7 +217,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         if await_state is not None:
             await_state.next(choice)
         inspect.next(choice)
-        taking.next(guarded)
+        for take in takes:
+            take.next(guarded)
         takeover.next(guarded)
         guarded.next(complete)
         self._start_state = start

@@ -2,11 +2,13 @@
 
 Acquire is one conditional write whose request computes the record id, the payload digest, the
 owner token and the clock natively; the chain's input passes through untouched. A JMESPath key,
-which JSONata cannot evaluate, is computed by the key function first (``ComputeKey``).
+which JSONata cannot evaluate, and an input beyond the bounds within which the native key stays
+inside AWS's JSONata bounds (B18), are computed by the key function (``ComputeKey``).
 """
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from aws_cdk import aws_stepfunctions as sfn
@@ -42,47 +44,73 @@ MISSING = "The idempotency key selection is missing, null or empty in the input,
 
 
 def key_missing(guard: IdempotencyGuard) -> sfn.Fail:
-    return fail(
-        guard,
-        guard.config,
-        "KeyMissing",
-        error=schema.KEY_MISSING,
-        # What the key function or the key's expression said (never a payload value).
-        cause=expression(f"$exists($states.input.Cause) ? $states.input.Cause : {literal(MISSING)}"),
+    """The cause is one short sentence, never a payload value nor a dump of the generated expression:
+    the key function's message (its error's cause is the Lambda error as JSON), or, where a JSONata
+    key's own expression raised while the request was built, what JSONata said after AWS's sentence."""
+    raised = literal(f"the key expression {guard.config.key.expression} raised: ")
+    cause = (
+        "($c := $states.input.Cause; $not($type($c) = 'string') ? "
+        f"{literal(MISSING)} : $substring($c, 0, 1) = '{{' ? $parse($c).errorMessage : "
+        f"$contains($c, 'threw an error during evaluation') ? {raised} & $replace($c, /^[\\s\\S]*threw an error during evaluation[.:] /, '') : $c)"
     )
+    return fail(guard, guard.config, "KeyMissing", error=schema.KEY_MISSING, cause=expression(cause))
 
 
-def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail) -> tuple[sfn.State, ItemTask]:
-    """``(start state, Acquire)``; a taken key goes to ``inspect`` with the key in the variable."""
+def _compute_key(guard: IdempotencyGuard, missing: sfn.Fail) -> sfn.TaskStateBase:
+    """The key function's call: the record id and payload digest computed in Python, for a JMESPath key
+    (JSONata cannot evaluate one) and for an input beyond the native key's bounds (B18). The input goes
+    whole; a JSONata key's selection goes made, since only JSONata can evaluate it. An input too large to
+    send goes as ``null`` with ``too_large`` set, and the function fails ``Idempotency.InputTooLarge``."""
     config = guard.config
+    fields = {
+        "namespace": literal(config.namespace),
+        "kind": literal(config.key.kind),
+        "expression": f"$parse({literal(json.dumps(config.key.expression))})",
+    }
+    # What the request holds besides the input, the selection and the numbers' digits (records.payload_bytes).
+    reserved = records.TASK_OVERHEAD + len(json.dumps(fields)) + len(json.dumps(config.key.expression))
+    size, selected = records.payload_bytes("$states.input"), ""
+    if config.key.kind == schema.KIND_JSONATA:
+        # Made here, as it is (the key function judges it): only JSONata evaluates a JSONata key.
+        fields["selection"] = "$selection"
+        selected = f"$selection := ({config.key.expression}); "
+        size += f" + ($exists($selection) ? {records.payload_bytes('$selection')} : 0)"
+    request = records.jsonata_object({"input": "$fits ? $states.input : null", "too_large": "$not($fits)", **fields})
+    compute = invoke(
+        guard,
+        config,
+        "ComputeKey",
+        guard.key_function,
+        expression(f"({selected}$fits := {size} <= {262_144 - reserved}; {request})"),
+        outputs=SAME_INPUT,
+        assign={guard.facts.name: expression("$states.result")},
+    )
+    compute.add_catch(missing, errors=[schema.KEY_MISSING, QUERY_FAILED])
+    return compute
+
+
+def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail) -> tuple[sfn.State, ItemTask, list[ItemTask]]:
+    """``(start state, the write that takes a free key already in the variable, every write that takes
+    a free key)``; a taken key goes to ``inspect`` with the key in the variable.
+
+    The key is computed natively in ``Acquire``'s own request where it can be (``jsonata_key``);
+    ``Acquire`` raises, before anything is written, for a missing key or an input beyond the native
+    bounds, and the key function tells which it was: it computes the key, which ``AcquireComputed``
+    takes, or fails ``Idempotency.KeyMissing``. A JMESPath key starts with the key function, and its
+    write is ``Acquire``."""
+    config = guard.config
+    native = config.key.kind != schema.KIND_JMESPATH
+    compute = _compute_key(guard, missing)
+    keyed = _holding(guard, "AcquireComputed" if native else "Acquire", records.acquire(config, guard.facts, computed=True))
+    compute.next(keyed)
+    keyed.catch(inspect, [CONDITION_FAILED])
+    if not native:
+        return compute, keyed, [keyed]
     task = _holding(guard, "Acquire", records.acquire(config, guard.facts))
-    if config.key.kind == schema.KIND_JMESPATH:
-        compute = invoke(
-            guard,
-            config,
-            "ComputeKey",
-            guard.key_function,
-            {
-                "input": expression(
-                    records.within_payload("$states.input", "the input is too large to send to the key function")
-                ),
-                "namespace": config.namespace,
-                "kind": config.key.kind,
-                "expression": config.key.expression,
-            },
-            outputs=SAME_INPUT,
-            assign={guard.facts.name: expression("$states.result")},
-        )
-        compute.add_catch(missing, errors=[schema.KEY_MISSING, QUERY_FAILED])
-        compute.next(task)
-        task.catch(inspect, [CONDITION_FAILED])
-        start: sfn.State = compute
-    else:
-        # The failed write's key is computed again: a catcher cannot see the request's values.
-        task.catch(inspect, [CONDITION_FAILED], assign={guard.facts.name: expression(records.key(config, guard.facts))})
-        start = task
-    task.catch(missing, [QUERY_FAILED], output=None)
-    return start, task
+    # The failed write's key is computed again: a catcher cannot see the request's values.
+    task.catch(inspect, [CONDITION_FAILED], assign={guard.facts.name: expression(records.key(config, guard.facts))})
+    task.catch(compute, [QUERY_FAILED])
+    return task, keyed, [task, keyed]
 
 
 def takeover(guard: IdempotencyGuard, inspect: sfn.IChainable) -> ItemTask:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import Enum
 
 from aws_cdk import Duration, Size, Token
 from aws_cdk import aws_dynamodb as dynamodb
@@ -12,6 +11,7 @@ from constructs import Construct
 from ..errors import Problems
 from ..key import IdempotencyKey, namespace_problems
 from ..lambda_src import schema
+from ..options import BOOL, CHAINABLE, DURATION, ERROR_NAMES, TEXT, Kind, enum_kind, implements, instance_of, key_fix, table_fix
 from ..policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
 from ..table import IdempotencyTable
 from .protocol import STATE_NAMES
@@ -29,6 +29,36 @@ MAX_STATE_NAME_LENGTH = 80
 MAX_INLINE_THRESHOLD = Size.kibibytes(64)
 # A Standard execution may run a year: a record in progress must not expire before its holder.
 STANDARD_HOLD = Duration.days(366)
+
+
+# What each option shared by IdempotencyGuard and IdempotentStateMachine takes.
+OPTIONS: dict[str, Kind] = {
+    "table": Kind(
+        "IdempotencyTable or a table (dynamodb.ITable)",
+        lambda value: isinstance(value, IdempotencyTable) or implements(value, dynamodb.ITable),
+        table_fix,
+    ),
+    "key": instance_of(IdempotencyKey, key_fix),
+    "namespace": TEXT,
+    "expires_after": DURATION,
+    "lease": DURATION,
+    "poll_interval": DURATION,
+    "max_wait": DURATION,
+    "on_in_flight": enum_kind(InFlightPolicy),
+    "on_failure": enum_kind(FailurePolicy),
+    "on_completed": enum_kind(CompletedPolicy),
+    "replay_marker": TEXT,
+    "cache_errors": ERROR_NAMES,
+    "result_storage": instance_of(ResultStorage, lambda value: "ResultStorage.inline() or ResultStorage.large()"),
+}
+# IdempotencyGuard's own.
+GUARD_OPTIONS: dict[str, Kind] = {
+    **OPTIONS,
+    "body": CHAINABLE,
+    "state_name_prefix": TEXT,
+    "owner_state_machine_name": TEXT,
+    "once_per_execution": BOOL,
+}
 
 
 def poll_schedule(poll_interval: int, max_wait: int) -> tuple[int, int]:
@@ -70,6 +100,7 @@ class GuardConfig:
         state_name_prefix: str | None,
         owner_state_machine_name: str | None,
         result_storage: ResultStorage | None,
+        once_per_execution: bool = False,
     ) -> None:
         self.guard = guard
         self.table: dynamodb.ITable = table.table if isinstance(table, IdempotencyTable) else table
@@ -88,6 +119,7 @@ class GuardConfig:
         self.prefix = state_name_prefix if state_name_prefix is not None else f"{guard.node.id}."
         self.owner_state_machine_name = owner_state_machine_name
         self.result_storage = result_storage or ResultStorage.inline()
+        self.once_per_execution = once_per_execution
 
     @property
     def rejects_completed(self) -> bool:
@@ -114,15 +146,6 @@ class GuardConfig:
 
     def validate(self) -> None:
         problems = Problems(self.guard)
-        policies: tuple[tuple[str, object, type[Enum]], ...] = (
-            ("on_in_flight", self.on_in_flight, InFlightPolicy),
-            ("on_failure", self.on_failure, FailurePolicy),
-            ("on_completed", self.on_completed, CompletedPolicy),
-        )
-        for name, policy, kind in policies:
-            if not isinstance(policy, kind):
-                choices = ", ".join(f"{kind.__name__}.{member.name}" for member in kind)
-                problems.add(f"{name}: {policy!r} is not a {kind.__name__}; use one of {choices}")
         from .marker import problems as marker_problems  # marker builds on records, which builds on this
 
         problems.extend(marker_problems(self))
@@ -147,9 +170,12 @@ class GuardConfig:
             problem + ("" if self.namespace_given else " (this is the default, the construct path: pass namespace=...)")
             for problem in namespace_problems(self.namespace)
         )
+        problems.extend(self.result_storage.problems())
         threshold = self.result_storage.inline_threshold
-        if not Token.is_unresolved(threshold.to_bytes()) and not (
-            1024 <= threshold.to_bytes() <= MAX_INLINE_THRESHOLD.to_bytes()
+        if (
+            isinstance(threshold, Size)
+            and not Token.is_unresolved(threshold.to_bytes())
+            and not (1024 <= threshold.to_bytes() <= MAX_INLINE_THRESHOLD.to_bytes())
         ):
             problems.add(
                 f"result_storage: an inline_threshold of {threshold.to_bytes()} bytes is outside 1 KiB to 64 KiB "

@@ -86,6 +86,7 @@ def expression(text: str) -> str:
 STATE_NAMES = (
     "ComputeKey",
     "Acquire",
+    "AcquireComputed",
     "KeyMissing",
     "Body",
     "Complete",

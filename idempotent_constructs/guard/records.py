@@ -70,10 +70,10 @@ def _request(
     return jsonata_object(request)
 
 
-def key(config: GuardConfig, facts: Facts) -> str:
+def key(config: GuardConfig, facts: Facts, *, computed: bool = False) -> str:
     """JSONata for ``{id, validation}`` of the state's input: computed natively, or, for a JMESPath
-    key, what the key function put in the guard's variable."""
-    if config.key.kind == schema.KIND_JMESPATH:
+    key and where ``computed``, what the key function put in the guard's variable."""
+    if computed or config.key.kind == schema.KIND_JMESPATH:
         return f"${facts.name}"
     return record_id_and_validation(config.namespace, config.key.kind, config.key.expression, "$states.input")
 
@@ -100,13 +100,13 @@ def _hold(config: GuardConfig, key_value: str, condition: str, values: dict[str,
     return f"($k := {key_value}; $now := $millis(); {request})"
 
 
-def acquire(config: GuardConfig, facts: Facts) -> str:
+def acquire(config: GuardConfig, facts: Facts, *, computed: bool = False) -> str:
     """Absent, or finished and expired (DynamoDB's TTL deletion can lag by days; ``:status`` is
     INPROGRESS): B11. A record in
     progress is never overwritten here; a lapsed one goes through the route's takeover."""
     return _hold(
         config,
-        key(config, facts),
+        key(config, facts, computed=computed),
         f"attribute_not_exists(#{schema.ID}) OR (#{schema.EXPIRATION} < :now AND #{schema.STATUS} <> :{schema.STATUS})",
         {":now": _n("$floor($now / 1000)")},
     )
@@ -175,9 +175,29 @@ PAYLOAD_MARGIN = 8 * 1024
 
 
 def within_payload(value: str, error: str) -> str:
-    """JSONata for ``value``, raising ``error`` when it is too large to send to a Lambda function
-    with a few other fields (Step Functions would fail the task, uncatchably, once it is built)."""
+    """JSONata for ``value``, raising ``error`` when it is too large to send to a Lambda function with
+    a few other fields (Step Functions would fail the task, uncatchably, once it is built)."""
     return f"({BYTES}{JSON} $v := {value}; $bytes($json($v)) > {262_144 - PAYLOAD_MARGIN} ? $error({literal(error)}) : $v)"
+
+
+# What a built Lambda task holds besides its payload's fields: the function's ARN with its version, the
+# field names, the punctuation.
+TASK_OVERHEAD = 512
+# $string writes a number in at most 15 significant digits (1.0000000000000002 as 1), Step Functions all
+# of its up to 17: at most 17 bytes a number more than $json counts. Strings are written alike.
+_NUMBER_SLACK = 17
+_STRING = '/"(?:[^"\\x5c]|\\x5c.)*"/'
+_NUMBER = "/[0-9][0-9.eE+\\-]*/"
+
+
+def payload_bytes(value: str) -> str:
+    """JSONata: at least the bytes Step Functions counts for ``value`` in a task's built parameters: its
+    compact JSON in UTF-8, exactly where every number reads back from it (``$parse``), and otherwise with
+    17 bytes more for each number."""
+    return (
+        f"({BYTES}{JSON} $v := {value}; $j := $json($v); $bytes($j) + ($parse($j) = $v ? 0 :"
+        f" {_NUMBER_SLACK} * ($count($split($replace($j, {_STRING}, '\"\"'), {_NUMBER})) - 1)))"
+    )
 
 
 def complete(config: GuardConfig, facts: Facts, result: str) -> str:

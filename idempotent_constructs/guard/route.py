@@ -116,6 +116,10 @@ def route(
         rules.append((record.status(schema.COMPLETED), restore))
     if replay_failure is not None:
         rules.append((record.status(schema.FAILED), replay_failure))
+    if config.once_per_execution:
+        # This execution's own record can only be its Acquire's, applied and reported failed: resume.
+        own = f"$substringBefore({record(schema.OWNER)}, '{schema.OWNER_SEPARATOR}') = $states.context.Execution.Id"
+        rules.append((f"{record.status(schema.INPROGRESS)} and {own}", takeover))
     rules.append((record.within_lease, wait))
     if config.owner_state_machine_name is not None:
         check = owner_check(

@@ -258,12 +258,13 @@ def jmespath_problem(expression: str) -> str | None:
 
 def idempotency_id(namespace: str, document: Any, kind: str, expression: Any = None) -> str:
     """The record id of ``document`` under a key spec: ``{namespace}#{digest of the selection}``."""
-    return record_id(namespace, kind, expression, _canonical_input(select(document, kind, expression), exact=True))
+    selection = select(document, kind, expression)
+    return record_id(namespace, kind, expression, _canonical_input(selection, exact=_exact(kind)))
 
 
 def selection_id(namespace: str, kind: str, expression: Any, selection: Any) -> str:
     """The record id of a key ``selection`` already made (a JSONata key's, evaluated elsewhere)."""
-    return record_id(namespace, kind, expression, _canonical_input(selection, exact=True))
+    return record_id(namespace, kind, expression, _canonical_input(selection, exact=_exact(kind)))
 
 
 def payload_digest(document: Any) -> str:
@@ -275,9 +276,15 @@ def key_and_validation(namespace: str, document: Any, kind: str, expression: Any
     """``(record id, validation)`` of ``document``: the id as ``idempotency_id`` gives it, and the
     digest of the whole document."""
     selection = select(document, kind, expression)
-    document_text = _canonical_input(document, exact=selection is document)
+    document_text = _canonical_input(document, exact=selection is document and _exact(kind))
     selection_text = document_text if selection is document else _canonical_input(selection, exact=True)
     return record_id(namespace, kind, expression, selection_text), text_digest(document_text)
+
+
+def _exact(kind: str) -> bool:
+    """Whether a key's numbers must be exact doubles: an explicit selection's must (two identifiers that
+    one double carries would share a record); the whole input is keyed as Step Functions reads it."""
+    return kind != schema.KIND_WHOLE_INPUT
 
 
 def _canonical_input(value: Any, *, exact: bool) -> str:

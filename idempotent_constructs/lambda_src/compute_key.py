@@ -1,14 +1,16 @@
-"""Key function: the record id and payload digest of a state's input, for keys JSONata cannot compute.
-
-Only guards whose key is a JMESPath expression call it (every other key is computed natively by
-the generated states). It has no AWS access at all: it only computes.
+"""Key function: the record id and payload digest of a state's input, where the generated states do
+not compute them natively: a JMESPath key (JSONata cannot evaluate one), and an input beyond the bounds
+within which the native key stays inside AWS's JSONata bounds (``jsonata_key.NATIVE_*``, B18). It has
+no AWS access at all: it only computes.
 
 Event (built by the generated ``...ComputeKey`` state)::
 
-    {"input": <the state's input>, "namespace": "...", "kind": "jmespath", "expression": "..."}
+    {"input": <the state's input, or null when too_large>, "too_large": false,
+     "namespace": "...", "kind": "...", "expression": ..., "selection": <a JSONata key's selection>}
 
 Result: ``{"id": "<record id>", "validation": "<payload digest>"}``, or the error
-``Idempotency.KeyMissing`` when the selection is missing, null or empty.
+``Idempotency.KeyMissing`` when the selection is missing, null or empty, or
+``Idempotency.InputTooLarge`` when the input was too large to send.
 """
 
 from __future__ import annotations
@@ -16,19 +18,42 @@ from __future__ import annotations
 from typing import Any
 
 try:  # imported as part of the library
-    from . import canonical, telemetry
+    from . import canonical, schema, telemetry
 except ImportError:  # imported by the Lambda runtime from the asset root
     import canonical  # type: ignore[no-redef,import-not-found]
+    import schema  # type: ignore[no-redef,import-not-found]
     import telemetry  # type: ignore[no-redef,import-not-found]
 
 logger = telemetry.get_logger()
 
 
+class InputTooLarge(Exception):
+    """The input could not be sent: its request would exceed Step Functions' 256 KiB."""
+
+
+# Lambda reports an exception's class name as the Step Functions error name.
+InputTooLarge.__name__ = InputTooLarge.__qualname__ = schema.INPUT_TOO_LARGE
+
+
+def _key(event: dict[str, Any]) -> tuple[str, str]:
+    namespace, document, kind, expression = event["namespace"], event["input"], event["kind"], event.get("expression")
+    if kind != schema.KIND_JSONATA:
+        return canonical.key_and_validation(namespace, document, kind, expression)
+    # Only JSONata evaluates a JSONata key: the state sends its selection made (absent: it selects nothing).
+    selection = event.get("selection")
+    if canonical.is_empty(selection):
+        raise canonical.KeyMissing(f"the key expression {expression} selects nothing, null or an empty value")
+    return canonical.selection_id(namespace, kind, expression, selection), canonical.payload_digest(document)
+
+
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, str]:
-    try:
-        record_id, validation = canonical.key_and_validation(
-            event["namespace"], event["input"], event["kind"], event.get("expression")
+    if event.get("too_large"):
+        raise InputTooLarge(
+            "the input is beyond the bounds of the native key and too large to send to the key function: "
+            "keep a guarded step's input under 248 KiB, or key it on fewer fields"
         )
+    try:
+        record_id, validation = _key(event)
     except canonical.KeyMissing as missing:
         logger.warning("key missing", extra={"idempotency_namespace": event["namespace"], "reason": str(missing)})
         raise

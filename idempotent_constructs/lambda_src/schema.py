@@ -141,6 +141,9 @@ RESULT_MISSING = "Idempotency.ResultMissing"
 # The chain failed with one of Step Functions' own errors (States.*), which no Fail state may raise
 # again; the cause is {"Error": <original name>, "Cause": <original cause>} as JSON.
 BODY_FAILED = "Idempotency.BodyFailed"
+# The input is beyond the native key's bounds and too large to send to the key function with the
+# fields of its request (within about 8 KiB of Step Functions' 256 KiB).
+INPUT_TOO_LARGE = "Idempotency.InputTooLarge"
 # The result cannot be kept: too large for the record even compressed, and no bucket to put it in.
 RESULT_TOO_LARGE = "Idempotency.ResultTooLarge"
 # Internal: raised by the poll loop while the holder is still running, retried with backoff, never

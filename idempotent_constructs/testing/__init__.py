@@ -27,6 +27,7 @@ import boto3
 from moto import mock_aws
 
 from ..assembly import ACCOUNT, REGION, construct_paths, publish_file_assets, state_machine_definitions
+from ..errors import TemplateTooLarge
 from . import faults as fault_injection
 from . import gaps, unmodelled
 from .events import StatusChangeEvents
@@ -45,15 +46,20 @@ from .items import item_size, write_units
 from .lambdas import FunctionOutput, InProcessLambda
 from .patches import Patches
 
+# CloudFormation's limit for a template in S3 ("Template body size in an Amazon S3 object").
+TEMPLATE_MAX_BYTES = 1_000_000
+
 __all__ = [
     "ACCOUNT",
     "REGION",
+    "TEMPLATE_MAX_BYTES",
     "Deployment",
     "Emulator",
     "Execution",
     "ExpressHistoryUnavailable",
     "Faults",
     "LocalEmulator",
+    "TemplateTooLarge",
     "execution_history",
     "is_express",
     "item_size",
@@ -192,7 +198,16 @@ class LocalEmulator:
         """Deploy a stack from a cloud assembly directory (``cdk.out``): upload its file assets,
         create it with CloudFormation and wait until it is complete."""
         assembly_dir = Path(assembly_dir)
-        template = json.loads((assembly_dir / f"{stack_name}.template.json").read_text())
+        template_file = assembly_dir / f"{stack_name}.template.json"
+        # cdk deploy uploads the template to S3, whose TemplateURL CloudFormation refuses past 1,000,000
+        # bytes ("Template may not exceed 1000000 bytes in size."); moto creates the stack whatever its size.
+        if template_file.stat().st_size > TEMPLATE_MAX_BYTES:
+            raise TemplateTooLarge(
+                f"{stack_name}: the template has {template_file.stat().st_size:,} bytes, and CloudFormation refuses "
+                f"one over {TEMPLATE_MAX_BYTES:,} (Template may not exceed {TEMPLATE_MAX_BYTES} bytes in size.): "
+                "split the stack, or store large definitions as assets"
+            )
+        template = json.loads(template_file.read_text())
         publish_file_assets(self.client("s3"), assembly_dir, stack_name, account=ACCOUNT, region=self.region)
         cloudformation = self.client("cloudformation")
         with unmodelled.recorded() as skipped:  # gap: resource types moto does not model (unmodelled.py)

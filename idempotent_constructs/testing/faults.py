@@ -24,24 +24,28 @@ class Faults:
     tests use to read the table, are never failed.
     ``lambda_invocations``: invocations fail with ``TooManyRequestsException`` or
     ``ServiceException``, as the Lambda service does under load.
+    ``dynamodb_lost_replies``: item writes (PutItem, UpdateItem, DeleteItem) are applied, and then
+    fail with ``InternalServerError``, as a request whose reply DynamoDB or the network lost does: the
+    caller retries a write that already happened.
     """
 
     dynamodb: float = 0.0
     lambda_invocations: float = 0.0
+    dynamodb_lost_replies: float = 0.0
     seed: int | None = None
-    injected: dict[str, int] = field(default_factory=lambda: {"dynamodb": 0, "lambda": 0})
+    injected: dict[str, int] = field(default_factory=lambda: {"dynamodb": 0, "lambda": 0, "dynamodb_lost_replies": 0})
 
     def __post_init__(self) -> None:
         import random
 
-        for name in ("dynamodb", "lambda_invocations"):
+        for name in ("dynamodb", "lambda_invocations", "dynamodb_lost_replies"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"Faults.{name} must be a fraction from 0.0 to 1.0, got {getattr(self, name)!r}")
         self._random = random.Random(self.seed)
         self._lock = threading.Lock()
 
     def hit(self, kind: str) -> bool:
-        rate = self.dynamodb if kind == "dynamodb" else self.lambda_invocations
+        rate = {"dynamodb": self.dynamodb, "lambda": self.lambda_invocations}.get(kind, self.dynamodb_lost_replies)
         with self._lock:
             if rate and self._random.random() < rate:
                 self.injected[kind] += 1
@@ -65,10 +69,13 @@ def install(patch: Patch, current: Callable[[], Faults]) -> None:
     for name in ITEM_OPERATIONS:
         original = getattr(DynamoHandler, name)
 
-        def faulty_item_operation(handler: Any, _original: Callable[..., Any] = original) -> Any:
+        def faulty_item_operation(handler: Any, _original: Callable[..., Any] = original, _name: str = name) -> Any:
             if current().hit("dynamodb"):
                 raise DynamodbException("ProvisionedThroughputExceededException", _INJECTED)
-            return _original(handler)
+            reply = _original(handler)
+            if _name != "get_item" and current().hit("dynamodb_lost_replies"):
+                raise DynamodbException("InternalServerError", _INJECTED)
+            return reply
 
         patch(DynamoHandler, name, faulty_item_operation)
 

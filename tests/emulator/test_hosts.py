@@ -49,4 +49,7 @@ def test_a_jsonata_key_writes_the_record_id_the_python_api_computes(behaviour, u
 def test_a_jsonata_key_that_selects_nothing_fails_with_key_missing_before_anything_is_written(behaviour, unique):
     missing = behaviour.run("JsonataKey", {"nonce": unique})  # [] once JSONata drops the undefined parts
     assert (missing.status, missing.error) == ("FAILED", "Idempotency.KeyMissing")
+    assert missing.cause == (
+        "the key expression [$states.input.order.id, $states.input.region] selects nothing, null or an empty value"
+    )
     assert not behaviour.records_of(missing, "Idempotency")

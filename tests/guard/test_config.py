@@ -69,8 +69,8 @@ def test_fails_when_two_guards_would_share_state_names():
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"on_completed": "REJECT"}, r"on_completed: 'REJECT' is not a CompletedPolicy; use one of CompletedPolicy.REPLAY"),
-        ({"on_failure": True}, "on_failure: True is not a FailurePolicy"),
+        ({"on_completed": "REJECT"}, r"on_completed: 'REJECT' \(a str\) is not a CompletedPolicy; pass CompletedPolicy.REJECT"),
+        ({"on_failure": True}, r"on_failure: True \(a bool\) is not a FailurePolicy; pass one of FailurePolicy.RELEASE, "),
         ({"on_completed": CompletedPolicy.REJECT, "result_storage": ResultStorage.large()}, "never makes; drop result_storage"),
     ],
 )

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from aws_cdk import Duration
 from aws_cdk import aws_stepfunctions as sfn
 
-from idempotent_constructs import FailurePolicy, IdempotencyGuard, IdempotencyKey, IdempotencyTable, InFlightPolicy
+from idempotent_constructs import (
+    FailurePolicy,
+    IdempotencyGuard,
+    IdempotencyKey,
+    IdempotencyTable,
+    InFlightPolicy,
+    jsonata_engine,
+)
 from idempotent_constructs.guard import STATE_NAMES, poll_schedule
+from tests.conftest import ROOT
 from tests.guard.build import guarded
 from tests.synth import only_definition, resources, template
 
@@ -68,10 +79,13 @@ def test_with_cache_errors_only_the_listed_errors_are_remembered_and_others_rele
 
 
 def test_only_a_jmespath_key_calls_the_key_function_before_the_acquire():
-    states = guarded(key=IdempotencyKey.from_jmespath("order.id"))["States"]
+    definition = guarded(key=IdempotencyKey.from_jmespath("order.id"))
+    states = definition["States"]
+    assert definition["StartAt"] == "ChargeOnce.ComputeKey" and "ChargeOnce.AcquireComputed" not in states
     payload = states["ChargeOnce.ComputeKey"]["Arguments"]
-    assert (payload["kind"], payload["expression"]) == ("jmespath", "order.id")
-    assert payload["input"].startswith("{% (") and "$v := $states.input;" in payload["input"]  # refused if too large to send
+    assert "'kind': 'jmespath', 'expression': $parse('\"order.id\"')" in payload
+    # Too large to send: sent as null, and the function fails Idempotency.InputTooLarge.
+    assert "$fits ? $states.input : null" in payload and "'too_large': $not($fits)" in payload
     assert states["ChargeOnce.ComputeKey"]["Next"] == "ChargeOnce.Acquire"
     assert states["ChargeOnce.ComputeKey"]["Catch"][0] == {
         "ErrorEquals": ["Idempotency.KeyMissing", "States.QueryEvaluationError"],
@@ -79,10 +93,25 @@ def test_only_a_jmespath_key_calls_the_key_function_before_the_acquire():
     }
 
 
-def test_a_key_the_acquire_cannot_compute_fails_with_key_missing():
+def test_a_key_the_acquire_cannot_compute_natively_is_computed_by_the_key_function_which_tells_a_missing_key():
     states = guarded()["States"]
-    (missing,) = [c for c in states["ChargeOnce.Acquire"]["Catch"] if c["ErrorEquals"] == ["States.QueryEvaluationError"]]
-    assert missing["Next"] == "ChargeOnce.KeyMissing" and states["ChargeOnce.KeyMissing"]["Error"] == "Idempotency.KeyMissing"
+    (computing,) = [c for c in states["ChargeOnce.Acquire"]["Catch"] if c["ErrorEquals"] == ["States.QueryEvaluationError"]]
+    assert computing["Next"] == "ChargeOnce.ComputeKey"
+    compute = states["ChargeOnce.ComputeKey"]
+    assert "'kind': 'whole_input'" in compute["Arguments"] and compute["Next"] == "ChargeOnce.AcquireComputed"
+    assert compute["Catch"][0] == {
+        "ErrorEquals": ["Idempotency.KeyMissing", "States.QueryEvaluationError"],
+        "Next": "ChargeOnce.KeyMissing",
+    }
+    computed = states["ChargeOnce.AcquireComputed"]
+    assert computed["Next"] == "ChargeOnce.Body" and "$native(" not in computed["Arguments"]
+    assert states["ChargeOnce.KeyMissing"]["Error"] == "Idempotency.KeyMissing"
+
+
+def test_a_jsonata_key_sends_its_selection_to_the_key_function_as_it_is():
+    states = guarded(key=IdempotencyKey.from_jsonata("$states.input.order.id"))["States"]
+    request = states["ChargeOnce.ComputeKey"]["Arguments"]
+    assert request.startswith("{% ($selection := ($states.input.order.id); ") and "'selection': $selection}" in request
 
 
 def test_step_functions_own_errors_are_renamed_because_no_fail_state_may_raise_them():
@@ -171,3 +200,35 @@ def test_the_poll_past_a_lease_keeps_the_record_it_read_whatever_describe_execut
     catchers = states["ChargeOnce.PollOwner"]["Catch"]
     assert [c["Next"] for c in catchers] == ["ChargeOnce.Settled", "ChargeOnce.Busy"]
     assert all(c["Output"] == "{% $states.input %}" for c in catchers)
+
+
+@pytest.mark.parametrize(
+    ("cause", "expected"),
+    [
+        (  # the key function's error, as Step Functions passes a Lambda error on
+            '{"errorMessage": "the key path $.id is missing, null or empty in the input", "errorType": "Idempotency.KeyMissing"}',
+            "the key path $.id is missing, null or empty in the input",
+        ),
+        (  # the JSONata key's own expression raised while the key function's request was built
+            "An error occurred while executing the state 'ChargeOnce.ComputeKey' (entered at the event id #2). The JSONata "
+            "expression '($selection := ($states.input.n + 1); ...)' specified for the field 'Arguments' threw an error "
+            'during evaluation. T2001: The left side of the "+" operator must evaluate to a number',
+            'the key expression $states.input.n + 1 raised: T2001: The left side of the "+" operator must evaluate to a number',
+        ),
+        (
+            None,
+            "The idempotency key selection is missing, null or empty in the input, or holds a number of magnitude 2^53 or more.",
+        ),
+    ],
+)
+def test_key_missing_says_what_is_wrong_with_the_key_in_one_sentence_never_the_generated_expression(cause, expected):
+    states = guarded(key=IdempotencyKey.from_jsonata("$states.input.n + 1"))["States"]
+    text = states["ChargeOnce.KeyMissing"]["Cause"].removeprefix("{%").removesuffix("%}")
+    error = {"Error": "Idempotency.KeyMissing"} if cause is None else {"Error": "Idempotency.KeyMissing", "Cause": cause}
+    assert jsonata_engine.evaluate(text, {"states": {"input": error}}) == expected
+
+
+def test_the_readme_names_every_state_a_guard_may_generate_and_no_other():
+    section = (ROOT / "README.md").read_text().split("\n### State names\n")[1].split("\n### ")[0]
+    listed = re.findall(r"^\| `(\w+)` \|", section, flags=re.MULTILINE)
+    assert listed == list(STATE_NAMES)

@@ -1,4 +1,5 @@
-"""lambda_src/compute_key.py: the key function (JMESPath keys only): its event and result."""
+"""lambda_src/compute_key.py: the key function (JMESPath keys, and any key of an input beyond the native
+bounds): its event and result."""
 
 from __future__ import annotations
 
@@ -61,3 +62,36 @@ def test_a_computed_key_is_logged_as_one_json_line_with_its_namespace_and_hash_a
         key_hash,
     )
     assert "SECRET" not in json.dumps(line)
+
+
+@pytest.mark.parametrize(
+    ("kind", "expression"),
+    [(schema.KIND_WHOLE_INPUT, None), (schema.KIND_PATHS, ["$.order.id"])],
+)
+def test_any_key_the_states_compute_natively_is_computed_the_same_from_the_input(kind, expression):
+    document = {"order": {"id": "o-1"}, "deep": [[[[[[[[[[{"x": 1.5}]]]]]]]]]]}
+    result = compute_key.handler(event(document, kind=kind, expression=expression))
+    assert result == dict(
+        zip(("id", "validation"), canonical.key_and_validation("Stack/Orders", document, kind, expression), strict=True)
+    )
+
+
+def test_a_jsonata_key_is_computed_from_the_selection_the_state_made():
+    document = {"order": {"id": 1042}, "note": "x"}
+    result = compute_key.handler(event(document, kind=schema.KIND_JSONATA, expression="$states.input.order.id", selection=1042))
+    assert result == {
+        "id": canonical.selection_id("Stack/Orders", schema.KIND_JSONATA, "$states.input.order.id", 1042),
+        "validation": canonical.payload_digest(document),
+    }
+
+
+@pytest.mark.parametrize("selection", [None, "", [], 2**60])
+def test_a_jsonata_selection_that_is_empty_or_inexact_raises_key_missing(selection):
+    with pytest.raises(canonical.KeyMissing):
+        compute_key.handler(event({"a": 1}, kind=schema.KIND_JSONATA, expression="$states.input.x", selection=selection))
+
+
+def test_an_input_too_large_to_send_raises_input_too_large_by_its_step_functions_name():
+    with pytest.raises(compute_key.InputTooLarge) as raised:
+        compute_key.handler(event(None, kind=schema.KIND_WHOLE_INPUT, expression=None, too_large=True))
+    assert type(raised.value).__name__ == "Idempotency.InputTooLarge"

@@ -19,6 +19,7 @@ from . import (
     execution_end,
     fractional_timestamps,
     jsonata,
+    jsonata_bounds,
     lambda_service_errors,
     lambda_versions,
     parallel_errors,
@@ -32,6 +33,7 @@ from . import (
 
 _PATCHING = (
     jsonata,
+    jsonata_bounds,
     payload_limit,
     build_errors,
     describe_execution,

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...jsonata_engine import UNDEFINED, JSONataError, evaluate
+from ...jsonata_engine import UNDEFINED, BoundExceeded, Bounds, JSONataError, evaluate
 
 if TYPE_CHECKING:
     from ..patches import Patch
+
+# The bounds every evaluation is held to: AWS's, set by ``gaps.jsonata_bounds`` (none without it).
+BOUNDS: Bounds | None = None
 
 
 def install(patch: Patch) -> None:
@@ -60,7 +63,9 @@ def install(patch: Patch) -> None:
 
     def evaluate_jsonata(component: Any, env: Any) -> None:
         try:
-            result = evaluate(component.expression, bindings(env, with_states=True))
+            result = evaluate(component.expression, bindings(env, with_states=True), bounds=BOUNDS)
+        except BoundExceeded as error:  # AWS writes a bound's message after a colon, a coded error's after a period
+            fail(env, component.expression, f"threw an error during evaluation: {error}")
         except JSONataError as error:
             fail(env, component.expression, f"threw an error during evaluation. {error}")
         if result is UNDEFINED:
@@ -69,7 +74,7 @@ def install(patch: Patch) -> None:
 
     def evaluate_variable(component: Any, env: Any) -> None:
         jsonata_mode = component.query_language_mode == QueryLanguageMode.JSONata
-        result = evaluate(component.expression, bindings(env, with_states=jsonata_mode))
+        result = evaluate(component.expression, bindings(env, with_states=jsonata_mode), bounds=BOUNDS)
         env.stack.append(None if result is UNDEFINED else result)
 
     patch(string_expression.StringJSONata, "_eval_body", evaluate_jsonata)

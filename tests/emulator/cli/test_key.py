@@ -79,7 +79,7 @@ def test_key_with_json_shows_the_key_spec_and_the_selection_the_id_is_hashed_fro
 
 def test_an_invalid_jsonata_key_is_refused_with_the_reason():
     result = run_cli("key", "--namespace", "Stack/Orders", "--jsonata", "$states.input.(", input="{}")
-    assert result.exit_code == 2 and "'$states.input.(' is not a JSONata expression" in result.output
+    assert result.exit_code == 2 and "Step Functions would refuse '$states.input.(' (INVALID_JSONATA_EXPRESSION" in result.output
 
 
 def test_a_payload_without_the_key_fails_with_key_missing_as_the_workflow_would():

@@ -1,0 +1,86 @@
+"""Settings that deploy but contradict each other, warned about (CDK Annotations) with the fix.
+
+Validation (``config``) refuses what cannot work; these work, only not as the user meant: a poll
+interval longer than the whole wait, a lease that lapses while the body may still be running.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import jsii
+from aws_cdk import Annotations, Aspects, Duration, IAspect, Token
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import IConstruct
+
+from ..policies import InFlightPolicy
+
+if TYPE_CHECKING:
+    from . import IdempotencyGuard
+
+POLL_INTERVAL_ABOVE_MAX_WAIT = "idempotent-constructs:poll-interval-above-max-wait"
+LEASE_SHORTER_THAN_BODY = "idempotent-constructs:lease-shorter-than-body"
+
+
+def advise(guard: IdempotencyGuard, body: sfn.IChainable) -> None:
+    """Warn about ``guard``'s contradictory settings: the poll now, the lease at synth, once every
+    ``ExtendLease`` of the body is known (``extend_lease()`` may make one after the guard)."""
+    config = guard.config
+    poll, wait = config.poll_interval, config.max_wait
+    if config.on_in_flight is InFlightPolicy.WAIT and poll.to_seconds() > wait.to_seconds():
+        Annotations.of(guard).add_warning_v2(
+            POLL_INTERVAL_ABOVE_MAX_WAIT,
+            f"poll_interval ({poll.to_human_string()}) is longer than max_wait ({wait.to_human_string()}): a duplicate "
+            f"waits {poll.to_human_string()} for its first and only poll, then fails with Idempotency.InFlight; "
+            f"make poll_interval shorter than max_wait (the default is 1 second) or max_wait longer",
+        )
+    if config.owner_state_machine_name is None:
+        # With the owner check, a holder that still runs is never taken over, whatever its lease.
+        Aspects.of(guard).add(_LeaseAgainstBody(guard, body))
+
+
+def longest_timeout(body: sfn.IChainable) -> tuple[str, int] | None:
+    """``(state name, seconds)`` of the longest fixed ``TimeoutSeconds`` among the body's states (those
+    reachable from its start, error handlers included, and those of their branches once rendered);
+    ``None`` when no state has one."""
+    states = sfn.State.find_reachable_states(body.start_state, include_error_handlers=True)
+    found = [
+        (name, seconds)
+        for state in states
+        for name, seconds in _timeouts(state.state_id, state.to_state_json())
+        if isinstance(seconds, int) and not Token.is_unresolved(seconds)
+    ]
+    return max(found, key=lambda timeout: timeout[1], default=None)
+
+
+def _timeouts(name: str, state: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    if "TimeoutSeconds" in state:
+        yield name, state["TimeoutSeconds"]
+    processor = state.get("ItemProcessor") or state.get("Iterator") or {}
+    for graph in [*state.get("Branches", []), processor]:
+        for inner, inner_state in graph.get("States", {}).items():
+            yield from _timeouts(inner, inner_state)
+
+
+@jsii.implements(IAspect)
+class _LeaseAgainstBody:
+    def __init__(self, guard: IdempotencyGuard, body: sfn.IChainable) -> None:
+        self.guard = guard
+        self.body = body
+
+    def visit(self, node: IConstruct) -> None:
+        if node is not self.guard or self.guard.extend_states:
+            return
+        longest = longest_timeout(self.body)
+        lease = self.guard.config.lease
+        if longest is None or lease.to_seconds() >= longest[1]:
+            return
+        name, seconds = longest
+        Annotations.of(self.guard).add_warning_v2(
+            LEASE_SHORTER_THAN_BODY,
+            f"lease ({lease.to_human_string()}) is shorter than the timeout of the body's state {name!r} "
+            f"({Duration.seconds(seconds).to_human_string()}): while it still runs, a duplicate arriving after the lease "
+            f"may take the key over and run the body a second time; make lease at least Duration.seconds({seconds}), "
+            "place an ExtendLease in the body, or run the guard with the owner check (owner_state_machine_name)",
+        )

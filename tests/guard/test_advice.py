@@ -1,0 +1,93 @@
+"""idempotent_constructs/guard/advice.py: settings that deploy but contradict each other are warned about
+with the fix."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
+from aws_cdk.assertions import Annotations, Match
+
+from idempotent_constructs import IdempotencyGuard, IdempotencyTable, IdempotentStateMachine, InFlightPolicy
+from tests.synth import stack
+
+
+def warnings(target) -> list[str]:
+    return [message.entry.data for message in Annotations.from_stack(target).find_warning("*", Match.any_value())]
+
+
+def charge(target, timeout: Duration):
+    function = lambda_.Function.from_function_arn(target, "Charger", "arn:aws:lambda:us-east-1:123456789012:function:charge")
+    return tasks.LambdaInvoke(target, "Charge", lambda_function=function, task_timeout=sfn.Timeout.duration(timeout))
+
+
+def guarded(target, body, **options) -> IdempotencyGuard:
+    guard = IdempotencyGuard(target, "ChargeOnce", table=IdempotencyTable(target, "Table"), body=body, **options)
+    sfn.StateMachine(target, "Machine", definition_body=sfn.DefinitionBody.from_chainable(guard))
+    return guard
+
+
+def workflow(target, definition, **options) -> IdempotentStateMachine:
+    return IdempotentStateMachine(target, "Refunds", table=IdempotencyTable(target, "Table"), definition=definition, **options)
+
+
+def test_warns_when_the_poll_interval_is_longer_than_the_whole_wait():
+    target = stack()
+    guarded(target, sfn.Pass(target, "Work"), poll_interval=Duration.minutes(10), max_wait=Duration.seconds(5))
+    Annotations.from_stack(target).has_warning(
+        "/Test/ChargeOnce",
+        "poll_interval (10 minutes) is longer than max_wait (5 seconds): a duplicate waits 10 minutes for its first "
+        "and only poll, then fails with Idempotency.InFlight; make poll_interval shorter than max_wait (the default is "
+        "1 second) or max_wait longer [ack: idempotent-constructs:poll-interval-above-max-wait]",
+    )
+
+
+def test_a_workflow_warns_about_its_poll_interval_too():
+    target = stack()
+    workflow(target, sfn.Pass(target, "Work"), poll_interval=Duration.minutes(1), max_wait=Duration.seconds(30))
+    Annotations.from_stack(target).has_warning("/Test/Refunds/Idempotency", Match.string_like_regexp("poll_interval"))
+
+
+def test_no_warning_when_the_poll_fits_the_wait_or_a_duplicate_does_not_wait():
+    target = stack()
+    guarded(target, sfn.Pass(target, "Work"), poll_interval=Duration.seconds(5), max_wait=Duration.seconds(5))
+    other = stack()
+    guarded(other, sfn.Pass(other, "Work"), poll_interval=Duration.minutes(10), on_in_flight=InFlightPolicy.FAIL)
+    assert warnings(target) == warnings(other) == []
+
+
+def test_warns_when_the_lease_is_shorter_than_the_timeout_of_a_state_of_the_body():
+    target = stack()
+    guarded(target, sfn.Pass(target, "Validate").next(charge(target, Duration.minutes(20))))
+    Annotations.from_stack(target).has_warning(
+        "/Test/ChargeOnce",
+        "lease (15 minutes) is shorter than the timeout of the body's state 'Charge' (20 minutes): while it still "
+        "runs, a duplicate arriving after the lease may take the key over and run the body a second time; make lease "
+        "at least Duration.seconds(1200), place an ExtendLease in the body, or run the guard with the owner check "
+        "(owner_state_machine_name) [ack: idempotent-constructs:lease-shorter-than-body]",
+    )
+
+
+def test_warns_about_a_timeout_inside_a_branch_of_the_body():
+    target = stack()
+    both = sfn.Parallel(target, "Both").branch(charge(target, Duration.minutes(3))).branch(sfn.Pass(target, "Note"))
+    guarded(target, both, lease=Duration.minutes(2))
+    assert [w for w in warnings(target) if "the body's state 'Charge' (3 minutes)" in w]
+
+
+def test_no_lease_warning_when_the_lease_covers_the_body_or_the_body_extends_it():
+    covered = stack()
+    guarded(covered, charge(covered, Duration.minutes(20)), lease=Duration.minutes(20))
+    extended = stack()
+    loop = charge(extended, Duration.minutes(20))
+    guard = IdempotencyGuard(extended, "ChargeOnce", table=IdempotencyTable(extended, "Table"), body=loop)
+    loop.next(guard.extend_lease())  # made after the guard, known by synth
+    sfn.StateMachine(extended, "Machine", definition_body=sfn.DefinitionBody.from_chainable(guard))
+    assert warnings(covered) == warnings(extended) == []
+
+
+def test_no_lease_warning_with_the_owner_check_which_never_takes_over_a_running_holder():
+    target = stack()
+    workflow(target, charge(target, Duration.hours(2)), lease=Duration.minutes(5))
+    assert warnings(target) == []

@@ -1,0 +1,53 @@
+"""README.md: the Quick start and "Testing your own workflows locally" followed literally by a new user,
+in a fresh virtual environment from the built wheel (tests/conftest.py's user_app ran the install
+command), so that the README cannot drift from what works."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from tests.conftest import readme_blocks, readme_install_command
+
+# The files the README's Python blocks are, named by their first line ("# orders.py").
+FILE_NAME = re.compile(r"# (\w+\.py)\n")
+
+
+def readme_files() -> dict[str, str]:
+    return {match.group(1): block for block in readme_blocks("python") if (match := FILE_NAME.match(block))}
+
+
+def test_the_quick_start_builds_the_wheel_it_then_installs_with_the_testing_extra():
+    builds = [line.split("#")[0].strip() for block in readme_blocks("bash") for line in block.splitlines()]
+    # What tests/conftest.py's dist fixture runs, less its --no-isolation and --outdir.
+    assert "python -m build --wheel" in builds
+    assert readme_install_command() == 'pip install "$(ls ../idempotent_constructs/dist/idempotent_constructs-*.whl)[testing]"'
+
+
+def test_the_readme_names_the_files_a_new_user_writes():
+    assert list(readme_files()) == ["orders.py", "app.py", "test_orders.py"]
+
+
+def test_the_quick_start_app_synthesizes_and_the_graph_command_draws_its_workflow(user_app):
+    for name, text in readme_files().items():
+        (user_app.app / name).write_text(text)
+    (block,) = [block for block in readme_blocks("bash") if block.startswith("cdk synth ")]
+    synthesize, draw = block.splitlines()
+    synthesized = user_app.run(synthesize, timeout=300)
+    assert synthesized.returncode == 0, synthesized.stderr
+    template = json.loads((user_app.app / "cdk.out" / "Orders.template.json").read_text())
+    assert [r["Type"] for r in template["Resources"].values()].count("AWS::StepFunctions::StateMachine") == 1
+    drawn = user_app.run(draw, timeout=120)
+    assert drawn.returncode == 0, drawn.stderr
+    assert drawn.stdout.startswith("%% Orders/Orders/StateMachine\nflowchart TD\n")
+    assert "%% first run: Acquire -> Body -> Complete" in drawn.stdout
+
+
+def test_the_readmes_tests_of_a_users_workflow_pass_on_the_local_emulator(user_app):
+    for name, text in readme_files().items():
+        (user_app.app / name).write_text(text)
+    installed = user_app.run("pip install pytest")
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    result = user_app.run("pytest test_orders.py -q -p no:cacheprovider", timeout=600)
+    assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-3000:]
+    assert re.search(r"^2 passed", result.stdout, flags=re.MULTILINE), result.stdout
