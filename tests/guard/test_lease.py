@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from aws_cdk import Duration
 from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk.assertions import Annotations, Match
 
 from idempotent_constructs import (
     ExtendLease,
@@ -88,6 +89,19 @@ def test_a_workflow_adopts_extend_states_in_parallel_branches_and_inline_maps_of
     assert "Idempotency.PerItem.LeaseLost" in each["States"]
     inner = branch_states(body["Deep"])["Inner"]["ItemProcessor"]
     assert set(inner["States"]) == {"Idempotency.Deeper", "Idempotency.Deeper.LeaseLost"}
+
+
+def test_an_extend_state_in_a_parallel_branch_counts_for_the_lease_advice():
+    target = stack()
+    work = sfn.CustomState(
+        target, "Work", state_json={"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "TimeoutSeconds": 600}
+    )
+    body = sfn.Parallel(target, "Fan").branch(ExtendLease(target, "KeepAlive").next(work))
+    guard = IdempotencyGuard(target, "Long", table=IdempotencyTable(target, "Table"), body=body, lease=Duration.minutes(1))
+    sfn.StateMachine(target, "Machine", definition_body=sfn.DefinitionBody.from_chainable(guard))
+    assert guard.extend_states == ["KeepAlive"]
+    # No "lease shorter than the body" warning: the body extends its lease (guard/advice.py).
+    assert Annotations.from_stack(target).find_warning("*", Match.any_value()) == []
 
 
 def test_the_innermost_guard_adopts_an_extend_state():
