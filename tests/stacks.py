@@ -134,7 +134,9 @@ class BehaviourStack(Stack):
 
         # B2, B5: a slow body, waiting duplicates; and the fail-fast variant.
         slow("Slow", "Slow")
-        slow("SlowFailFast", "FailFast", on_in_flight=InFlightPolicy.FAIL)
+        # Its holder runs 10 s, so that it still runs when a duplicate arrives, however slowly a busy
+        # machine interprets the duplicate's states.
+        slow("SlowFailFast", "FailFast", seconds=10, on_in_flight=InFlightPolicy.FAIL)
         # B12: the same, with patience for a slow emulator under injected faults (the moto interpreter
         # parses the definition in pure Python for each of 40 concurrent starts).
         slow("SlowPatient", "Patient", poll_interval=Duration.seconds(1), max_wait=Duration.minutes(5))
