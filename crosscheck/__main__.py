@@ -2,8 +2,9 @@
 
 Deploys the example app (from the cloud assembly ``cdk synth`` wrote) and the behaviour and
 everything-on test stacks (synthesized here) into a ministack server, runs every scenario, prints one
-line per scenario and, last, ``N passed, M failed``. Exits 1 if any scenario failed. A scenario a
-known divergence stops is reported as diverged, with the divergence, and counts as neither.
+line per scenario and, last, ``N passed, M failed`` and the title of each scenario that failed. Exits 1
+if any scenario failed. A scenario a known divergence stops is reported as diverged, with the
+divergence, and counts as neither.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import sys
 import tempfile
 import time
 import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .divergences import ALL, MINISTACK_VERSION
-from .scenarios import RELEASE_TIMINGS, SCENARIOS, Checks, ScenarioFailed, Stacks
+from .scenarios import RELEASE_TIMINGS, SCENARIOS, Checks, Scenario, ScenarioFailed, Stacks
 from .server import Ministack, ServerFailed
 
 EXAMPLE_STACK = "IdempotentOrders"
@@ -33,6 +35,40 @@ def synthesize_test_stacks(outdir: Path) -> Path:
     BehaviourStack(app, "Behaviour")
     everything_on(app)
     return Path(app.synth().directory)
+
+
+@dataclass
+class Tally:
+    """How the scenarios went: the passed and diverged ones counted, the failed ones by title."""
+
+    passed: int = 0
+    diverged: int = 0
+    failed: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """``N passed, M failed``, then a line naming each scenario that failed."""
+        return f"{self.passed} passed, {len(self.failed)} failed" + "".join(f"\n  failed: {title}" for title in self.failed)
+
+
+def run_scenarios(stacks: Stacks, scenarios: list[tuple[str, Scenario]], tally: Tally) -> None:
+    """Run each scenario, print its title and outcome, and count it in ``tally``."""
+    for title, run in scenarios:
+        checks, began = Checks(), time.monotonic()
+        try:
+            run(stacks, checks)
+        except ScenarioFailed as failure:
+            outcome = f"FAILED   {failure}"
+            tally.failed.append(title)
+        except Exception as broke:  # a scenario that breaks is a failed one; say where
+            where = traceback.extract_tb(broke.__traceback__)[-1]
+            outcome = f"FAILED   {type(broke).__name__}: {broke} ({Path(where.filename).name}:{where.lineno})"
+            tally.failed.append(title)
+        else:
+            if checks.diverged:
+                outcome, tally.diverged = "DIVERGED " + "; ".join(str(d) for d in checks.diverged), tally.diverged + 1
+            else:
+                outcome, tally.passed = "passed", tally.passed + 1
+        print(f"{title}\n  {outcome} ({time.monotonic() - began:.1f} s)", flush=True)
 
 
 def main(argv: list[str]) -> int:
@@ -54,7 +90,7 @@ def main(argv: list[str]) -> int:
         + (f", corrected for {', '.join(corrected)}" if corrected else ", as released")
     )
     started = time.monotonic()
-    passed = failed = diverged = 0
+    tally = Tally()
     with tempfile.TemporaryDirectory(prefix="crosscheck-assembly-") as scratch:
         test_assembly = synthesize_test_stacks(Path(scratch))
         print(f"synthesized the test stacks in {time.monotonic() - started:.0f} s")
@@ -67,34 +103,19 @@ def main(argv: list[str]) -> int:
                     everything=server.deploy(test_assembly, "EverythingOn"),
                 )
                 print(f"deployed {EXAMPLE_STACK}, Behaviour and EverythingOn ({time.monotonic() - started:.0f} s)\n")
-                for title, run in SCENARIOS:
-                    checks, began = Checks(), time.monotonic()
-                    try:
-                        run(stacks, checks)
-                    except ScenarioFailed as failure:
-                        outcome, failed = f"FAILED   {failure}", failed + 1
-                    except Exception as broke:  # a scenario that breaks is a failed one; say where
-                        where = traceback.extract_tb(broke.__traceback__)[-1]
-                        outcome = f"FAILED   {type(broke).__name__}: {broke} ({Path(where.filename).name}:{where.lineno})"
-                        failed += 1
-                    else:
-                        if checks.diverged:
-                            outcome, diverged = "DIVERGED " + "; ".join(str(d) for d in checks.diverged), diverged + 1
-                        else:
-                            outcome, passed = "passed", passed + 1
-                    print(f"{title}\n  {outcome} ({time.monotonic() - began:.1f} s)", flush=True)
+                run_scenarios(stacks, SCENARIOS, tally)
         except ServerFailed as problem:
             print(f"ministack failed: {problem}")
-            failed += 1
+            tally.failed.append(f"ministack itself ({problem})")
     if RELEASE_TIMINGS:
         print(
             "\nrelease path, StopExecution to the key's release: "
             + ", ".join(f"{seconds:.1f} s after {reads} stale read(s)" for reads, seconds in sorted(RELEASE_TIMINGS.items()))
             + " (ministack waits 1 s, then 2 s, between asynchronous attempts; Lambda on AWS 1 min, then 2 min)"
         )
-    print(f"\nfinished in {time.monotonic() - started:.0f} s; {diverged} diverged (crosscheck/divergences.py)")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    print(f"\nfinished in {time.monotonic() - started:.0f} s; {tally.diverged} diverged (crosscheck/divergences.py)")
+    print(tally.summary())
+    return 1 if tally.failed else 0
 
 
 if __name__ == "__main__":

@@ -10,8 +10,10 @@ without them (``./dev crosscheck --as-released``), to show what each one stops.
 import inspect
 import json
 import os
+import threading
 from typing import Any
 
+import ministack.services.dynamodb as dynamodb
 import ministack.services.eventbridge as eventbridge
 import ministack.services.lambda_svc as lambda_svc
 import ministack.services.stepfunctions as stepfunctions
@@ -95,6 +97,32 @@ def lambda_targets_invoked_asynchronously() -> None:
     eventbridge._dispatch_to_lambda = asynchronously
 
 
+def item_writes_atomic() -> None:
+    """D7: a conditional write of an item is atomic: the condition is checked against the item as the
+    write finds it (ministack reads the item, checks, then writes, and Step Functions tasks call these
+    handlers from their executions' threads, so two writes of one item can interleave). Every item
+    read and write is serialized, transactions and batches too."""
+    lock = threading.RLock()  # reentrant: a transaction or batch may write through the single-item handlers
+    for name in (
+        "_get_item",
+        "_put_item",
+        "_update_item",
+        "_delete_item",
+        "_batch_write_item",
+        "_transact_write_items",
+        "_execute_statement",
+        "_batch_execute_statement",
+        "_execute_transaction",
+    ):
+        handler = getattr(dynamodb, name)
+
+        def serialized(data: Any, handler: Any = handler) -> Any:
+            with lock:
+                return handler(data)
+
+        setattr(dynamodb, name, serialized)
+
+
 def stale_reads_on_demand() -> None:
     """A fault, not a correction (always installed): DescribeExecution is eventually consistent on AWS,
     so right after an execution ends it may still read RUNNING. For an execution named
@@ -128,4 +156,5 @@ if __name__ == "__main__":
         parallel_output_and_assign_in_jsonata()
         task_scheduled_events_as_aws_writes_them()
         lambda_targets_invoked_asynchronously()
+        item_writes_atomic()
     main()

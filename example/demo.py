@@ -133,6 +133,8 @@ def main(argv: list[str]) -> int:
             f"({kinds.count('AWS::StepFunctions::StateMachine')} state machine, "
             f"{kinds.count('AWS::Lambda::Function')} Lambda functions, {kinds.count('AWS::DynamoDB::Table')} table)"
         )
+        if deployment.unmodelled:
+            print(f"The emulator does not model {', '.join(deployment.unmodelled)}: deployed without them.")
         demo = Demo(deployment)
         demo.first_run_and_replay()
         demo.concurrent_duplicates()

@@ -81,7 +81,10 @@ def start_idempotent_execution(
     :param client: a boto3 Step Functions client. Default: ``boto3.client("stepfunctions")``.
     :param follow_holder: when the execution of that name, with this input, gave up with
         ``Idempotency.InFlight`` (another execution held the key), return the holder's execution
-        instead (``followed_from`` names the one that gave up): the one that does the work. Default:
+        instead (``followed_from`` names the one that gave up): the one that does the work. Only an
+        execution of the same state machine is followed; one of another state machine (the holder of
+        a nested guard, or of a namespace shared between workflows) does other work, and a cause that
+        names no holder is not the guard's: the failed execution is returned as it is then. Default:
         on; ``False`` returns the failed execution as it is.
     """
     client = client or _client()
@@ -94,7 +97,11 @@ def start_idempotent_execution(
         existing = client.describe_execution(executionArn=_execution_arn(state_machine_arn, name))
     same = canonical.digest(json.loads(existing.get("input") or "null")) == canonical.digest(payload)
     if follow_holder and same and _gave_up_in_flight(existing):
-        return _holder(existing, client)
+        holder = _named_holder(existing)
+        if holder is not None and _state_machine_of(holder) == _state_machine_of(existing["executionArn"]):
+            followed = _holder(existing, holder, client)
+            if followed is not None:
+                return followed
     return IdempotentStart(existing["executionArn"], started=False, status=existing["status"], same_input=same)
 
 
@@ -105,11 +112,16 @@ def in_flight_holder(execution_arn: str, *, client: Any = None) -> IdempotentSta
 
     The holder is the one named in the error's cause (as the failed run last read the record); it
     has the same payload, which the guard checked before waiting. ``status`` is the holder's status
-    now, or ``UNKNOWN`` for an Express holder, which DescribeExecution cannot describe.
+    now, or ``UNKNOWN`` for an Express holder, which DescribeExecution cannot describe. ``None`` too
+    when the cause names no holder (a state of the user's raised that error), or the holder's
+    execution is gone (Step Functions keeps a closed execution 90 days).
     """
     client = client or _client()
     ended = client.describe_execution(executionArn=execution_arn)  # with its error and cause
-    return _holder(ended, client) if _gave_up_in_flight(ended) else None
+    if not _gave_up_in_flight(ended):
+        return None
+    holder = _named_holder(ended)
+    return _holder(ended, holder, client) if holder is not None else None
 
 
 def _client() -> Any:
@@ -122,10 +134,33 @@ def _gave_up_in_flight(execution: dict[str, Any]) -> bool:
     return execution.get("status") == "FAILED" and execution.get("error") == schema.IN_FLIGHT
 
 
-def _holder(gave_up: dict[str, Any], client: Any) -> IdempotentStart:
-    """The holder named in the ``Idempotency.InFlight`` cause of the described execution ``gave_up``."""
-    _, holder, _ = (json.loads(gave_up["cause"])[field] for field in schema.INFLIGHT_CAUSE_FIELDS)
+def _named_holder(gave_up: dict[str, Any]) -> str | None:
+    """The holder's execution ARN that the guard's ``Idempotency.InFlight`` cause names; ``None`` for a
+    cause of another making (not JSON, or without the field)."""
+    try:
+        cause = json.loads(gave_up.get("cause") or "")
+    except ValueError:
+        return None
+    holder = cause.get(schema.INFLIGHT_CAUSE_FIELDS[1]) if isinstance(cause, dict) else None
+    return holder if isinstance(holder, str) and _state_machine_of(holder) is not None else None
+
+
+def _state_machine_of(execution_arn: str) -> tuple[str, ...] | None:
+    """Partition, region, account and state machine name of a Standard (``:execution:``) or Express
+    (``:express:``) execution ARN; ``None`` for anything else."""
+    parts = execution_arn.split(":")
+    if len(parts) < 8 or parts[0] != "arn" or parts[2] != "states" or parts[5] not in ("execution", "express"):
+        return None
+    return (parts[1], parts[3], parts[4], parts[6])
+
+
+def _holder(gave_up: dict[str, Any], holder: str, client: Any) -> IdempotentStart | None:
+    """The execution ``holder`` that the ``Idempotency.InFlight`` cause of ``gave_up`` names, with its
+    status now; ``None`` if Step Functions no longer knows it."""
     status = "UNKNOWN"
     if ":express:" not in holder:
-        status = client.describe_execution(executionArn=holder, includedData="METADATA_ONLY")["status"]
+        try:
+            status = client.describe_execution(executionArn=holder, includedData="METADATA_ONLY")["status"]
+        except client.exceptions.ExecutionDoesNotExist:
+            return None
     return IdempotentStart(holder, started=False, status=status, same_input=True, followed_from=gave_up["executionArn"])

@@ -122,8 +122,9 @@ class IdempotentStateMachine(Construct):
     ) -> None:
         """
         :param table: where the records live.
-        :param definition: the workflow to make idempotent, any chain of states; the ``ExtendLease``
-            states at its top level push the lease forward.
+        :param definition: the workflow to make idempotent, any chain of states; its ``ExtendLease``
+            states (at its top level, in loops, catch handlers, Parallel branches and inline Maps) push
+            the lease forward.
         :param key: how the key is derived. Default: ``IdempotencyKey.whole_input()``.
         :param namespace: prefix of this workflow's record ids. Default: the construct path
             (stable across deploys; differs between workflows and stacks).

@@ -134,7 +134,9 @@ class BehaviourStack(Stack):
 
         # B2, B5: a slow body, waiting duplicates; and the fail-fast variant.
         slow("Slow", "Slow")
-        slow("SlowFailFast", "FailFast", on_in_flight=InFlightPolicy.FAIL)
+        # Its holder runs 10 s, so that it still runs when a duplicate arrives, however slowly a busy
+        # machine interprets the duplicate's states.
+        slow("SlowFailFast", "FailFast", seconds=10, on_in_flight=InFlightPolicy.FAIL)
         # B12: the same, with patience for a slow emulator under injected faults (the moto interpreter
         # parses the definition in pure Python for each of 40 concurrent starts).
         slow("SlowPatient", "Patient", poll_interval=Duration.seconds(1), max_wait=Duration.minutes(5))
@@ -142,6 +144,9 @@ class BehaviourStack(Stack):
         slow("Impatient", "Impatient", seconds=6, poll_interval=Duration.seconds(1), max_wait=Duration.seconds(2))
         # B7: holders that overrun a short lease, are aborted, time out or die.
         slow("ShortLease", "ShortLease", seconds=5, lease=Duration.seconds(2))
+        # A holder that runs long past its lease, so that a duplicate arriving after the lease lapsed
+        # polls it while it runs however slowly a busy machine interprets the duplicate's states.
+        slow("PastItsLease", "PastItsLease", seconds=15, lease=Duration.seconds(2))
         slow(
             "LongLease",
             "LongLease",
@@ -488,6 +493,27 @@ class ControlStack(Stack):
         late = IdempotencyGuard(self, "Late", table=table, body=body, key=IdempotencyKey.from_paths("$.id"), lease=lease, **FAST)
         tick.next(late.extend_lease()).next(more)
         sfn.StateMachine(self, "ExtendingLate", definition_body=sfn.DefinitionBody.from_chainable(late))
+        # The ten ticks again, in a Parallel branch, and four 1 s items of a Map one at a time: each extends
+        # the lease with an ExtendLease placed before the guard exists, which adopts it.
+        body, tick, more = counting_body(self, "InBranch", ticks=10, tick=Duration.seconds(1))
+        tick.next(ExtendLease(self, "BranchExtend")).next(more)
+        in_branch = IdempotencyGuard(
+            self,
+            "InBranch",
+            table=table,
+            body=sfn.Parallel.jsonata(self, "Branch", outputs="{% $states.result[0] %}").branch(body),
+            key=IdempotencyKey.from_paths("$.id"),
+            lease=lease,
+            **FAST,
+        )
+        sfn.StateMachine(self, "ExtendingInBranch", definition_body=sfn.DefinitionBody.from_chainable(in_branch))
+        item = sfn.Wait.jsonata(self, "ItemTick", time=sfn.WaitTime.duration(Duration.seconds(1)))
+        each = sfn.Map.jsonata(self, "EachItem", items=sfn.ProvideItems.jsonata("{% [1, 2, 3, 4] %}"), max_concurrency=1)
+        each.item_processor(item.next(ExtendLease(self, "ItemExtend")))
+        per_item = IdempotencyGuard(
+            self, "PerItem", table=table, body=each, key=IdempotencyKey.from_paths("$.id"), lease=lease, **FAST
+        )
+        sfn.StateMachine(self, "ExtendingPerItem", definition_body=sfn.DefinitionBody.from_chainable(per_item))
 
 
 def minimal(app: App) -> Stack:

@@ -40,7 +40,7 @@ from ..table import IdempotencyTable
 from . import acquire, finish, marker, route, wait
 from .advice import advise
 from .config import DEFAULT_LEASE, EVENTS_PER_POLL, GUARD_OPTIONS, MAX_POLLS, GuardConfig, poll_schedule
-from .lease import ExtendLease, adopt_reachable
+from .lease import ExtendLease, adopt_within
 from .protocol import STATE_NAMES, TRANSIENT_DYNAMODB_ERRORS, Facts
 
 __all__ = [
@@ -166,7 +166,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
                 self.results_bucket = config.result_storage.bucket
         self.result_function.serve(config.table, config.namespace, self.results_bucket)
         self.rendered_by: str | None = None  # the workflow whose definition holds this guard, once rendered
-        adopt_reachable(self, body)
+        adopt_within(self, body.start_state)  # what is bound already; the rest when its Body is bound
         self._build(body)
         advise(self, body)
         if config.replay_marker is not None and (fixed := marker.known_non_objects(body)):
@@ -181,11 +181,11 @@ class IdempotencyGuard(sfn.StateMachineFragment):
 
     def extend_lease(self, construct_id: str = "ExtendLease") -> ExtendLease:
         """A state that pushes this run's lease ``lease`` forward from now, for a body that may run
-        longer than its lease: place it in the body (in a polling loop, say, also inside a Map or
-        Parallel of it), which may be wired after the guard is created but before the state machine
-        that holds it. A run whose key was taken over fails there with ``Idempotency.LeaseLost``. Its
-        input passes through. Each call makes a new state; give each its own ``construct_id`` (its
-        state name, after the guard's prefix). See also ``ExtendLease``."""
+        longer than its lease: place it in the body (in a polling loop, say, also inside a Parallel
+        branch or an inline Map of it), which may be wired after the guard is created but before the
+        state machine that holds it. A run whose key was taken over fails there with
+        ``Idempotency.LeaseLost``. Its input passes through. Each call makes a new state; give each its
+        own ``construct_id`` (its state name, after the guard's prefix). See also ``ExtendLease``."""
         if self.rendered_by is not None:
             raise IdempotencyConfigurationError(
                 self.node.path,

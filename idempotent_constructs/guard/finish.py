@@ -16,7 +16,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from ..jsonata_key import literal
 from ..lambda_src import schema
 from ..policies import FailurePolicy
-from . import records
+from . import lease, records
 from .protocol import CONDITION_FAILED, ID, OWNER, QUERY_FAILED, TRANSIENT_DYNAMODB_ERRORS, VALIDATION, expression
 from .tasks import ItemTask, fail, invoke, retry_transient
 
@@ -36,12 +36,27 @@ TOO_LARGE = "The result is too close to Step Functions' 256 KiB payload limit to
 RESULT = "$states.input[0]"
 
 
+class Body(sfn.Parallel):
+    """The Parallel that holds the user's chain; when it is bound into a graph, and CDK binds its
+    branch only then, the guard adopts the ``ExtendLease`` states of the chain (``lease``)."""
+
+    def __init__(self, guard: IdempotencyGuard) -> None:
+        super().__init__(guard, "Body", state_name=guard.config.name("Body"))
+        self.guard = guard
+
+    def bind_to_graph(self, graph: sfn.StateGraph) -> None:
+        with lease.adopting(self.guard):
+            super().bind_to_graph(graph)
+        for branch in self._branches:  # CDK's protected field: the branch's graph, bound now
+            lease.adopt_within(self.guard, branch.start_state)
+
+
 def body(guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChainable) -> sfn.Parallel:
     """The user's chain, as the only branch of a Parallel: its input is the guard's input, and
     whatever it raises is caught in one place. The Parallel declares no query language and uses no
     field of either: its branch is in the language of the states around the guard (a JSONata state
     may not hold JSONPath states), and its output is ``[the chain's output]`` in both."""
-    parallel = sfn.Parallel(guard, "Body", state_name=guard.config.name("Body")).branch(chain)
+    parallel = Body(guard).branch(chain)
     parallel.add_catch(on_failure, errors=["States.ALL"])
     return parallel
 

@@ -5,13 +5,27 @@ check, at once). A body that may run longer keeps its lease by passing through a
 and then (in a polling loop, say): one fenced DynamoDB update, no Lambda call. A holder whose key was
 taken over meanwhile fails there with ``Idempotency.LeaseLost`` instead of working on.
 
-The state belongs to the guard around it, which *adopts* it: an ``IdempotencyGuard`` (or the guard of
-an ``IdempotentStateMachine``) adopts every ``ExtendLease`` it can reach at the top level of its body
-when it is created, and ``IdempotencyGuard.extend_lease()`` makes one already adopted.
+The state belongs to the innermost guard around it, which *adopts* it: an ``IdempotencyGuard`` (or the
+guard of an ``IdempotentStateMachine``) adopts every ``ExtendLease`` of its body, wherever it runs there:
+at the top level, in loops and catch handlers, in Parallel branches and inline Map item processors
+(whose states read the variables of the scopes around them, the guard's among them).
+``IdempotencyGuard.extend_lease()`` makes one already adopted.
+
+Two places are refused when the app is synthesized, each with the reason and the fix: a Distributed
+Map's item processor (its child workflows cannot read the variables of the workflow around them, so the
+guard's owner token is out of reach there), and anywhere outside the guard's body. So is a state that
+never reaches a rendered definition (wired in after its state machine was created), whatever hosts it.
+
+When the guard adopts: CDK binds a Parallel's branches only when the Parallel itself joins a graph, so
+the states of Parallel branches are adopted while the guard's ``Body`` is bound (``adopting``), and
+those bound earlier (a Map's item processor, bound when it is set) by walking the bound body
+(``adopt_within``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import jsii
@@ -31,23 +45,31 @@ if TYPE_CHECKING:
 LOST = ".LeaseLost"  # the name of an extend state's Fail state: the extend state's, then this
 ACTION = "updateItem"
 
+# The guards whose Body is being bound, innermost last: a state bound meanwhile belongs to the last.
+_binding: list[IdempotencyGuard] = []
+
 
 class ExtendLease(sfn.CustomState):
     """A state that pushes the lease of the run holding the idempotency key forward by the guard's
     ``lease``, from now; its input passes through. A run whose key was taken over meanwhile fails
     there with ``Idempotency.LeaseLost``.
 
-    Place it at the top level of an ``IdempotencyGuard``'s body or of an ``IdempotentStateMachine``'s
-    definition (in a polling loop, say) before creating the guard or the workflow, which adopt it.
-    Its state name is the guard's prefix and ``construct_id``. (For a state wired in after the guard
-    exists, or inside a Map or Parallel of its body, use ``IdempotencyGuard.extend_lease()``.)
+    Place it anywhere in an ``IdempotencyGuard``'s body or an ``IdempotentStateMachine``'s definition
+    (in a polling loop, say, also inside a Parallel branch or an inline Map's item processor); the
+    innermost guard around it adopts it. Its state name is the guard's prefix and ``construct_id``.
+    Inside a Distributed Map's item processor it is refused at synth (see the module's docstring).
     """
 
     def __init__(self, scope: Construct, construct_id: str) -> None:
         super().__init__(scope, construct_id, state_json={"Type": "Task"})
         self.guard: IdempotencyGuard | None = None
+        self.rendered = False  # whether a definition holds it: set when CDK renders it
+        self.in_body = False  # whether its guard found it in its body
+        self.distributed_map: str | None = None  # the Distributed Map whose item processor holds it, if any
         self._fields: dict[str, Any] = {}
-        self.node.add_validation(_Adopted(self))
+        self._graph: sfn.StateGraph | None = None
+        self._granted = False
+        self.node.add_validation(_Placed(self))
 
     def adopt(self, guard: IdempotencyGuard) -> None:
         """Become ``guard``'s: its item, its owner token, its prefix. Once only: a guard nested in
@@ -75,37 +97,101 @@ class ExtendLease(sfn.CustomState):
             error=schema.LEASE_LOST,
             cause="Another execution took this idempotency key over after this run's lease lapsed; stop working on it.",
         )
-        self.add_catch(lost, errors=[CONDITION_FAILED])
+        self.add_catch(lost, errors=[CONDITION_FAILED])  # joins the graph too, if this state is in one already
         guard.extend_states.append(construct_id)
+        self._grant()
 
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
+        if self.guard is None and _binding:
+            self.adopt(_binding[-1])  # before joining the graph, which registers it by its (prefixed) name
         super().bind_to_graph(graph)
-        if self.guard is not None:
-            for statement in item_statements(self.guard.config, ACTION):
-                graph.register_policy_statement(statement)
+        self._graph = graph
+        self._grant()
+
+    def _grant(self) -> None:
+        """The permissions of its request, to the state machine whose graph it joined, once it has both."""
+        if self.guard is None or self._graph is None or self._granted:
+            return
+        for statement in item_statements(self.guard.config, ACTION):
+            self._graph.register_policy_statement(statement)
+        self._granted = True
 
     def to_state_json(self, query_language: sfn.QueryLanguage | None = None) -> Any:
+        self.rendered = True
         # Not adopted: rendered as it is, and the app's synth fails on the validation below.
         return {**super().to_state_json(query_language), **self._fields}
 
 
 @jsii.implements(IValidation)
-class _Adopted:
+class _Placed:
+    """Fails synth for a state that cannot work where it is, saying why and what to do instead."""
+
     def __init__(self, state: ExtendLease) -> None:
         self.state = state
 
     def validate(self) -> list[str]:
-        if self.state.guard is not None:
-            return []
-        return [
-            "ExtendLease: no guard adopted this state; place it at the top level of an IdempotencyGuard's body or an "
-            "IdempotentStateMachine's definition before creating them, or use IdempotencyGuard.extend_lease() for a "
-            "state wired in later or inside a Map or Parallel"
-        ]
+        state, guard = self.state, self.state.guard
+        if state.distributed_map is not None:
+            owner = f"the guard {guard.node.path}" if guard is not None else "the guard around it"
+            return [
+                f"ExtendLease: it is in the item processor of the Distributed Map {state.distributed_map!r}, whose child "
+                f"workflows cannot read the variables of the workflow around them, so the lease of {owner} is out of "
+                "its reach; run the work that extends the lease in an inline Map (sfn.Map), give each item a guard "
+                "of its own inside the Distributed Map, or give the guard a lease longer than the Map runs"
+            ]
+        if guard is None:
+            return [
+                "ExtendLease: no guard adopted this state; place it in the body of an IdempotencyGuard or the "
+                "definition of an IdempotentStateMachine (an ExtendLease outside any guard has no lease to extend)"
+            ]
+        if not state.rendered:
+            return [
+                f"ExtendLease: no state machine's definition holds this state of {guard.node.path}: it was never wired "
+                "in, or wired in after its state machine was created (which renders the definition as it is then); "
+                "wire it into the guard's body before creating the state machine"
+            ]
+        if not state.in_body:
+            return [
+                f"ExtendLease: it is outside the body of its guard {guard.node.path}, where that guard's lease is not "
+                "held; place it in the guard's body"
+            ]
+        return []
 
 
-def adopt_reachable(guard: IdempotencyGuard, body: sfn.IChainable) -> None:
-    """Adopt the ``ExtendLease`` states reachable at the top level of ``body`` (error handlers too)."""
-    for state in sfn.State.find_reachable_states(body.start_state, include_error_handlers=True):
-        if isinstance(state, ExtendLease):
+@contextmanager
+def adopting(guard: IdempotencyGuard) -> Iterator[None]:
+    """While ``guard``'s Body is bound: the ``ExtendLease`` states bound meanwhile (its Parallel
+    branches, which CDK binds only now) are its, unless a guard bound inside it claims them first."""
+    _binding.append(guard)
+    try:
+        yield
+    finally:
+        _binding.pop()
+
+
+def adopt_within(guard: IdempotencyGuard, start: sfn.State) -> None:
+    """Adopt the ``ExtendLease`` states of the chain that starts at ``start``, in every branch and item
+    processor bound so far; mark each of ``guard``'s found there, and each of those that sits in a
+    Distributed Map's item processor, which it cannot work from."""
+    for state, distributed_map in _states_within(start, None):
+        if not isinstance(state, ExtendLease):
+            continue
+        if state.guard is None and distributed_map is None:
             state.adopt(guard)
+        if state.guard is guard or state.guard is None:
+            state.in_body = True
+            state.distributed_map = state.distributed_map or distributed_map
+
+
+def _states_within(start: sfn.State, distributed_map: str | None) -> Iterator[tuple[sfn.State, str | None]]:
+    """Every state reachable from ``start`` (error handlers too), and those of the branches and item
+    processors bound into them, each with the Distributed Map whose item processor holds it."""
+    for state in sfn.State.find_reachable_states(start, include_error_handlers=True):
+        yield state, distributed_map
+        # CDK's protected fields: the graphs of a state's Parallel branches and Map item processor.
+        for branch in state._branches:
+            yield from _states_within(branch.start_state, distributed_map)
+        processor = state._processor or state._iteration
+        if processor is not None:
+            distributed = state._processor_mode == sfn.ProcessorMode.DISTRIBUTED
+            yield from _states_within(processor.start_state, state.state_id if distributed else distributed_map)

@@ -19,10 +19,9 @@ import logging
 import os
 import sys
 import uuid
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import boto3
 from moto import mock_aws
@@ -30,7 +29,7 @@ from moto import mock_aws
 from ..assembly import ACCOUNT, REGION, construct_paths, publish_file_assets, state_machine_definitions
 from ..errors import TemplateTooLarge
 from . import faults as fault_injection
-from . import gaps
+from . import gaps, unmodelled
 from .events import StatusChangeEvents
 from .executions import (
     EXPRESS,
@@ -73,6 +72,13 @@ __all__ = [
 class LocalEmulator:
     """The embedded emulator: moto with its Step Functions interpreter, plus the workarounds above."""
 
+    _running: ClassVar[list[LocalEmulator]] = []  # entered and not exited yet, oldest first
+
+    @classmethod
+    def running(cls) -> list[LocalEmulator]:
+        """The emulators entered (``with LocalEmulator() ...``) and not exited yet."""
+        return list(cls._running)
+
     def __init__(self, region: str = REGION, *, interpreter_logs: bool = False) -> None:
         """
         :param region: the emulated region. Default: us-east-1.
@@ -112,9 +118,12 @@ class LocalEmulator:
         self._patches.install("harness.faults", lambda patch: fault_injection.install(patch, lambda: self._faults))
         self._patches.install("harness.status_change_events", self.status_change_events.install)
         self.status_change_events.start()
+        LocalEmulator._running.append(self)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
+        if self in LocalEmulator._running:
+            LocalEmulator._running.remove(self)
         if isinstance(sys.stdout, FunctionOutput):
             sys.stdout = sys.stdout.real
         self._patches.remove()
@@ -133,10 +142,11 @@ class LocalEmulator:
 
     def settle(self, timeout: float = 30.0) -> None:
         """Wait until what ended executions set off has run: each one's status-change event delivered
-        and the Lambda functions it targets returned. Call it before a test ends, so that nothing it
-        started still runs in the next test (and prints there)."""
-        if not self.status_change_events.settle(timeout):
-            raise TimeoutError(f"status-change events still undelivered after {timeout} s")
+        and the Lambda functions it targets returned. Call it before a test's call ends, so that
+        nothing it started still runs in the next test (and prints there): the pytest plugin
+        ``idempotent_constructs.testing.pytest_plugin`` does. Raises ``TimeoutError`` past ``timeout``
+        seconds."""
+        self.status_change_events.settle(timeout)
 
     def history(self, execution_arn: str) -> list[dict[str, Any]]:
         """Every history event of an execution, oldest first. Raises ``ExpressHistoryUnavailable``
@@ -200,11 +210,7 @@ class LocalEmulator:
         template = json.loads(template_file.read_text())
         publish_file_assets(self.client("s3"), assembly_dir, stack_name, account=ACCOUNT, region=self.region)
         cloudformation = self.client("cloudformation")
-        with warnings.catch_warnings():
-            # Gap: moto's CloudFormation skips resource types it does not implement, with a warning
-            # each (here the TLS-only policies of a bucket and a queue, which the emulator cannot enforce;
-            # Lambda's asynchronous-invocation settings, which in-process calls do not use; an alarm).
-            warnings.filterwarnings("ignore", message="Tried to parse AWS::", category=UserWarning)
+        with unmodelled.recorded() as skipped:  # gap: resource types moto does not model (unmodelled.py)
             cloudformation.create_stack(
                 StackName=stack_name,
                 TemplateBody=json.dumps(_without_bootstrap_checks(template)),
@@ -214,6 +220,7 @@ class LocalEmulator:
             if status != "CREATE_COMPLETE":
                 raise RuntimeError(f"stack {stack_name} ended in {status}")
             deployment = Deployment(self, stack_name, template, construct_paths(assembly_dir, stack_name))
+        deployment.unmodelled = tuple(sorted(skipped))
         for name, after_deploy in gaps.AFTER_DEPLOY.items():
             if name not in self._skipped_deploy_steps:
                 after_deploy(deployment, account=ACCOUNT, region=self.region)

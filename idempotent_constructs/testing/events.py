@@ -30,7 +30,8 @@ class StatusChangeEvents:
         import queue
 
         self._emulator = emulator
-        self._ended: queue.Queue[str | None] = queue.Queue()
+        # Each ended execution, and whether its event is dropped (decided when it ended).
+        self._ended: queue.Queue[tuple[str, bool] | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._dropping = threading.Event()
         # Executions that are ending or ended whose event is not delivered yet (see ``settle``).
@@ -46,18 +47,21 @@ class StatusChangeEvents:
             # Counted before the end is visible, so that whoever saw it end also waits for its event.
             with self._delivered:
                 self._undelivered += 1
+            dropping = self._dropping.is_set()  # it ends now: its event is lost if it ends inside dropped()
             try:
                 original(communication)
             finally:
-                self._ended.put(communication.execution.exec_arn)
+                self._ended.put((communication.execution.exec_arn, dropping))
 
         patch(BaseExecutionWorkerCommunication, "terminated", terminated)
 
-    def settle(self, timeout: float) -> bool:
+    def settle(self, timeout: float) -> None:
         """Wait until the event of every execution that has ended is delivered (each matching rule's
-        Lambda targets have returned); ``False`` if some still are not after ``timeout`` seconds."""
+        Lambda targets have returned); raises ``TimeoutError`` if some still are not after ``timeout``
+        seconds."""
         with self._delivered:
-            return self._delivered.wait_for(lambda: self._undelivered == 0, timeout)
+            if not self._delivered.wait_for(lambda: self._undelivered == 0, timeout):
+                raise TimeoutError(f"{self._undelivered} status-change event(s) still undelivered after {timeout} s")
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="status-change-events", daemon=True)
@@ -69,22 +73,25 @@ class StatusChangeEvents:
             self._thread.join(timeout=5)
 
     @contextlib.contextmanager
-    def dropped(self) -> Iterator[None]:
+    def dropped(self, settle_timeout: float = 60.0) -> Iterator[None]:
         """Events of executions that end while the block runs are lost, as if EventBridge never
-        delivered them (to test what happens without them)."""
+        delivered them (to test what happens without them); those of executions that end before or
+        after it are delivered, however late. After the block, waits for the events of every
+        execution that ended (``settle``), raising ``TimeoutError`` past ``settle_timeout`` seconds."""
         self._dropping.set()
         try:
             yield
         finally:
-            self.settle(timeout=60)
             self._dropping.clear()
+        self.settle(settle_timeout)
 
     def _run(self) -> None:
-        while (execution_arn := self._ended.get()) is not None:
+        while (ended := self._ended.get()) is not None:
+            execution_arn, dropped = ended
             try:
                 client = self._emulator.client("stepfunctions")
                 # AWS sends status-change events for Standard executions only.
-                if not self._dropping.is_set() and not is_express(client, execution_arn):
+                if not dropped and not is_express(client, execution_arn):
                     self._deliver(client.describe_execution(executionArn=execution_arn))
             except Exception:  # a delivery that fails is lost, as a Lambda target's would be
                 logging.getLogger(__name__).debug("event for %s not delivered", execution_arn, exc_info=True)

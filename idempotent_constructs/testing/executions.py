@@ -133,6 +133,8 @@ class Deployment:
         self.stack_name = stack_name
         self.template = template
         self.paths = paths  # logical id -> construct path
+        # The resource types of the template the emulator skipped, not modelling them (LocalEmulator.deploy).
+        self.unmodelled: tuple[str, ...] = ()
         pages = emulator.client("cloudformation").get_paginator("list_stack_resources").paginate(StackName=stack_name)
         self.resources = {
             resource["LogicalResourceId"]: resource["PhysicalResourceId"]

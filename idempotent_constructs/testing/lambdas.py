@@ -54,8 +54,12 @@ class InProcessLambda:
             if not target.exists():
                 with zipfile.ZipFile(io.BytesIO(code)) as archive:
                     archive.extractall(target)
-            with self._environment(function):
+            # Imported with the function's output kept apart, so that a logger the module makes with
+            # the sys.stdout of the moment (Powertools' default handler) writes to the function's log
+            # ever after, from any thread, whatever a test runner does to sys.stdout meanwhile.
+            with self._environment(function), FunctionOutput.captured() as printed:
                 module = import_isolated(target, module_name)
+            self.logs.setdefault(function.function_name, []).extend(printed.getvalue().splitlines())
             self._modules[(digest, module_name)] = module
             return module
 

@@ -10,6 +10,10 @@ import pytest
 from aws_cdk import App
 
 from idempotent_constructs.testing import Deployment, LocalEmulator
+
+# What a test's executions set off (the release function, on their status-change events) runs within
+# the test's call, where pytest captures its output (a hook of this directory's tests only).
+from idempotent_constructs.testing.pytest_plugin import pytest_runtest_call  # noqa: F401
 from tests.stacks import BehaviourStack, CompositionStack, ControlStack
 
 
@@ -23,15 +27,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def emulator(node_bin: Path) -> Iterator[LocalEmulator]:
     with LocalEmulator() as running:
         yield running
-
-
-@pytest.fixture(autouse=True)
-def settled(request: pytest.FixtureRequest) -> Iterator[None]:
-    """What a test's executions set off (the release function, on their status-change events) runs
-    within the test, not during the next one."""
-    yield
-    if "emulator" in request.fixturenames:
-        request.getfixturevalue("emulator").settle()
 
 
 @pytest.fixture(scope="session")

@@ -18,13 +18,13 @@ def body_started_at(execution, body_state: str) -> float:
 
 def test_a_standard_holder_still_running_past_its_lease_is_never_taken_over(behaviour, unique):
     payload = {"id": unique}
-    holder = behaviour.start("ShortLease", payload, name=f"{unique}-holder")
-    behaviour.wait_for_state(holder, "ShortLeaseSlow")
-    time.sleep(2.5)  # the 2 s lease has lapsed; the 5 s body is still running
-    duplicate = behaviour.run("ShortLease", payload)
+    holder = behaviour.start("PastItsLease", payload, name=f"{unique}-holder")
+    behaviour.wait_for_state(holder, "PastItsLeaseSlow")
+    time.sleep(2.5)  # the 2 s lease has lapsed; the 15 s body is still running
+    duplicate = behaviour.run("PastItsLease", payload)
     held = behaviour.wait(holder)
     assert held.status == duplicate.status == "SUCCEEDED"
-    assert "ShortLeaseWork" not in duplicate.entered_states()
+    assert "PastItsLeaseWork" not in duplicate.entered_states()
     assert "Idempotency.OwnerCheck" in duplicate.entered_states()
     assert duplicate.output == held.output
     # The history bound the construct promises (and checks at synth time) holds for such polls: each
@@ -42,15 +42,15 @@ def test_a_waiter_past_the_lease_of_a_holder_with_a_large_escaped_input_waits_an
     DescribeExecution response; its echoed result in a native write): neither may fail the waiter
     with States.DataLimitExceeded, and the result is kept without an oversized task."""
     payload = {"id": unique, "quotes": '"' * 67_000}
-    holder = behaviour.start("ShortLease", payload, name=f"{unique}-holder")
-    behaviour.wait_for_state(holder, "ShortLeaseSlow")
+    holder = behaviour.start("PastItsLease", payload, name=f"{unique}-holder")
+    behaviour.wait_for_state(holder, "PastItsLeaseSlow")
     time.sleep(2.5)  # past the 2 s lease: the waiter asks whether the holder still runs
-    waiter = behaviour.run("ShortLease", payload)
+    waiter = behaviour.run("PastItsLease", payload)
     held = behaviour.wait(holder)
     assert held.status == "SUCCEEDED", (held.error, held.cause)
     assert waiter.status == "SUCCEEDED", (waiter.error, waiter.cause)
     assert waiter.output == held.output == {"echo": payload, "done": True}
-    assert "Idempotency.PollOwner" in waiter.entered_states() and "ShortLeaseWork" not in waiter.entered_states()
+    assert "Idempotency.PollOwner" in waiter.entered_states() and "PastItsLeaseWork" not in waiter.entered_states()
     assert "Idempotency.StoreResult" in held.entered_states()  # too large to write natively
 
 

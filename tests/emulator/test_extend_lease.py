@@ -1,24 +1,23 @@
 """IdempotencyGuard.extend_lease() (issue 15): a body five leases long that extends its lease as it
 goes is never taken over, even by a guard without the owner check; one that extends too late is
-taken over, and its next extension fails it with Idempotency.LeaseLost."""
+taken over, and its next extension fails it with Idempotency.LeaseLost; extensions in a Parallel branch
+and in each item of a Map keep the lease as well (issue 24)."""
 
 from __future__ import annotations
-
-import time
 
 from idempotent_constructs.lambda_src import schema
 
 
-def start_holder_and_duplicate(control, state_machine: str, unique: str):
+def start_holder_and_duplicate(control, state_machine: str, guard: str, unique: str):
     payload = {"id": unique}
     holder = control.start(state_machine, payload, name=f"{unique}-holder")
-    time.sleep(0.5)  # the holder acquires first
+    control.wait_for_state(holder, f"{guard}.Body")  # the holder holds the key
     duplicate = control.start(state_machine, payload, name=f"{unique}-duplicate")
     return control.wait(holder), control.wait(duplicate)
 
 
 def test_a_body_that_extends_its_lease_is_never_taken_over(control, unique):
-    holder, duplicate = start_holder_and_duplicate(control, "Extending", unique)
+    holder, duplicate = start_holder_and_duplicate(control, "Extending", "Extended", unique)
     assert (holder.status, holder.output) == ("SUCCEEDED", {"ticks": 10})
     assert holder.entered_states().count("Extended.ExtendLease") == 11  # after each of the 11 ticks
     # The duplicate waited out the whole body (11 s, five and a half 2 s leases) and replayed the result.
@@ -28,11 +27,28 @@ def test_a_body_that_extends_its_lease_is_never_taken_over(control, unique):
 
 
 def test_a_body_that_extends_too_late_is_taken_over_and_fails_with_lease_lost(control, unique):
-    holder, duplicate = start_holder_and_duplicate(control, "ExtendingLate", unique)
+    holder, duplicate = start_holder_and_duplicate(control, "ExtendingLate", "Late", unique)
     assert "Late.Takeover" in duplicate.entered_states()
     assert (duplicate.status, duplicate.output) == ("SUCCEEDED", {"ticks": 1})
     assert (holder.status, holder.error) == ("FAILED", schema.LEASE_LOST)
     assert "Late.ExtendLease.LeaseLost" in holder.entered_states()
+
+
+def test_a_body_that_extends_its_lease_in_a_parallel_branch_is_never_taken_over(control, unique):
+    holder, duplicate = start_holder_and_duplicate(control, "ExtendingInBranch", "InBranch", unique)
+    assert (holder.status, holder.output) == ("SUCCEEDED", {"ticks": 10})
+    assert holder.entered_states().count("InBranch.BranchExtend") == 11
+    assert (duplicate.status, duplicate.output) == ("SUCCEEDED", {"ticks": 10})
+    assert "InBranch.Takeover" not in duplicate.entered_states()
+
+
+def test_a_body_that_extends_its_lease_in_each_item_of_a_map_is_never_taken_over(control, unique):
+    holder, duplicate = start_holder_and_duplicate(control, "ExtendingPerItem", "PerItem", unique)
+    assert holder.status == "SUCCEEDED"
+    assert holder.entered_states().count("PerItem.ItemExtend") == 4  # one per item, 4 s of 2 s leases
+    assert (duplicate.status, duplicate.output) == ("SUCCEEDED", holder.output)
+    assert "PerItem.Takeover" not in duplicate.entered_states()
+    assert "ItemTick" not in duplicate.entered_states()
 
 
 def test_each_extension_is_one_state_of_five_history_events(control, unique):

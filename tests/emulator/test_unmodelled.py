@@ -1,0 +1,31 @@
+"""testing.unmodelled: the resource types moto's CloudFormation skips are recorded on the deployment,
+and moto's notices about them reach no log handler (outside pytest, Python prints such a notice to
+stderr when nothing is set up to log)."""
+
+from __future__ import annotations
+
+import io
+import logging
+import warnings
+
+from aws_cdk import App, Stack
+from aws_cdk import aws_sqs as sqs
+
+
+def test_a_deployment_records_the_types_the_emulator_skips_and_shows_no_notice_about_them(emulator, tmp_path, unique):
+    stack = Stack(App(outdir=str(tmp_path)), f"Unmodelled{unique}")
+    sqs.Queue(stack, "Queue", enforce_ssl=True)  # its TLS-only AWS::SQS::QueuePolicy, which moto skips
+    stack.node.root.synth()
+    logged, moto = io.StringIO(), logging.getLogger("moto")
+    handler = logging.StreamHandler(logged)
+    moto.addHandler(handler)
+    try:
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            deployment = emulator.deploy_stack(stack)
+    finally:
+        moto.removeHandler(handler)
+    assert "No Moto CloudFormation support" not in logged.getvalue()
+    assert deployment.unmodelled == ("AWS::SQS::QueuePolicy",)
+    assert not [w for w in warned if "Tried to parse" in str(w.message)]
+    assert deployment.physical_id("AWS::SQS::Queue")  # the rest is deployed
