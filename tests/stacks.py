@@ -7,12 +7,15 @@ from typing import Any
 
 from aws_cdk import App, Duration, RemovalPolicy, Size, Stack
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 
 from idempotent_constructs import (
+    AslFragment,
     CompletedPolicy,
     ExtendLease,
     FailurePolicy,
@@ -26,6 +29,8 @@ from idempotent_constructs import (
 )
 from idempotent_constructs.functions import RUNTIME
 
+# Amazon States Language documents, samples of others among them (tests/asl/README.md).
+DOCUMENTS = Path(__file__).parent / "asl"
 FAST: dict[str, Any] = {"poll_interval": Duration.seconds(1), "max_wait": Duration.seconds(30)}
 
 
@@ -168,6 +173,7 @@ class BehaviourStack(Stack):
         self._hosts(table)
         self._sized_results(table)
         self._resumable(table)
+        self._documents(table)
 
     def _hosts(self, table: IdempotencyTable) -> None:
         """Issue 11 (B15): guards in a JSONata state machine (whole workflow, in a Map and in a
@@ -298,6 +304,100 @@ class BehaviourStack(Stack):
                 workflow,
                 definition_body=sfn.DefinitionBody.from_chainable(guards[0].next(guards[1]).next(guards[2])),
             )
+
+    def _documents(self, table: IdempotencyTable) -> None:
+        """Issue 23 (B19): Amazon States Language files made idempotent as they are (tests/asl): the
+        saga sample (JSONPath, substitutions, Lambda and SNS tasks, compensations ending in Fail, a
+        Succeed), the JSONata fallback sample, and a JSONata refund as a whole workflow and as a
+        guarded step after another state."""
+
+        def functions(*steps: str) -> dict[str, str]:
+            found = {}
+            for step in steps:
+                function = packaged_lambda(
+                    self,
+                    f"Document{step}",
+                    "document_step.handler",
+                    environment={"COUNTER_TABLE": self.counters.table_name, "STEP": step},
+                )
+                self.counters.grant_read_write_data(function)
+                found[step] = function.function_arn
+            return found
+
+        saga = functions(
+            "ReserveFlight",
+            "ReserveCarRental",
+            "ProcessPayment",
+            "ConfirmFlight",
+            "ConfirmCarRental",
+            "RefundPayment",
+            "CancelCarRental",
+            "CancelFlight",
+        )
+        notices = sns.Topic(self, "TripNotices")
+        workflow = IdempotentStateMachine(
+            self,
+            "Saga",
+            table=table,
+            definition_body=sfn.DefinitionBody.from_file(str(DOCUMENTS / "saga-pattern-sam.asl.json")),
+            definition_substitutions={
+                "reserveFlightFunction": saga["ReserveFlight"],
+                "reserveCarRentalFunction": saga["ReserveCarRental"],
+                "processPaymentFunction": saga["ProcessPayment"],
+                "confirmFlightFunction": saga["ConfirmFlight"],
+                "confirmCarRentalFunction": saga["ConfirmCarRental"],
+                "refundPaymentFunction": saga["RefundPayment"],
+                "cancelCarRentalFunction": saga["CancelCarRental"],
+                "cancelFlightFunction": saga["CancelFlight"],
+                "snsTopicArn": notices.topic_arn,
+            },
+            key=IdempotencyKey.from_paths("$.trip_id"),
+            **FAST,
+        )
+        # The document's own permissions, as for sfn.StateMachine with a file: granted by the user.
+        workflow.state_machine.add_to_role_policy(
+            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=list(saga.values()))
+        )
+        notices.grant_publish(workflow.state_machine)
+
+        fallback = functions("First", "Second", "Third")
+        IdempotentStateMachine(
+            self,
+            "Fallback",
+            table=table,
+            definition_body=sfn.DefinitionBody.from_file(str(DOCUMENTS / "common-fallback-state-jsonata.asl.json")),
+            definition_substitutions={f"{step}LambdaArn": arn for step, arn in fallback.items()},
+            key=IdempotencyKey.from_paths("$.trip_id"),
+            **FAST,
+        )
+
+        refund = functions("Refund")
+        refund_text = (DOCUMENTS / "refund.asl.json").read_text()
+        IdempotentStateMachine(
+            self,
+            "Refund",
+            table=table,
+            definition_body=sfn.DefinitionBody.from_string(refund_text),
+            definition_substitutions={"RefundFunction": refund["Refund"]},
+            key=IdempotencyKey.from_paths("$.trip_id"),
+            **FAST,
+        )
+        # The same document as one guarded step of a plain state machine, after a state of its own.
+        step = AslFragment(
+            self,
+            "RefundStep",
+            definition_body=sfn.DefinitionBody.from_string(refund_text),
+            definition_substitutions={"RefundFunction": refund["Refund"]},
+        )
+        guard = IdempotencyGuard(
+            self,
+            "RefundOnce",
+            table=table,
+            key=IdempotencyKey.from_paths("$.trip_id"),
+            body=sfn.Pass(self, "RefundReceived").next(step),
+            **FAST,
+        )
+        sfn.StateMachine(self, "GuardedRefund", definition_body=sfn.DefinitionBody.from_chainable(guard))
 
     def _sized_results(self, table: IdempotencyTable) -> None:
         """Issue 4: results of any size up to the payload limit, kept inline or as large results."""
