@@ -116,14 +116,14 @@ def substitute(text: str, substitutions: Mapping[str, str]) -> tuple[str, list[s
     return PLACEHOLDER.sub(replace, text), missing
 
 
-def problems(document: Document, *, reserved: Collection[str] = (), reserved_by: str = "") -> list[str]:
+def problems(document: Document, *, reserved: Collection[str] = (), clash: str = "") -> list[str]:
     """What Step Functions would refuse in ``document``, or what clashes with the states around it:
     a ``StartAt`` or transition naming no state, a state name used twice or among ``reserved`` (the
-    names the guard generates, ``reserved_by`` says how to avoid them), a JSONata expression refused."""
+    names of the states around it; ``clash`` says whose, and what to do), a JSONata expression refused."""
     definition = document.definition
     found = _scope_problems(definition, "")
-    if found:
-        return found
+    if not all(isinstance(state, dict) for _, _, state in _all_states(definition, "")):
+        return found  # the rest reads states as objects
     seen: dict[str, str] = {}
     for name, where, _ in _all_states(definition, ""):
         if name in seen:
@@ -133,9 +133,7 @@ def problems(document: Document, *, reserved: Collection[str] = (), reserved_by:
             )
         seen.setdefault(name, where)
         if name in reserved:
-            found.append(
-                f"definition_body: the state {name!r} ({where}) has the name of a state the guard generates; {reserved_by}"
-            )
+            found.append(f"definition_body: the state {name!r} ({where}) {clash}")
     language = document.language
     if language not in (JSONPATH, JSONATA):
         found.append(f"definition_body: QueryLanguage {language!r} is neither {JSONPATH!r} nor {JSONATA!r}")

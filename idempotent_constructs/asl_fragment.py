@@ -84,7 +84,7 @@ class AslFragment(sfn.StateMachineFragment):
                 asl.problems(
                     document,
                     reserved=(name,),
-                    reserved_by=f"pass state_name=... to name the Parallel state that runs the document otherwise than {name!r}",
+                    clash="has the name of the Parallel state that runs the document; pass state_name=... to name that otherwise",
                 )
             )
         found.raise_if_any()

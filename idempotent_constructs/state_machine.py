@@ -113,7 +113,7 @@ def _definition(
         asl.problems(
             document,
             reserved={f"{GUARD_ID}.{state}" for state in STATE_NAMES},
-            reserved_by=f"rename it in the document (the names starting with {GUARD_ID + '.'!r} are the guard's)",
+            clash=f"has the name of a state the guard generates (those starting with {GUARD_ID + '.'!r}); rename it in the document",
         )
     )
     if query_language == sfn.QueryLanguage.JSONATA and document.language != asl.JSONATA:

@@ -132,7 +132,7 @@ def test_fails_when_a_state_name_is_used_twice_or_is_reserved_and_says_how_to_av
             }
         ),
         reserved={"G.Body"},
-        reserved_by="rename it",
+        clash="has the name of a state the guard generates; rename it",
     )
     assert found == [
         "definition_body: the state 'G.Body' (/States/G.Body) has the name of a state the guard generates; rename it",
