@@ -31,6 +31,17 @@ from idempotent_constructs.functions import RUNTIME
 
 # Amazon States Language documents, samples of others among them (tests/asl/README.md).
 DOCUMENTS = Path(__file__).parent / "asl"
+# The saga sample's placeholders of its Lambda functions, and the step of each (its SNS topic's aside).
+SAGA_FUNCTIONS = {
+    "reserveFlightFunction": "ReserveFlight",
+    "reserveCarRentalFunction": "ReserveCarRental",
+    "processPaymentFunction": "ProcessPayment",
+    "confirmFlightFunction": "ConfirmFlight",
+    "confirmCarRentalFunction": "ConfirmCarRental",
+    "refundPaymentFunction": "RefundPayment",
+    "cancelCarRentalFunction": "CancelCarRental",
+    "cancelFlightFunction": "CancelFlight",
+}
 FAST: dict[str, Any] = {"poll_interval": Duration.seconds(1), "max_wait": Duration.seconds(30)}
 
 
@@ -324,16 +335,7 @@ class BehaviourStack(Stack):
                 found[step] = function.function_arn
             return found
 
-        saga = functions(
-            "ReserveFlight",
-            "ReserveCarRental",
-            "ProcessPayment",
-            "ConfirmFlight",
-            "ConfirmCarRental",
-            "RefundPayment",
-            "CancelCarRental",
-            "CancelFlight",
-        )
+        saga = functions(*SAGA_FUNCTIONS.values())
         notices = sns.Topic(self, "TripNotices")
         workflow = IdempotentStateMachine(
             self,
@@ -341,14 +343,7 @@ class BehaviourStack(Stack):
             table=table,
             definition_body=sfn.DefinitionBody.from_file(str(DOCUMENTS / "saga-pattern-sam.asl.json")),
             definition_substitutions={
-                "reserveFlightFunction": saga["ReserveFlight"],
-                "reserveCarRentalFunction": saga["ReserveCarRental"],
-                "processPaymentFunction": saga["ProcessPayment"],
-                "confirmFlightFunction": saga["ConfirmFlight"],
-                "confirmCarRentalFunction": saga["ConfirmCarRental"],
-                "refundPaymentFunction": saga["RefundPayment"],
-                "cancelCarRentalFunction": saga["CancelCarRental"],
-                "cancelFlightFunction": saga["CancelFlight"],
+                **{placeholder: saga[step] for placeholder, step in SAGA_FUNCTIONS.items()},
                 "snsTopicArn": notices.topic_arn,
             },
             key=IdempotencyKey.from_paths("$.trip_id"),

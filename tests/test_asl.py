@@ -8,19 +8,9 @@ import json
 from aws_cdk import aws_stepfunctions as sfn
 
 from idempotent_constructs import asl
-from tests.stacks import DOCUMENTS
+from tests.stacks import DOCUMENTS, SAGA_FUNCTIONS
 
-SAGA_PLACEHOLDERS = {
-    "reserveFlightFunction",
-    "reserveCarRentalFunction",
-    "processPaymentFunction",
-    "confirmFlightFunction",
-    "confirmCarRentalFunction",
-    "refundPaymentFunction",
-    "cancelCarRentalFunction",
-    "cancelFlightFunction",
-    "snsTopicArn",
-}
+SAGA_PLACEHOLDERS = {*SAGA_FUNCTIONS, "snsTopicArn"}
 
 
 def document(definition: dict) -> asl.Document:

@@ -12,7 +12,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Annotations, Match
 
 from idempotent_constructs import IdempotencyConfigurationError, IdempotencyTable, IdempotentStateMachine
-from tests.stacks import DOCUMENTS
+from tests.stacks import DOCUMENTS, SAGA_FUNCTIONS
 from tests.synth import allows, only_definition, resources, stack, template
 
 
@@ -227,18 +227,6 @@ def saga_options(s):
             "snsTopicArn": "arn:aws:sns:us-east-1:123456789012:trips",
         },
     }
-
-
-SAGA_FUNCTIONS = (
-    "reserveFlightFunction",
-    "reserveCarRentalFunction",
-    "processPaymentFunction",
-    "confirmFlightFunction",
-    "confirmCarRentalFunction",
-    "refundPaymentFunction",
-    "cancelCarRentalFunction",
-    "cancelFlightFunction",
-)
 
 
 def test_a_document_from_a_file_is_the_guards_body_as_it_is_with_its_placeholders_resolved_to_tokens():
