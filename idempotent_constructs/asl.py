@@ -7,6 +7,11 @@ app is synthesized, its ``${Name}`` placeholders are replaced as CloudFormation'
 function's ARN, which CDK then renders into the definition), and it is checked for what Step Functions
 would refuse at deploy time or what would clash with the guard around it: every problem at once.
 
+The placeholders are replaced here rather than left to the state machine's ``DefinitionSubstitutions``
+because a document may be one step of a state machine the library does not create (``AslFragment``),
+and because the definition must be known whole at synth time to be checked. (moto's CloudFormation, the
+local emulator's, reads ``DefinitionString`` alone and would not apply them either.)
+
 The document is embedded as the only branch of a Parallel state. A branch has no top-level
 ``QueryLanguage``, so the document's (``JSONata`` or, by default, ``JSONPath``) is written onto each
 of its JSONata states that does not declare one; nothing else of a state changes.

@@ -100,6 +100,114 @@ def failing_body(scope: Stack, prefix: str, error: str | None = None) -> sfn.ICh
     )
 
 
+def side_effects_table(scope: Stack) -> dynamodb.Table:
+    """The table the test functions count their side effects in ("SideEffects")."""
+    return dynamodb.Table(
+        scope,
+        "SideEffects",
+        partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING),
+        billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+        removal_policy=RemovalPolicy.DESTROY,
+    )
+
+
+class DocumentsStack(Stack):
+    """Issue 23 (B19): Amazon States Language files made idempotent as they are (tests/asl): the saga
+    sample (JSONPath, substitutions, Lambda and SNS tasks, compensations ending in Fail, a Succeed), the
+    JSONata fallback sample, and a JSONata refund as a whole workflow and as a guarded step after
+    another state. A stack of its own: with the behaviour stack's, its template would pass the 1 MB
+    CloudFormation takes."""
+
+    def __init__(self, scope: App, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        table = IdempotencyTable(self, "Idempotency", removal_policy=RemovalPolicy.DESTROY)
+        self.counters = side_effects_table(self)
+
+        def functions(*steps: str) -> dict[str, str]:
+            found = {}
+            for step in steps:
+                function = packaged_lambda(
+                    self,
+                    f"Document{step}",
+                    "document_step.handler",
+                    environment={"COUNTER_TABLE": self.counters.table_name, "STEP": step},
+                )
+                self.counters.grant_read_write_data(function)
+                found[step] = function.function_arn
+            return found
+
+        saga = functions(*SAGA_FUNCTIONS.values())
+        notices = sns.Topic(self, "TripNotices")
+        workflow = IdempotentStateMachine(
+            self,
+            "Saga",
+            table=table,
+            definition_body=sfn.DefinitionBody.from_file(str(DOCUMENTS / "saga-pattern-sam.asl.json")),
+            definition_substitutions={
+                **{placeholder: saga[step] for placeholder, step in SAGA_FUNCTIONS.items()},
+                "snsTopicArn": notices.topic_arn,
+            },
+            key=IdempotencyKey.from_paths("$.trip_id"),
+            **FAST,
+        )
+        # The document's own permissions, as for sfn.StateMachine with a file: granted by the user.
+        workflow.state_machine.add_to_role_policy(
+            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=list(saga.values()))
+        )
+        notices.grant_publish(workflow.state_machine)
+
+        fallback = functions("First", "Second", "Third")
+        IdempotentStateMachine(
+            self,
+            "Fallback",
+            table=table,
+            definition_body=sfn.DefinitionBody.from_file(str(DOCUMENTS / "common-fallback-state-jsonata.asl.json")),
+            definition_substitutions={f"{step}LambdaArn": arn for step, arn in fallback.items()},
+            key=IdempotencyKey.from_paths("$.trip_id"),
+            **FAST,
+        )
+
+        refund = functions("Refund")
+        refund_text = (DOCUMENTS / "refund.asl.json").read_text()
+        # The refund text twice: failures released (the default), and cached.
+        for construct_id, on_failure in (("Refund", None), ("RefundCached", FailurePolicy.CACHE)):
+            IdempotentStateMachine(
+                self,
+                construct_id,
+                table=table,
+                definition_body=sfn.DefinitionBody.from_string(refund_text),
+                definition_substitutions={"RefundFunction": refund["Refund"]},
+                key=IdempotencyKey.from_paths("$.trip_id"),
+                on_failure=on_failure,
+                **FAST,
+            )
+        IdempotentStateMachine(
+            self,
+            "FanOut",
+            table=table,
+            definition_body=sfn.DefinitionBody.from_file(str(DOCUMENTS / "fan-out.asl.json")),
+            definition_substitutions={"Carrier": "express-air", "SettleSeconds": "1"},
+            key=IdempotencyKey.from_paths("$.trip_id"),
+            **FAST,
+        )
+        # The same document as one guarded step of a plain state machine, after a state of its own.
+        step = AslFragment(
+            self,
+            "RefundStep",
+            definition_body=sfn.DefinitionBody.from_string(refund_text),
+            definition_substitutions={"RefundFunction": refund["Refund"]},
+        )
+        guard = IdempotencyGuard(
+            self,
+            "RefundOnce",
+            table=table,
+            key=IdempotencyKey.from_paths("$.trip_id"),
+            body=sfn.Pass(self, "RefundReceived").next(step),
+            **FAST,
+        )
+        sfn.StateMachine(self, "GuardedRefund", definition_body=sfn.DefinitionBody.from_chainable(guard))
+
+
 class BehaviourStack(Stack):
     """One state machine per behaviour under test (DESIGN B1 to B13)."""
 
@@ -184,7 +292,6 @@ class BehaviourStack(Stack):
         self._hosts(table)
         self._sized_results(table)
         self._resumable(table)
-        self._documents(table)
 
     def _hosts(self, table: IdempotencyTable) -> None:
         """Issue 11 (B15): guards in a JSONata state machine (whole workflow, in a Map and in a
@@ -274,13 +381,7 @@ class BehaviourStack(Stack):
     def _resumable(self, table: IdempotencyTable) -> None:
         """Issue 4: a workflow of three guarded steps A, B, C (plain state machines, per-step
         idempotency), B failing on its first run in "Resume" and never in "ResumeClean"."""
-        self.counters = dynamodb.Table(
-            self,
-            "SideEffects",
-            partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-            removal_policy=RemovalPolicy.DESTROY,
-        )
+        self.counters = side_effects_table(self)
         step = packaged_lambda(self, "Step", "step.handler", environment={"COUNTER_TABLE": self.counters.table_name})
         self.counters.grant_read_write_data(step)
         for workflow, fail_first in (("Resume", True), ("ResumeClean", False)):
@@ -315,84 +416,6 @@ class BehaviourStack(Stack):
                 workflow,
                 definition_body=sfn.DefinitionBody.from_chainable(guards[0].next(guards[1]).next(guards[2])),
             )
-
-    def _documents(self, table: IdempotencyTable) -> None:
-        """Issue 23 (B19): Amazon States Language files made idempotent as they are (tests/asl): the
-        saga sample (JSONPath, substitutions, Lambda and SNS tasks, compensations ending in Fail, a
-        Succeed), the JSONata fallback sample, and a JSONata refund as a whole workflow and as a
-        guarded step after another state."""
-
-        def functions(*steps: str) -> dict[str, str]:
-            found = {}
-            for step in steps:
-                function = packaged_lambda(
-                    self,
-                    f"Document{step}",
-                    "document_step.handler",
-                    environment={"COUNTER_TABLE": self.counters.table_name, "STEP": step},
-                )
-                self.counters.grant_read_write_data(function)
-                found[step] = function.function_arn
-            return found
-
-        saga = functions(*SAGA_FUNCTIONS.values())
-        notices = sns.Topic(self, "TripNotices")
-        workflow = IdempotentStateMachine(
-            self,
-            "Saga",
-            table=table,
-            definition_body=sfn.DefinitionBody.from_file(str(DOCUMENTS / "saga-pattern-sam.asl.json")),
-            definition_substitutions={
-                **{placeholder: saga[step] for placeholder, step in SAGA_FUNCTIONS.items()},
-                "snsTopicArn": notices.topic_arn,
-            },
-            key=IdempotencyKey.from_paths("$.trip_id"),
-            **FAST,
-        )
-        # The document's own permissions, as for sfn.StateMachine with a file: granted by the user.
-        workflow.state_machine.add_to_role_policy(
-            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=list(saga.values()))
-        )
-        notices.grant_publish(workflow.state_machine)
-
-        fallback = functions("First", "Second", "Third")
-        IdempotentStateMachine(
-            self,
-            "Fallback",
-            table=table,
-            definition_body=sfn.DefinitionBody.from_file(str(DOCUMENTS / "common-fallback-state-jsonata.asl.json")),
-            definition_substitutions={f"{step}LambdaArn": arn for step, arn in fallback.items()},
-            key=IdempotencyKey.from_paths("$.trip_id"),
-            **FAST,
-        )
-
-        refund = functions("Refund")
-        refund_text = (DOCUMENTS / "refund.asl.json").read_text()
-        IdempotentStateMachine(
-            self,
-            "Refund",
-            table=table,
-            definition_body=sfn.DefinitionBody.from_string(refund_text),
-            definition_substitutions={"RefundFunction": refund["Refund"]},
-            key=IdempotencyKey.from_paths("$.trip_id"),
-            **FAST,
-        )
-        # The same document as one guarded step of a plain state machine, after a state of its own.
-        step = AslFragment(
-            self,
-            "RefundStep",
-            definition_body=sfn.DefinitionBody.from_string(refund_text),
-            definition_substitutions={"RefundFunction": refund["Refund"]},
-        )
-        guard = IdempotencyGuard(
-            self,
-            "RefundOnce",
-            table=table,
-            key=IdempotencyKey.from_paths("$.trip_id"),
-            body=sfn.Pass(self, "RefundReceived").next(step),
-            **FAST,
-        )
-        sfn.StateMachine(self, "GuardedRefund", definition_body=sfn.DefinitionBody.from_chainable(guard))
 
     def _sized_results(self, table: IdempotencyTable) -> None:
         """Issue 4: results of any size up to the payload limit, kept inline or as large results."""

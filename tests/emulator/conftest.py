@@ -10,7 +10,7 @@ import pytest
 from aws_cdk import App
 
 from idempotent_constructs.testing import Deployment, LocalEmulator
-from tests.stacks import BehaviourStack, ControlStack
+from tests.stacks import BehaviourStack, ControlStack, DocumentsStack
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -38,6 +38,12 @@ def settled(request: pytest.FixtureRequest) -> Iterator[None]:
 def behaviour(emulator: LocalEmulator, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
     app = App(outdir=str(tmp_path_factory.mktemp("behaviour-assembly")))
     return emulator.deploy_stack(BehaviourStack(app, "Behaviour"))
+
+
+@pytest.fixture(scope="session")
+def documents(emulator: LocalEmulator, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
+    app = App(outdir=str(tmp_path_factory.mktemp("documents-assembly")))
+    return emulator.deploy_stack(DocumentsStack(app, "Documents"))
 
 
 @pytest.fixture(scope="session")
