@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import jsii
 from aws_cdk import aws_stepfunctions as sfn
-from constructs import Construct
+from constructs import Construct, IValidation
 
 from . import asl, options
 from .errors import Problems
@@ -42,6 +43,12 @@ class DocumentState(sfn.CustomState):
             state["Comment"] = document.comment
         super().__init__(scope, state_name, state_json=state)
         self.document = document
+        self.in_a_graph = False  # whether a state machine renders it (not when a guard's Body holds the document)
+        self.node.add_validation(_NameOfItsOwn(self, state_name))
+
+    def bind_to_graph(self, graph: sfn.StateGraph) -> None:
+        super().bind_to_graph(graph)
+        self.in_a_graph = True
 
     @property
     def stands_alone(self) -> bool:
@@ -80,13 +87,7 @@ class AslFragment(sfn.StateMachineFragment):
         found.extend(unreadable)
         name = state_name if state_name is not None else construct_id
         if document is not None:
-            found.extend(
-                asl.problems(
-                    document,
-                    reserved=(name,),
-                    clash="has the name of the Parallel state that runs the document; pass state_name=... to name that otherwise",
-                )
-            )
+            found.extend(asl.problems(document))
         found.raise_if_any()
         assert document is not None
         self.document = document
@@ -99,3 +100,20 @@ class AslFragment(sfn.StateMachineFragment):
     @property
     def end_states(self) -> list[sfn.INextable]:
         return [self.state]
+
+
+@jsii.implements(IValidation)
+class _NameOfItsOwn:
+    """A document's Parallel state, where a state machine renders it, named as none of its states is
+    (a guard's Body that holds the document itself has no such state, so there the names may agree)."""
+
+    def __init__(self, state: DocumentState, name: str) -> None:
+        self.state, self.name = state, name
+
+    def validate(self) -> list[str]:
+        if not self.state.in_a_graph or self.name not in self.state.document.state_names():
+            return []
+        return [
+            f"definition_body: the state {self.name!r} of {self.state.document.source} has the name of the Parallel "
+            "state that runs the document; pass state_name=... to name that otherwise"
+        ]

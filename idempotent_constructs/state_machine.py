@@ -243,14 +243,8 @@ class IdempotentStateMachine(Construct):
             )
         problems.raise_if_any()
         if document is not None:
-            # The guard's Body holds the document itself (the fragment's own Parallel never enters the
-            # graph); a name the guard reserves cannot clash with the document's, checked above.
-            chain = AslFragment(
-                self,
-                "Definition",
-                definition_body=document.definition,
-                state_name=f"{GUARD_ID}.Body",
-            )
+            # The guard's Body holds the document itself: the fragment's own Parallel never enters the graph.
+            chain = AslFragment(self, "Definition", definition_body=document.definition)
         assert chain is not None
         effective_lease = lease or (EXPRESS_MAX_DURATION if express else DEFAULT_LEASE)
         # Standard workflows check a lapsed holder's execution before taking over; Express cannot.

@@ -7,7 +7,7 @@ from aws_cdk import aws_stepfunctions as sfn
 
 from idempotent_constructs import AslFragment, IdempotencyConfigurationError, IdempotencyGuard, IdempotencyTable
 from tests.stacks import DOCUMENTS
-from tests.synth import only_definition, template
+from tests.synth import only_definition, stack, template
 
 REFUND = sfn.DefinitionBody.from_file(str(DOCUMENTS / "refund.asl.json"))
 WORK = {"StartAt": "Work", "States": {"Work": {"Type": "Pass", "End": True}}, "Comment": "one step"}
@@ -86,13 +86,30 @@ def test_fails_when_a_state_of_the_document_has_the_name_of_a_state_the_guard_ge
     ]
 
 
-def test_fails_when_its_own_state_name_is_the_name_of_a_state_of_the_document():
-    with pytest.raises(IdempotencyConfigurationError) as raised:
-        machine(lambda s: AslFragment(s, "Work", definition_body=WORK))
-    assert raised.value.problems == [
-        "definition_body: the state 'Work' (/States/Work) has the name of the Parallel state that runs the document; "
-        "pass state_name=... to name that otherwise"
-    ]
+def test_fails_synth_where_its_parallel_is_rendered_with_the_name_of_a_state_of_the_document():
+    target = stack()
+    sfn.StateMachine(
+        target,
+        "Machine",
+        definition_body=sfn.DefinitionBody.from_chainable(
+            sfn.Pass(target, "Before").next(AslFragment(target, "Work", definition_body=WORK))
+        ),
+    )
+    with pytest.raises(RuntimeError) as raised:
+        target.node.root.synth()
+    assert (
+        "[Test/Work/Work] definition_body: the state 'Work' of the definition given has the name of the Parallel state "
+        "that runs the document; pass state_name=... to name that otherwise"
+    ) in str(raised.value)
+
+
+def test_as_a_guards_lone_body_its_own_name_may_be_a_state_of_the_document():
+    definition = machine(
+        lambda s: IdempotencyGuard(
+            s, "Once", table=IdempotencyTable(s, "Table"), body=AslFragment(s, "Work", definition_body=WORK)
+        )
+    )
+    assert definition["States"]["Once.Body"]["Branches"][0]["States"] == {"Work": {"Type": "Pass", "End": True}}
 
 
 def test_fails_with_every_problem_of_the_document_at_once_under_its_construct_path():
