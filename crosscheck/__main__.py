@@ -1,10 +1,11 @@
 """python -m crosscheck [cdk.out] [--as-released] [--ministack-python PATH]
 
-Deploys the example app (from the cloud assembly ``cdk synth`` wrote) and the behaviour and
-everything-on test stacks (synthesized here) into a ministack server, runs every scenario, prints one
-line per scenario and, last, ``N passed, M failed`` and the title of each scenario that failed. Exits 1
-if any scenario failed. A scenario a known divergence stops is reported as diverged, with the
-divergence, and counts as neither.
+Deploys the example app (from the cloud assembly ``cdk synth`` wrote) and the behaviour,
+everything-on and documents test stacks (synthesized here) into a ministack server, runs every
+scenario, prints one line per scenario and, last, ``N passed, M failed`` and the title of each scenario
+that failed. Exits 1 if any scenario failed. A scenario a known divergence stops is reported as
+diverged, with the divergence, and counts as neither. A stack that does not deploy fails only the
+scenarios that use it.
 """
 
 from __future__ import annotations
@@ -16,9 +17,14 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
+
+from botocore.exceptions import ClientError
+
+from idempotent_constructs.testing import Deployment
 
 from .divergences import ALL, MINISTACK_VERSION
-from .scenarios import RELEASE_TIMINGS, SCENARIOS, Checks, Scenario, ScenarioFailed, Stacks
+from .scenarios import RELEASE_TIMINGS, SCENARIOS, Checks, Scenario, ScenarioFailed, Stacks, Undeployed
 from .server import Ministack, ServerFailed
 
 EXAMPLE_STACK = "IdempotentOrders"
@@ -26,13 +32,14 @@ DEFAULT_MINISTACK_PYTHON = Path(__file__).resolve().parent.parent / ".crosscheck
 
 
 def synthesize_test_stacks(outdir: Path) -> Path:
-    """The behaviour stack and the everything-on stack of tests/stacks.py, in a cloud assembly."""
+    """The behaviour, documents and everything-on stacks of tests/stacks.py, in a cloud assembly."""
     from aws_cdk import App
 
-    from tests.stacks import BehaviourStack, everything_on
+    from tests.stacks import BehaviourStack, DocumentsStack, everything_on
 
     app = App(outdir=str(outdir))
     BehaviourStack(app, "Behaviour")
+    DocumentsStack(app, "Documents")
     everything_on(app)
     return Path(app.synth().directory)
 
@@ -97,12 +104,21 @@ def main(argv: list[str]) -> int:
         try:
             with Ministack(options.ministack_python, as_released=options.as_released) as server:
                 print(f"ministack on {server.endpoint}")
+
+                def deployed(assembly: Path, name: str) -> Deployment:
+                    try:
+                        return server.deploy(assembly, name)
+                    except (ServerFailed, ClientError) as problem:
+                        print(f"{name} did not deploy: {problem}")
+                        return cast(Deployment, Undeployed(name, str(problem)))
+
                 stacks = Stacks(
-                    orders=server.deploy(options.assembly, EXAMPLE_STACK),
-                    behaviour=server.deploy(test_assembly, "Behaviour"),
-                    everything=server.deploy(test_assembly, "EverythingOn"),
+                    orders=deployed(options.assembly, EXAMPLE_STACK),
+                    behaviour=deployed(test_assembly, "Behaviour"),
+                    everything=deployed(test_assembly, "EverythingOn"),
+                    documents=deployed(test_assembly, "Documents"),
                 )
-                print(f"deployed {EXAMPLE_STACK}, Behaviour and EverythingOn ({time.monotonic() - started:.0f} s)\n")
+                print(f"deployed {EXAMPLE_STACK}, Behaviour, EverythingOn and Documents ({time.monotonic() - started:.0f} s)\n")
                 run_scenarios(stacks, SCENARIOS, tally)
         except ServerFailed as problem:
             print(f"ministack failed: {problem}")

@@ -209,4 +209,23 @@ D7 = Divergence(
     corrected_by_launcher=True,
 )
 
-ALL = (D1, D2, D3, D4, D5, D6, D7)
+D8 = Divergence(
+    "D8",
+    "a JSONata Succeed state's Output is ignored",
+    ministack=(
+        "A Succeed state outputs its input through InputPath and OutputPath only (services/stepfunctions.py, "
+        "the three places that handle 'Succeed': a state machine's top level, a Parallel branch, a Map "
+        "iteration), so the Output of a Succeed state written in JSONata is never evaluated."
+    ),
+    aws=(
+        "'Succeed states that use JSONata can include an Output field ... When specified, the Output value "
+        "overrides the state output default' (Step Functions Developer Guide, 'Succeed workflow state')."
+    ),
+    evidence=(
+        "The refund document of tests/asl ends in a Succeed whose Output is {trip_id, refunded, by}: on moto "
+        "the workflow outputs that object; on ministack it outputs the Succeed's input, the refund "
+        "function's result."
+    ),
+)
+
+ALL = (D1, D2, D3, D4, D5, D6, D7, D8)

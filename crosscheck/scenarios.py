@@ -24,7 +24,7 @@ from idempotent_constructs.lambda_src import canonical, schema
 from idempotent_constructs.testing import Deployment, Execution
 from tests.lambdas import sized
 
-from .divergences import D2, Divergence
+from .divergences import D2, D8, Divergence
 
 
 class ScenarioFailed(AssertionError):
@@ -47,11 +47,23 @@ class Checks:
             self.diverged.append(unless)
 
 
+class Undeployed:
+    """Stands for a stack that did not deploy: each scenario that uses it fails with why, and the
+    scenarios of the other stacks still run."""
+
+    def __init__(self, stack: str, reason: str) -> None:
+        self.stack, self.reason = stack, reason
+
+    def __getattr__(self, name: str) -> Any:
+        raise ScenarioFailed(f"the {self.stack} stack did not deploy: {self.reason}")
+
+
 @dataclass
 class Stacks:
     orders: Deployment  # the example app (app.py), from `cdk synth`
     behaviour: Deployment  # tests/stacks.py BehaviourStack
     everything: Deployment  # tests/stacks.py everything_on
+    documents: Deployment  # tests/stacks.py DocumentsStack
 
     def raw_output(self, deployment: Deployment, execution: Execution) -> str | None:
         """The output exactly as Step Functions returns it (``Execution.output`` is parsed)."""
@@ -383,6 +395,64 @@ def everything_on_express(stacks: Stacks, checks: Checks) -> None:
     replayed = stacks.everything.run("Quotes", payload)
     succeeded(checks, replayed, "the replay")
     checks.expect(first.output == replayed.output == payload, f"outputs {first.output} {replayed.output}")
+
+
+# --- existing workflows: Amazon States Language files (tests/asl) ----------------------------------------
+SAGA_STEPS = ("ReserveFlight", "ReserveCarRental", "ProcessPayment", "ConfirmFlight", "ConfirmCarRental")
+COMPENSATIONS = ("RefundPayment", "CancelCarRental", "CancelFlight")
+
+
+def document_runs(stacks: Stacks, trip_id: str, *steps: str) -> dict[str, int]:
+    """How often the function of each step of a document really ran for a trip (tests/lambdas/document_step.py)."""
+    client, table = stacks.documents.emulator.client("dynamodb"), stacks.documents.table_name("SideEffects")
+    counts = {}
+    for step in steps:
+        item = client.get_item(TableName=table, Key={"id": {"S": f"{trip_id}#{step}"}}, ConsistentRead=True).get("Item")
+        counts[step] = int(item["runs"]["N"]) if item else 0
+    return counts
+
+
+def trip(run_type: str = "success") -> dict[str, str]:
+    return {"trip_id": unique(), "depart_city": "Detroit", "arrive_city": "Frankfurt", "run_type": run_type}
+
+
+@scenario("existing workflow (aws-samples' saga, an ASL file with substitutions): run once to its Succeed, replayed")
+def saga_replayed(stacks: Stacks, checks: Checks) -> None:
+    request = trip()
+    first = stacks.documents.run("Saga", request)
+    succeeded(checks, first, "the first run")
+    checks.expect(document_runs(stacks, request["trip_id"], *SAGA_STEPS) == dict.fromkeys(SAGA_STEPS, 1), "each step ran")
+    replay = stacks.documents.run("Saga", request)
+    succeeded(checks, replay, "the duplicate")
+    checks.expect(stacks.raw_output(stacks.documents, replay) == stacks.raw_output(stacks.documents, first), "same bytes")
+    checks.expect(document_runs(stacks, request["trip_id"], *SAGA_STEPS) == dict.fromkeys(SAGA_STEPS, 1), "no step ran again")
+
+
+@scenario("existing workflow (the saga): compensated to its Fail, it fails with the Fail's error, released; the retry completes")
+def saga_released(stacks: Stacks, checks: Checks) -> None:
+    request = trip("failProcessPaymentOnce")
+    failed = stacks.documents.run("Saga", request)
+    checks.expect((failed.status, failed.error) == ("FAILED", "Job Failed"), f"{failed.status} {failed.error}")
+    ran = document_runs(stacks, request["trip_id"], "ProcessPayment", "ConfirmFlight", *COMPENSATIONS)
+    checks.expect(ran == {"ProcessPayment": 1, "ConfirmFlight": 0, **dict.fromkeys(COMPENSATIONS, 1)}, f"compensated: {ran}")
+    checks.expect(stacks.documents.records_of(failed, "Idempotency") == {}, "the key is released")
+    retried = stacks.documents.run("Saga", request)
+    succeeded(checks, retried, "the retry")
+    checks.expect(document_runs(stacks, request["trip_id"], "ProcessPayment") == {"ProcessPayment": 2}, "payment ran again")
+
+
+@scenario("existing JSONata workflow (an ASL text): whole and as a guarded step, run once through its Succeed, replayed")
+def jsonata_document(stacks: Stacks, checks: Checks) -> None:
+    for workflow in ("Refund", "GuardedRefund"):
+        trip_id = unique()
+        request = {"trip_id": trip_id, "amount": 30}
+        first = stacks.documents.run(workflow, request)
+        succeeded(checks, first, f"{workflow}'s first run")
+        expected = {"trip_id": trip_id, "refunded": 30, "by": "done"}
+        checks.expect(first.output == expected, f"{workflow}'s output {first.output}", unless=D8)
+        replay = stacks.documents.run(workflow, request)
+        checks.expect(replay.output == first.output, f"{workflow}'s replay {replay.output}")
+        checks.expect(document_runs(stacks, trip_id, "Refund") == {"Refund": 1}, f"{workflow} refunded once")
 
 
 def side_effects(stacks: Stacks, workflow: str, request: dict[str, Any]) -> dict[str, int]:

@@ -17,6 +17,7 @@ from .errors import (
 __version__ = importlib.metadata.version("idempotent-constructs")  # set in pyproject.toml only
 
 if TYPE_CHECKING:
+    from .asl_fragment import AslFragment
     from .dashboard import IdempotencyDashboard
     from .definition import DefinitionLocation
     from .guard import ExtendLease, IdempotencyGuard
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 # They load on first use (PEP 562), so that the run-time modules (operations, the command-line tool),
 # which import this package first like any submodule's, never pay for the CDK.
 _LAZY = {
+    "AslFragment": "asl_fragment",
     "CompletedPolicy": "policies",
     "DefinitionLocation": "definition",
     "ExtendLease": "guard",
@@ -43,6 +45,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "AslFragment",
     "CompletedPolicy",
     "DefinitionLocation",
     "ExtendLease",

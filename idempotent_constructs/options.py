@@ -161,6 +161,26 @@ CHAINABLE = Kind(
     lambda value: implements(value, sfn.IChainable),
     lambda value: 'one such as sfn.Pass(self, "Work") or first.next(second)',
 )
+DEFINITION_BODY = Kind(
+    "definition (sfn.DefinitionBody or a dict)",
+    lambda value: isinstance(value, sfn.DefinitionBody | Mapping),
+    lambda value: (
+        f"sfn.DefinitionBody.from_file({_quoted(value)})"
+        if isinstance(value, str) and value.endswith((".json", ".yaml", ".yml"))
+        else "sfn.DefinitionBody.from_file(path), sfn.DefinitionBody.from_string(text) or the document as a dict"
+    ),
+)
+SUBSTITUTIONS = Kind(
+    "mapping of placeholder names to strings",
+    lambda value: isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()),
+    lambda value: (
+        "{"
+        + ", ".join(f"{_quoted(str(k))}: {_quoted(str(v))}" for k, v in value.items())
+        + "} (a number or boolean as its text, as CloudFormation takes it)"
+        if isinstance(value, Mapping)
+        else '{"ReserveFlightFunction": function.function_arn}'
+    ),
+)
 ROLE = Kind(
     "role (iam.IRole)", lambda value: implements(value, iam.IRole), lambda value: "a role, such as iam.Role.from_role_arn(...)"
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aws_cdk import Acknowledgment, Annotations, Duration, Stack, Validations
@@ -14,11 +14,12 @@ from aws_cdk import aws_logs as logs_module
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from . import options
+from . import asl, options
+from .asl_fragment import AslFragment
 from .definition import DefinitionLocation, asset_body
 from .errors import IdempotencyConfigurationError, Problems
 from .functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
-from .guard import DEFAULT_LEASE, IdempotencyGuard
+from .guard import DEFAULT_LEASE, STATE_NAMES, IdempotencyGuard
 from .guard.config import OPTIONS
 from .key import IdempotencyKey, namespace_problems
 from .names import generated_name, name_prefix
@@ -27,10 +28,14 @@ from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStor
 from .table import IdempotencyTable
 
 EXPRESS_MAX_DURATION = Duration.minutes(5)
+# The guard's construct id, and so the prefix of its state names ("Idempotency.Acquire").
+GUARD_ID = "Idempotency"
 # What each option takes: the guard's shared options and the state machine's own.
 STATE_MACHINE_OPTIONS: dict[str, options.Kind] = {
     **OPTIONS,
     "definition": options.CHAINABLE,
+    "definition_body": options.DEFINITION_BODY,
+    "definition_substitutions": options.SUBSTITUTIONS,
     "state_machine_type": options.STATE_MACHINE_TYPE,
     "state_machine_name": options.TEXT,
     "timeout": options.DURATION,
@@ -83,6 +88,49 @@ def _rendered_definition(state_machine: sfn.StateMachine) -> dict[str, Any]:
     return loaded
 
 
+def _definition(
+    problems: Problems,
+    definition: sfn.IChainable | None,
+    definition_body: sfn.DefinitionBody | Mapping[str, Any] | None,
+    substitutions: Mapping[str, str] | None,
+    query_language: sfn.QueryLanguage | None,
+) -> tuple[sfn.IChainable | None, asl.Document | None]:
+    """``(the chain, None)`` or ``(None, the document)`` the workflow runs, adding to ``problems``
+    what is wrong with them: exactly one of ``definition`` and ``definition_body``, a document that
+    Step Functions would refuse or whose state names clash with the guard's."""
+    if (definition is None) == (definition_body is None):
+        problems.add(
+            "definition, definition_body: give exactly one: definition=first.next(second) for a chain of states, or "
+            'definition_body=sfn.DefinitionBody.from_file("statemachine.asl.json") for an Amazon States Language document'
+            + (", not both" if definition is not None else "")
+        )
+        return None, None
+    if definition_body is None or isinstance(definition_body, sfn.ChainDefinitionBody):
+        if substitutions is not None:
+            problems.add(
+                "definition_substitutions: only a document (DefinitionBody.from_file or from_string) has ${...} "
+                "placeholders; drop definition_substitutions"
+            )
+        return (definition if definition_body is None else definition_body.chainable), None
+    document, unreadable = asl.read(definition_body, substitutions)
+    problems.extend(unreadable)
+    if document is None:
+        return None, None
+    problems.extend(
+        asl.problems(
+            document,
+            reserved={f"{GUARD_ID}.{state}" for state in STATE_NAMES},
+            clash=f"has the name of a state the guard generates (those starting with {GUARD_ID + '.'!r}); rename it in the document",
+        )
+    )
+    if query_language == sfn.QueryLanguage.JSONATA and document.language != asl.JSONATA:
+        problems.add(
+            f"query_language: QueryLanguage.JSONATA, but {document.source} is written in JSONPath (its top level "
+            "declares no QueryLanguage JSONata), whose states a JSONata state machine refuses; leave query_language out"
+        )
+    return None, document
+
+
 class IdempotentStateMachine(Construct):
     """A Step Functions state machine that runs its definition once per idempotency key.
 
@@ -98,7 +146,9 @@ class IdempotentStateMachine(Construct):
         construct_id: str,
         *,
         table: IdempotencyTable | dynamodb.ITable,
-        definition: sfn.IChainable,
+        definition: sfn.IChainable | None = None,
+        definition_body: sfn.DefinitionBody | Mapping[str, Any] | None = None,
+        definition_substitutions: Mapping[str, str] | None = None,
         key: IdempotencyKey | None = None,
         namespace: str | None = None,
         expires_after: Duration | None = None,
@@ -124,7 +174,18 @@ class IdempotentStateMachine(Construct):
         :param table: where the records live.
         :param definition: the workflow to make idempotent, any chain of states; its ``ExtendLease``
             states (at its top level, in loops, catch handlers, Parallel branches and inline Maps) push
-            the lease forward.
+            the lease forward. Give it or ``definition_body``.
+        :param definition_body: the workflow as ``sfn.StateMachine`` takes it:
+            ``sfn.DefinitionBody.from_file(path)`` (an Amazon States Language file, JSON or YAML),
+            ``.from_string(text)``, ``.from_chainable(chain)`` (the same as ``definition=chain``), or
+            the document as a dict. A document is read at synth time and made idempotent as it is
+            (see ``AslFragment``); its top-level ``QueryLanguage`` and ``TimeoutSeconds`` are the
+            defaults of ``query_language`` and ``timeout``. The role gets no permission for what the
+            document calls, as with ``sfn.StateMachine``: grant them with ``add_to_role_policy`` or
+            ``role``. Give it or ``definition``.
+        :param definition_substitutions: values of the document's ``${Name}`` placeholders (tokens,
+            such as a function's ARN, too), as ``sfn.StateMachine`` takes them. Default: none; a
+            placeholder without a value fails synth with its name.
         :param key: how the key is derived. Default: ``IdempotencyKey.whole_input()``.
         :param namespace: prefix of this workflow's record ids. Default: the construct path
             (stable across deploys; differs between workflows and stacks).
@@ -149,23 +210,31 @@ class IdempotentStateMachine(Construct):
         :param state_machine_name: physical name. Default: ``{stack name}_{construct id}-{hash}``
             (Standard; known at synth time, so the role can be limited to this state machine's
             executions), generated by CloudFormation (Express).
-        :param timeout: execution timeout. Default: none (Standard), 5 minutes (Express).
+        :param timeout: execution timeout. Default: the document's ``TimeoutSeconds`` if it has one,
+            else none (Standard), 5 minutes (Express).
         :param logs: logging options. Default: a new log group (1 year retention), level ALL,
             without execution data, so no payload reaches the logs.
         :param tracing_enabled: X-Ray tracing. Default: ``True``.
         :param role: the execution role. Default: a new role with exactly the permissions used.
         :param query_language: the state machine's query language, as ``sfn.StateMachine`` takes it
             (``QueryLanguage.JSONATA`` makes it the default of ``definition``'s states). The generated
-            states are JSONata either way. Default: ``QueryLanguage.JSONPATH``.
+            states are JSONata either way. Default: a document's own top-level ``QueryLanguage``, else
+            ``QueryLanguage.JSONPATH``.
         :param definition_location: where the definition lives: ``DefinitionLocation.TEMPLATE``, or
             ``DefinitionLocation.ASSET`` (an S3 asset, its tokens as ``DefinitionSubstitutions``) for a
             stack of more guarded workflows than a 1 MB template holds. Default: ``TEMPLATE``.
         """
         super().__init__(scope, construct_id)
         # The parameters, by name: each is checked against the kind it takes.
-        options.check(self, STATE_MACHINE_OPTIONS, locals(), required=("table", "definition"))
+        options.check(self, STATE_MACHINE_OPTIONS, locals(), required=("table",))
         express = state_machine_type == sfn.StateMachineType.EXPRESS
         problems = Problems(self)
+        chain, document = _definition(problems, definition, definition_body, definition_substitutions, query_language)
+        if document is not None:
+            if query_language is None and document.language == asl.JSONATA:
+                query_language = sfn.QueryLanguage.JSONATA
+            if timeout is None and document.timeout_seconds is not None:
+                timeout = Duration.seconds(document.timeout_seconds)
         longest_run = timeout if timeout is not None else (EXPRESS_MAX_DURATION if express else None)
         if express:
             for name, value in (("timeout", timeout), ("lease", lease), ("max_wait", max_wait)):
@@ -185,6 +254,10 @@ class IdempotentStateMachine(Construct):
                 for problem in namespace_problems(self.node.path)
             )
         problems.raise_if_any()
+        if document is not None:
+            # The guard's Body holds the document itself: the fragment's own Parallel never enters the graph.
+            chain = AslFragment(self, "Definition", definition_body=document.definition)
+        assert chain is not None
         effective_lease = lease or (EXPRESS_MAX_DURATION if express else DEFAULT_LEASE)
         # Standard workflows check a lapsed holder's execution before taking over; Express cannot.
         if express and longest_run is not None and effective_lease.to_milliseconds() < longest_run.to_milliseconds():
@@ -203,9 +276,9 @@ class IdempotentStateMachine(Construct):
             state_machine_name = generated_name(self)
         self.guard = IdempotencyGuard(
             self,
-            "Idempotency",
+            GUARD_ID,
             table=table,
-            body=definition,
+            body=chain,
             key=key,
             namespace=namespace if namespace is not None else self.node.path,
             expires_after=expires_after,
@@ -229,18 +302,18 @@ class IdempotentStateMachine(Construct):
         else:
             self.log_group = None
         graph: sfn.StateGraph | None = None
-        definition_body = sfn.DefinitionBody.from_chainable(self.guard)
+        rendered: sfn.DefinitionBody = sfn.DefinitionBody.from_chainable(self.guard)
         substitutions = None
         if definition_location is DefinitionLocation.ASSET:
             # The graph is made here, as sfn.StateMachine makes it for a chain, so that it can be rendered
             # into the asset; its states' permissions are granted below, as the CDK grants them.
             graph = sfn.StateGraph(self.guard.start_state, "State Machine definition")
             graph.timeout = timeout
-            definition_body, substitutions = asset_body(graph, query_language)
+            rendered, substitutions = asset_body(graph, query_language)
         self.state_machine = sfn.StateMachine(
             self,
             "StateMachine",
-            definition_body=definition_body,
+            definition_body=rendered,
             definition_substitutions=substitutions,
             state_machine_type=state_machine_type or sfn.StateMachineType.STANDARD,
             state_machine_name=state_machine_name,

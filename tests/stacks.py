@@ -7,12 +7,15 @@ from typing import Any
 
 from aws_cdk import App, Duration, RemovalPolicy, Size, Stack
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 
 from idempotent_constructs import (
+    AslFragment,
     CompletedPolicy,
     ExtendLease,
     FailurePolicy,
@@ -26,6 +29,19 @@ from idempotent_constructs import (
 )
 from idempotent_constructs.functions import RUNTIME
 
+# Amazon States Language documents, samples of others among them (tests/asl/README.md).
+DOCUMENTS = Path(__file__).parent / "asl"
+# The saga sample's placeholders of its Lambda functions, and the step of each (its SNS topic's aside).
+SAGA_FUNCTIONS = {
+    "reserveFlightFunction": "ReserveFlight",
+    "reserveCarRentalFunction": "ReserveCarRental",
+    "processPaymentFunction": "ProcessPayment",
+    "confirmFlightFunction": "ConfirmFlight",
+    "confirmCarRentalFunction": "ConfirmCarRental",
+    "refundPaymentFunction": "RefundPayment",
+    "cancelCarRentalFunction": "CancelCarRental",
+    "cancelFlightFunction": "CancelFlight",
+}
 FAST: dict[str, Any] = {"poll_interval": Duration.seconds(1), "max_wait": Duration.seconds(30)}
 
 
@@ -82,6 +98,114 @@ def failing_body(scope: Stack, prefix: str, error: str | None = None) -> sfn.ICh
         )
         .otherwise(sfn.Pass(scope, f"{prefix}Fine", parameters={"echo.$": "$"}))
     )
+
+
+def side_effects_table(scope: Stack) -> dynamodb.Table:
+    """The table the test functions count their side effects in ("SideEffects")."""
+    return dynamodb.Table(
+        scope,
+        "SideEffects",
+        partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING),
+        billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+        removal_policy=RemovalPolicy.DESTROY,
+    )
+
+
+class DocumentsStack(Stack):
+    """Issue 23 (B19): Amazon States Language files made idempotent as they are (tests/asl): the saga
+    sample (JSONPath, substitutions, Lambda and SNS tasks, compensations ending in Fail, a Succeed), the
+    JSONata fallback sample, and a JSONata refund as a whole workflow and as a guarded step after
+    another state. A stack of its own: with the behaviour stack's, its template would pass the 1 MB
+    CloudFormation takes."""
+
+    def __init__(self, scope: App, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        table = IdempotencyTable(self, "Idempotency", removal_policy=RemovalPolicy.DESTROY)
+        self.counters = side_effects_table(self)
+
+        def functions(*steps: str) -> dict[str, str]:
+            found = {}
+            for step in steps:
+                function = packaged_lambda(
+                    self,
+                    f"Document{step}",
+                    "document_step.handler",
+                    environment={"COUNTER_TABLE": self.counters.table_name, "STEP": step},
+                )
+                self.counters.grant_read_write_data(function)
+                found[step] = function.function_arn
+            return found
+
+        saga = functions(*SAGA_FUNCTIONS.values())
+        notices = sns.Topic(self, "TripNotices")
+        workflow = IdempotentStateMachine(
+            self,
+            "Saga",
+            table=table,
+            definition_body=sfn.DefinitionBody.from_file(str(DOCUMENTS / "saga-pattern-sam.asl.json")),
+            definition_substitutions={
+                **{placeholder: saga[step] for placeholder, step in SAGA_FUNCTIONS.items()},
+                "snsTopicArn": notices.topic_arn,
+            },
+            key=IdempotencyKey.from_paths("$.trip_id"),
+            **FAST,
+        )
+        # The document's own permissions, as for sfn.StateMachine with a file: granted by the user.
+        workflow.state_machine.add_to_role_policy(
+            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=list(saga.values()))
+        )
+        notices.grant_publish(workflow.state_machine)
+
+        fallback = functions("First", "Second", "Third")
+        IdempotentStateMachine(
+            self,
+            "Fallback",
+            table=table,
+            definition_body=sfn.DefinitionBody.from_file(str(DOCUMENTS / "common-fallback-state-jsonata.asl.json")),
+            definition_substitutions={f"{step}LambdaArn": arn for step, arn in fallback.items()},
+            key=IdempotencyKey.from_paths("$.trip_id"),
+            **FAST,
+        )
+
+        refund = functions("Refund")
+        refund_text = (DOCUMENTS / "refund.asl.json").read_text()
+        # The refund text twice: failures released (the default), and cached.
+        for construct_id, on_failure in (("Refund", None), ("RefundCached", FailurePolicy.CACHE)):
+            IdempotentStateMachine(
+                self,
+                construct_id,
+                table=table,
+                definition_body=sfn.DefinitionBody.from_string(refund_text),
+                definition_substitutions={"RefundFunction": refund["Refund"]},
+                key=IdempotencyKey.from_paths("$.trip_id"),
+                on_failure=on_failure,
+                **FAST,
+            )
+        IdempotentStateMachine(
+            self,
+            "FanOut",
+            table=table,
+            definition_body=sfn.DefinitionBody.from_file(str(DOCUMENTS / "fan-out.asl.json")),
+            definition_substitutions={"Carrier": "express-air", "SettleSeconds": "1"},
+            key=IdempotencyKey.from_paths("$.trip_id"),
+            **FAST,
+        )
+        # The same document as one guarded step of a plain state machine, after a state of its own.
+        step = AslFragment(
+            self,
+            "RefundStep",
+            definition_body=sfn.DefinitionBody.from_string(refund_text),
+            definition_substitutions={"RefundFunction": refund["Refund"]},
+        )
+        guard = IdempotencyGuard(
+            self,
+            "RefundOnce",
+            table=table,
+            key=IdempotencyKey.from_paths("$.trip_id"),
+            body=sfn.Pass(self, "RefundReceived").next(step),
+            **FAST,
+        )
+        sfn.StateMachine(self, "GuardedRefund", definition_body=sfn.DefinitionBody.from_chainable(guard))
 
 
 class BehaviourStack(Stack):
@@ -261,13 +385,7 @@ class BehaviourStack(Stack):
     def _resumable(self, table: IdempotencyTable) -> None:
         """Issue 4: a workflow of three guarded steps A, B, C (plain state machines, per-step
         idempotency), B failing on its first run in "Resume" and never in "ResumeClean"."""
-        self.counters = dynamodb.Table(
-            self,
-            "SideEffects",
-            partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-            removal_policy=RemovalPolicy.DESTROY,
-        )
+        self.counters = side_effects_table(self)
         step = packaged_lambda(self, "Step", "step.handler", environment={"COUNTER_TABLE": self.counters.table_name})
         self.counters.grant_read_write_data(step)
         for workflow, fail_first in (("Resume", True), ("ResumeClean", False)):

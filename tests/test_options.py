@@ -14,6 +14,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 
 from idempotent_constructs import (
+    AslFragment,
     IdempotencyConfigurationError,
     IdempotencyGuard,
     IdempotencyKey,
@@ -21,6 +22,7 @@ from idempotent_constructs import (
     IdempotentStateMachine,
     ResultStorage,
 )
+from idempotent_constructs.asl_fragment import FRAGMENT_OPTIONS
 from idempotent_constructs.guard.config import GUARD_OPTIONS, OPTIONS
 from idempotent_constructs.options import article, implements
 from idempotent_constructs.state_machine import STATE_MACHINE_OPTIONS
@@ -60,6 +62,16 @@ GUARD_ONLY = {
 }
 STATE_MACHINE_ONLY = {
     "definition": ({"StartAt": "Work"}, "{'StartAt': 'Work'} (a dict) is not a state or chain of states (sfn.IChainable)"),
+    "definition_body": (
+        "statemachine.asl.json",
+        "'statemachine.asl.json' (a str) is not a definition (sfn.DefinitionBody or a dict); "
+        'pass sfn.DefinitionBody.from_file("statemachine.asl.json")',
+    ),
+    "definition_substitutions": (
+        {"WaitSeconds": 10},
+        "{'WaitSeconds': 10} (a dict) is not a mapping of placeholder names to strings; "
+        'pass {"WaitSeconds": "10"} (a number or boolean as its text, as CloudFormation takes it)',
+    ),
     "state_machine_type": ("EXPRESS", "'EXPRESS' (a str) is not a sfn.StateMachineType; pass sfn.StateMachineType.EXPRESS"),
     "state_machine_name": (42, '42 (an int) is not a string; pass a string, such as "42"'),
     "timeout": (600, "600 (an int) is not a Duration; pass Duration.seconds(600)"),
@@ -71,6 +83,19 @@ STATE_MACHINE_ONLY = {
     ),
     "query_language": ("JSONata", "'JSONata' (a str) is not a sfn.QueryLanguage; pass sfn.QueryLanguage.JSONATA"),
     "definition_location": ("asset", "'asset' (a str) is not a DefinitionLocation; pass DefinitionLocation.ASSET"),
+}
+FRAGMENT = {
+    "definition_body": (
+        {"StartAt": "Work"}.items(),
+        "is not a definition (sfn.DefinitionBody or a dict); pass sfn.DefinitionBody.from_file(path), "
+        "sfn.DefinitionBody.from_string(text) or the document as a dict",
+    ),
+    "definition_substitutions": (
+        ["Fn", "arn"],
+        "['Fn', 'arn'] (a list) is not a mapping of placeholder names to strings; "
+        'pass {"ReserveFlightFunction": function.function_arn}',
+    ),
+    "state_name": (3, '3 (an int) is not a string; pass a string, such as "3"'),
 }
 TABLE = {
     "table": (
@@ -106,6 +131,7 @@ def test_every_parameter_of_the_constructs_has_a_kind_and_a_test_here():
     assert parameters(IdempotencyGuard.__init__) == set(GUARD_OPTIONS) == set(SHARED) | set(GUARD_ONLY)
     assert parameters(IdempotentStateMachine.__init__) == set(STATE_MACHINE_OPTIONS) == set(SHARED) | set(STATE_MACHINE_ONLY)
     assert parameters(IdempotencyTable.__init__) == set(TABLE_OPTIONS) == set(TABLE)
+    assert parameters(AslFragment.__init__) == set(FRAGMENT_OPTIONS) == set(FRAGMENT)
     assert set(OPTIONS) == set(SHARED)
 
 
@@ -162,6 +188,16 @@ def test_a_table_fails_when_an_option_has_the_wrong_type(option):
     value, message = TABLE[option]
     error = error_of(lambda: IdempotencyTable(target, "Idempotency", **{option: value}))
     assert error.startswith(f"Test/Idempotency: invalid idempotency configuration:\n  - {option}: ")
+    assert message in error
+
+
+@pytest.mark.parametrize("option", sorted(FRAGMENT))
+def test_a_document_step_fails_under_its_own_path_when_an_option_has_the_wrong_type(option):
+    target = stack()
+    value, message = FRAGMENT[option]
+    options = {"definition_body": {"StartAt": "Work", "States": {"Work": {"Type": "Pass", "End": True}}}, option: value}
+    error = error_of(lambda: AslFragment(target, "Saga", **options))
+    assert error.startswith(f"Test/Saga: invalid idempotency configuration:\n  - {option}: ")
     assert message in error
 
 

@@ -1,13 +1,24 @@
 """README.md: the Quick start and "Testing your own workflows locally" followed literally by a new user,
 in a fresh virtual environment from the built wheel (tests/conftest.py's user_app ran the install
-command), so that the README cannot drift from what works."""
+command), and the examples of "Existing workflows (ASL files)" synthesized and drawn, so that the
+README cannot drift from what works."""
 
 from __future__ import annotations
 
 import json
 import re
 
-from tests.conftest import readme_blocks, readme_install_command
+from aws_cdk import App, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_stepfunctions as sfn
+from click.testing import CliRunner
+
+import idempotent_constructs
+from idempotent_constructs.cli import cli
+from tests.conftest import ROOT, readme_blocks, readme_install_command
+from tests.stacks import DOCUMENTS
 
 # The files the README's Python blocks are, named by their first line ("# orders.py").
 FILE_NAME = re.compile(r"# (\w+\.py)\n")
@@ -51,3 +62,34 @@ def test_the_readmes_tests_of_a_users_workflow_pass_on_the_local_emulator(user_a
     result = user_app.run("pytest test_orders.py -q -p no:cacheprovider", timeout=600)
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-3000:]
     assert re.search(r"^2 passed", result.stdout, flags=re.MULTILINE), result.stdout
+
+
+def test_the_readmes_existing_workflow_examples_synthesize_and_the_graph_command_draws_the_first(tmp_path, monkeypatch):
+    section = (ROOT / "README.md").read_text().split("## Existing workflows (ASL files)\n")[1].split("\n## ")[0]
+    (document,) = re.findall(r"^```json\n(.*?)^```$", section, flags=re.MULTILINE | re.DOTALL)
+    whole, step = re.findall(r"^```python\n(.*?)^```$", section, flags=re.MULTILINE | re.DOTALL)
+    (tmp_path / "statemachine").mkdir()
+    (tmp_path / "statemachine" / "booking.asl.json").write_text(document)
+    (tmp_path / "statemachine" / "refund.asl.json").write_text((DOCUMENTS / "refund.asl.json").read_text())
+    monkeypatch.chdir(tmp_path)  # the README's paths are the app's, relative to where it is synthesized
+    app = App(outdir=str(tmp_path / "cdk.out"))
+    trips = Stack(app, "Trips")
+    names = {name: getattr(idempotent_constructs, name) for name in idempotent_constructs.__all__}
+    names |= {"self": trips, "sfn": sfn, "iam": iam, "lambda_": lambda_, "sns": sns}
+    exec(whole, names)
+    exec(
+        step,
+        names
+        | {
+            "table": names["IdempotencyTable"](trips, "Records"),
+            "refund_function": lambda_.Function.from_function_name(trips, "RefundFunction", "refund"),
+            "validate": sfn.Pass(trips, "Validate"),
+        },
+    )
+    app.synth()
+    assert json.loads(document)["States"]["BookingFailed"] == {"Type": "Fail", "Error": "BookingFailed"}
+    command = re.search(r"`idempotent-constructs (graph [^`]*)`", section).group(1).split()
+    drawn = CliRunner().invoke(cli, command)
+    assert drawn.exit_code == 0, drawn.output
+    assert "%% first run: Acquire -> Body -> Complete" in drawn.output
+    assert "%% failure: Body -> Release -> Failed" in drawn.output

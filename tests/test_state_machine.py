@@ -6,11 +6,13 @@ import json
 
 import pytest
 from aws_cdk import Duration
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Annotations, Match
 
 from idempotent_constructs import IdempotencyConfigurationError, IdempotencyTable, IdempotentStateMachine
+from tests.stacks import DOCUMENTS, SAGA_FUNCTIONS
 from tests.synth import allows, only_definition, resources, stack, template
 
 
@@ -202,3 +204,153 @@ def test_fails_when_a_jsonata_state_machine_holds_states_written_in_jsonpath():
 
     with pytest.raises(IdempotencyConfigurationError, match=r"states Classic use JSONPath fields .* \.jsonata\(\) factories"):
         template(build)
+
+
+# --- definition_body: an Amazon States Language document (issue 23) ---------------------------------
+def document_workflow(build_options):
+    """The template of a workflow made of a document, ``build_options(stack)`` giving its options."""
+
+    def build(s):
+        IdempotentStateMachine(s, "Trips", table=IdempotencyTable(s, "Table"), **build_options(s))
+
+    return template(build)
+
+
+def saga_options(s):
+    function = lambda_.Function(
+        s, "Reserve", runtime=lambda_.Runtime.PYTHON_3_12, handler="index.handler", code=lambda_.Code.from_inline("x")
+    )
+    return {
+        "definition_body": sfn.DefinitionBody.from_file(str(DOCUMENTS / "saga-pattern-sam.asl.json")),
+        "definition_substitutions": {
+            **{name: function.function_arn for name in SAGA_FUNCTIONS},
+            "snsTopicArn": "arn:aws:sns:us-east-1:123456789012:trips",
+        },
+    }
+
+
+def test_a_document_from_a_file_is_the_guards_body_as_it_is_with_its_placeholders_resolved_to_tokens():
+    tpl = document_workflow(saga_options)
+    definition = only_definition(tpl)
+    body = definition["States"]["Idempotency.Body"]
+    original = json.loads((DOCUMENTS / "saga-pattern-sam.asl.json").read_text())
+    assert body["Branches"][0]["StartAt"] == original["StartAt"]
+    assert set(body["Branches"][0]["States"]) == set(original["States"])
+    assert body["Branches"][0]["States"]["Reservation Failed"] == original["States"]["Reservation Failed"]
+    # The function's ARN, a token, is rendered by CloudFormation into the definition.
+    (function,) = [logical_id for logical_id in resources(tpl, "AWS::Lambda::Function") if logical_id.startswith("Reserve")]
+    joined = json.dumps(resources(tpl, "AWS::StepFunctions::StateMachine"))
+    assert f'"Fn::GetAtt": ["{function}", "Arn"]' in joined
+    functions = {
+        state["Parameters"]["FunctionName"]
+        for state in body["Branches"][0]["States"].values()
+        if "FunctionName" in state.get("Parameters", {})
+    }
+    assert functions == {f"arn:aws:lambda:us-east-1:123456789012:function:{function}"}  # as the template renders it
+
+
+def test_the_role_gets_no_permission_for_what_the_document_calls_as_with_sfn_state_machine():
+    tpl = document_workflow(saga_options)
+    (function,) = [logical_id for logical_id in resources(tpl, "AWS::Lambda::Function") if logical_id.startswith("Reserve")]
+    statements = [
+        statement
+        for policy in resources(tpl, "AWS::IAM::Policy").values()
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    assert not allows(statements, "lambda:InvokeFunction", {"Fn::GetAtt": [function, "Arn"]}, "")
+    assert not allows(statements, "sns:Publish", "arn:aws:sns:us-east-1:123456789012:trips", "")
+
+
+def test_a_jsonata_documents_language_and_timeout_are_the_state_machines_defaults():
+    document = {
+        "QueryLanguage": "JSONata",
+        "TimeoutSeconds": 120,
+        "StartAt": "Work",
+        "States": {"Work": {"Type": "Pass", "Output": "{% $states.input %}", "End": True}},
+    }
+    tpl = document_workflow(lambda s: {"definition_body": document})
+    definition = only_definition(tpl)
+    assert (definition["QueryLanguage"], definition["TimeoutSeconds"]) == ("JSONata", 120)
+    assert definition["States"]["Idempotency.Body"]["Branches"][0]["States"]["Work"]["QueryLanguage"] == "JSONata"
+
+
+def test_definition_body_from_a_chain_is_the_same_as_definition():
+    by_body = only_definition(
+        document_workflow(lambda s: {"definition_body": sfn.DefinitionBody.from_chainable(sfn.Pass(s, "Work"))})
+    )
+    by_definition = only_definition(document_workflow(lambda s: {"definition": sfn.Pass(s, "Work")}))
+    assert by_body == by_definition
+
+
+@pytest.mark.parametrize("given", [{}, {"definition": True, "definition_body": True}])
+def test_fails_unless_exactly_one_of_definition_and_definition_body_is_given(given):
+    def options(s):
+        found = {}
+        if given.get("definition"):
+            found["definition"] = sfn.Pass(s, "Work")
+        if given.get("definition_body"):
+            found["definition_body"] = sfn.DefinitionBody.from_file(str(DOCUMENTS / "refund.asl.json"))
+        return found
+
+    with pytest.raises(IdempotencyConfigurationError) as raised:
+        document_workflow(options)
+    assert raised.value.problems[0].startswith("definition, definition_body: give exactly one: definition=first.next(second)")
+
+
+def test_fails_when_substitutions_come_with_a_chain():
+    with pytest.raises(IdempotencyConfigurationError) as raised:
+        document_workflow(lambda s: {"definition": sfn.Pass(s, "Work"), "definition_substitutions": {"Fn": "arn"}})
+    assert raised.value.problems == [
+        "definition_substitutions: only a document (DefinitionBody.from_file or from_string) has ${...} placeholders; "
+        "drop definition_substitutions"
+    ]
+
+
+def test_fails_when_a_jsonata_state_machine_is_asked_for_a_jsonpath_document():
+    with pytest.raises(IdempotencyConfigurationError) as raised:
+        document_workflow(lambda s: {**saga_options(s), "query_language": sfn.QueryLanguage.JSONATA})
+    assert raised.value.problems == [
+        f"query_language: QueryLanguage.JSONATA, but {DOCUMENTS / 'saga-pattern-sam.asl.json'} is written in JSONPath "
+        "(its top level declares no QueryLanguage JSONata), whose states a JSONata state machine refuses; leave "
+        "query_language out"
+    ]
+
+
+def test_fails_with_every_problem_of_the_document_and_the_options_at_once_under_the_workflows_path():
+    text = (
+        '{"QueryLanguage": "JSONata", "StartAt": "Idempotency.Acquire", "States": {'
+        '"Idempotency.Acquire": {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", '
+        '"Arguments": {"FunctionName": "${Fn}", "Payload": "{% order %}"}, "Next": "Missing"}}}'
+    )
+
+    def options(s):
+        return {
+            "definition_body": sfn.DefinitionBody.from_string(text),
+            "definition_substitutions": {"Fn": "arn:f"},
+            "max_wait": Duration.minutes(6),
+            "state_machine_type": sfn.StateMachineType.EXPRESS,
+        }
+
+    with pytest.raises(IdempotencyConfigurationError) as raised:
+        document_workflow(options)
+    assert raised.value.construct_path == "Test/Trips"
+    assert [problem.split(":")[0] for problem in raised.value.problems] == [
+        "definition_body",  # the transition to Missing
+        "definition_body",  # the guard's name
+        "definition_body",  # the JSONata Step Functions refuses
+        "max_wait",
+        "max_wait",
+    ]
+    assert raised.value.problems[1] == (
+        "definition_body: the state 'Idempotency.Acquire' (/States/Idempotency.Acquire) has the name of a state the guard "
+        "generates (those starting with 'Idempotency.'); rename it in the document"
+    )
+
+
+def test_fails_with_the_name_of_a_placeholder_left_without_a_value():
+    with pytest.raises(IdempotencyConfigurationError) as raised:
+        document_workflow(lambda s: {"definition_body": sfn.DefinitionBody.from_file(str(DOCUMENTS / "refund.asl.json"))})
+    assert raised.value.problems == [
+        f"definition_substitutions: {DOCUMENTS / 'refund.asl.json'} uses ${{RefundFunction}}, which has no value; "
+        'pass definition_substitutions={"RefundFunction": ...}'
+    ]

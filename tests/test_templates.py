@@ -17,7 +17,7 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from example.stack import OrdersStack
 from idempotent_constructs import jsonata_check
 from idempotent_constructs.testing import state_machine_definitions
-from tests.stacks import BehaviourStack, CompositionStack, everything_on, minimal
+from tests.stacks import BehaviourStack, CompositionStack, DocumentsStack, everything_on, minimal
 
 # The CDK adds DependsOn on a role that a GetAtt already implies; harmless and not ours to change.
 IGNORED_CFN_LINT_RULES = {"W3005"}
@@ -77,6 +77,7 @@ def templates(tmp_path_factory) -> dict[str, dict[str, Any]]:
         everything_on(app),
         BehaviourStack(app, "Behaviour"),
         CompositionStack(app, "Composition"),
+        DocumentsStack(app, "Documents"),
         OrdersStack(app, "IdempotentOrders"),
     ]
     assembly = app.synth()
@@ -88,7 +89,7 @@ def test_the_minimal_and_the_everything_on_templates_match_their_snapshots(templ
     assert as_the_snapshots_cdk_renders(masked(templates[name])) == snapshot(extension_class=JSONSnapshotExtension)
 
 
-@pytest.mark.parametrize("name", ["Minimal", "EverythingOn", "Behaviour", "Composition", "IdempotentOrders"])
+@pytest.mark.parametrize("name", ["Minimal", "EverythingOn", "Behaviour", "Composition", "Documents", "IdempotentOrders"])
 def test_every_template_passes_cfn_lint(templates, name):
     matches = cfnlint.api.lint(json.dumps(templates[name]), config=cfnlint.api.ManualArgs(regions=["us-east-1"]))
     findings = [
@@ -103,7 +104,7 @@ def asl_validator(node_bin, definition: dict[str, Any], tmp_path) -> subprocess.
     return subprocess.run([str(node_bin / "asl-validator"), "--json-path", str(path)], capture_output=True, text=True, timeout=60)
 
 
-@pytest.mark.parametrize("name", ["Minimal", "EverythingOn", "Behaviour", "Composition", "IdempotentOrders"])
+@pytest.mark.parametrize("name", ["Minimal", "EverythingOn", "Behaviour", "Composition", "Documents", "IdempotentOrders"])
 def test_every_generated_state_machine_definition_passes_asl_validator(templates, name, node_bin, tmp_path):
     definitions = state_machine_definitions(templates[name])
     assert definitions
@@ -112,7 +113,7 @@ def test_every_generated_state_machine_definition_passes_asl_validator(templates
         assert result.returncode == 0, f"{logical_id}: {result.stdout}{result.stderr}"
 
 
-@pytest.mark.parametrize("name", ["Minimal", "EverythingOn", "Behaviour", "Composition", "IdempotentOrders"])
+@pytest.mark.parametrize("name", ["Minimal", "EverythingOn", "Behaviour", "Composition", "Documents", "IdempotentOrders"])
 def test_step_functions_would_refuse_no_jsonata_expression_of_any_generated_definition(templates, name):
     definitions = state_machine_definitions(templates[name])
     assert definitions

@@ -32,6 +32,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from .. import options
+from ..asl_fragment import DocumentState
 from ..errors import IdempotencyConfigurationError
 from ..functions import KeyFunction, ResultFunction, key_function, records_of, result_function, results_bucket
 from ..key import IdempotencyKey
@@ -149,6 +150,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             once_per_execution=once_per_execution,
         )
         config.validate()
+        if clashes := _document_clashes(config, body):
+            raise IdempotencyConfigurationError(self.node.path, clashes)
         self.table, self.key, self.namespace, self.prefix = config.table, config.key, config.namespace, config.prefix
         self.lease, self.expires_after, self.result_storage = config.lease, config.expires_after, config.result_storage
         self.facts = Facts(self.node.addr)
@@ -238,3 +241,17 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         (for a guard that is a state machine's definition: all of the state machine's)."""
         graph = self._acquire.graph  # all of a guard's states join one graph
         return records_of(graph) if graph is not None else [(self.table, self.namespace)]
+
+
+def _document_clashes(config: GuardConfig, body: sfn.IChainable) -> list[str]:
+    """The states of the documents at the top level of ``body`` (``AslFragment``) named as a state this
+    guard generates: Step Functions needs every state name of a state machine to differ."""
+    reserved = {config.name(state) for state in STATE_NAMES}
+    return [
+        f"body: the state {name!r} of {state.document.source} has the name of a state this guard generates; "
+        f"pass state_name_prefix=... (now {config.prefix!r}) or rename the state in the document"
+        for state in sfn.State.find_reachable_states(body.start_state, include_error_handlers=True)
+        if isinstance(state, DocumentState)
+        for name in state.document.state_names()
+        if name in reserved
+    ]

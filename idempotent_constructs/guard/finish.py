@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 
+from ..asl_fragment import AslFragment
 from ..jsonata_key import literal
 from ..lambda_src import schema
 from ..policies import FailurePolicy
@@ -51,12 +52,23 @@ class Body(sfn.Parallel):
             lease.adopt_within(self.guard, branch.start_state)
 
 
-def body(guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChainable) -> sfn.Parallel:
+def body(guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChainable) -> sfn.Parallel | sfn.CustomState:
     """The user's chain, as the only branch of a Parallel: its input is the guard's input, and
     whatever it raises is caught in one place. The Parallel declares no query language and uses no
     field of either: its branch is in the language of the states around the guard (a JSONata state
-    may not hold JSONPath states), and its output is ``[the chain's output]`` in both."""
-    parallel = Body(guard).branch(chain)
+    may not hold JSONPath states), and its output is ``[the chain's output]`` in both.
+
+    A document on its own (an ``AslFragment`` with nothing wired to it) is the branch itself, rather
+    than a Parallel of its own inside this one: the same output, one state fewer on every run (a
+    document holds no ``ExtendLease`` state to adopt)."""
+    parallel: sfn.Parallel | sfn.CustomState
+    if isinstance(chain, AslFragment) and chain.state.stands_alone:
+        # A CustomState is named by its construct id: the guard's name for Body.
+        parallel = sfn.CustomState(
+            guard, guard.config.name("Body"), state_json={"Type": "Parallel", "Branches": [chain.document.branch()]}
+        )
+    else:
+        parallel = Body(guard).branch(chain)
     parallel.add_catch(on_failure, errors=["States.ALL"])
     return parallel
 

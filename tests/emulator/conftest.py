@@ -14,7 +14,7 @@ from idempotent_constructs.testing import Deployment, LocalEmulator
 # What a test's executions set off (the release function, on their status-change events) runs within
 # the test's call, where pytest captures its output (a hook of this directory's tests only).
 from idempotent_constructs.testing.pytest_plugin import pytest_runtest_call  # noqa: F401
-from tests.stacks import BehaviourStack, CompositionStack, ControlStack
+from tests.stacks import BehaviourStack, CompositionStack, ControlStack, DocumentsStack
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -39,6 +39,12 @@ def behaviour(emulator: LocalEmulator, tmp_path_factory: pytest.TempPathFactory)
 def composition(emulator: LocalEmulator, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
     app = App(outdir=str(tmp_path_factory.mktemp("composition-assembly")))
     return emulator.deploy_stack(CompositionStack(app, "Composition"))
+
+
+@pytest.fixture(scope="session")
+def documents(emulator: LocalEmulator, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
+    app = App(outdir=str(tmp_path_factory.mktemp("documents-assembly")))
+    return emulator.deploy_stack(DocumentsStack(app, "Documents"))
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,119 @@
+"""``AslFragment``: an existing Amazon States Language workflow as one step of a chain.
+
+    saga = AslFragment(self, "Saga",
+        definition_body=sfn.DefinitionBody.from_file("statemachine/saga.asl.json"),
+        definition_substitutions={"ReserveFlightFunction": reserve_flight.function_arn})
+    IdempotencyGuard(self, "BookOnce", table=table, body=saga, key=IdempotencyKey.from_paths("$.trip_id"))
+
+The document runs as the only branch of a Parallel state (named by ``state_name``), whose output is
+the document's own: a ``Succeed`` inside it ends the step with its input, a ``Fail`` fails the step
+with its error. As the ``body`` of an ``IdempotencyGuard`` on its own (nothing chained after it, no
+Retry or Catch of its own), the guard's ``Body`` holds the document directly, with no Parallel of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import jsii
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct, IValidation
+
+from . import asl, options
+from .errors import Problems
+
+# What each option takes.
+FRAGMENT_OPTIONS: dict[str, options.Kind] = {
+    "definition_body": options.DEFINITION_BODY,
+    "definition_substitutions": options.SUBSTITUTIONS,
+    "state_name": options.TEXT,
+}
+# The fields a Parallel state's own output is unwrapped with, per query language: its result is the
+# one-item list of the branch's output.
+_UNWRAP = {asl.JSONPATH: {"OutputPath": "$[0]"}, asl.JSONATA: {"QueryLanguage": asl.JSONATA, "Output": "{% $states.result[0] %}"}}
+
+
+class DocumentState(sfn.CustomState):
+    """The Parallel state that runs a document; ``document`` is what it runs."""
+
+    def __init__(self, scope: Construct, state_name: str, *, document: asl.Document) -> None:
+        state: dict[str, Any] = {"Type": "Parallel", "Branches": [document.branch()], **_UNWRAP[document.language]}
+        if document.comment is not None:
+            state["Comment"] = document.comment
+        super().__init__(scope, state_name, state_json=state)
+        self.document = document
+        self.in_a_graph = False  # whether a state machine renders it (not when a guard's Body holds the document)
+        self.node.add_validation(_NameOfItsOwn(self, state_name))
+
+    def bind_to_graph(self, graph: sfn.StateGraph) -> None:
+        super().bind_to_graph(graph)
+        self.in_a_graph = True
+
+    @property
+    def stands_alone(self) -> bool:
+        """Whether nothing is wired to it: no next state, no Retry or Catch of its own."""
+        return not {"Next", "Retry", "Catch"} & set(self.to_state_json())
+
+
+class AslFragment(sfn.StateMachineFragment):
+    """An existing workflow, written in Amazon States Language (a file, a text or a dict), as a step
+    usable wherever a chain is: as the ``body`` of an ``IdempotencyGuard``, in a Map or Parallel, or
+    between other states. The document stays as it is (read at synth time, never changed): each state
+    keeps its fields, its query language, its Retry and Catch.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        definition_body: sfn.DefinitionBody | Mapping[str, Any],
+        definition_substitutions: Mapping[str, str] | None = None,
+        state_name: str | None = None,
+    ) -> None:
+        """
+        :param definition_body: the workflow: ``sfn.DefinitionBody.from_file(path)`` (JSON, or YAML for a
+            ``.yaml`` file), ``sfn.DefinitionBody.from_string(text)``, or the document as a dict.
+        :param definition_substitutions: values of the document's ``${Name}`` placeholders, as
+            ``sfn.StateMachine`` takes them (tokens such as a function's ARN too). Default: none; a
+            placeholder without a value fails synth with its name.
+        :param state_name: the name of the Parallel state that runs the document. Default: the construct id.
+        """
+        super().__init__(scope, construct_id)
+        options.check(self, FRAGMENT_OPTIONS, locals(), required=("definition_body",))
+        found = Problems(self)
+        document, unreadable = asl.read(definition_body, definition_substitutions)
+        found.extend(unreadable)
+        name = state_name if state_name is not None else construct_id
+        if document is not None:
+            found.extend(asl.problems(document))
+        found.raise_if_any()
+        assert document is not None
+        self.document = document
+        self.state = DocumentState(self, name, document=document)
+
+    @property
+    def start_state(self) -> sfn.State:
+        return self.state
+
+    @property
+    def end_states(self) -> list[sfn.INextable]:
+        return [self.state]
+
+
+@jsii.implements(IValidation)
+class _NameOfItsOwn:
+    """A document's Parallel state, where a state machine renders it, named as none of its states is
+    (a guard's Body that holds the document itself has no such state, so there the names may agree)."""
+
+    def __init__(self, state: DocumentState, name: str) -> None:
+        self.state, self.name = state, name
+
+    def validate(self) -> list[str]:
+        if not self.state.in_a_graph or self.name not in self.state.document.state_names():
+            return []
+        return [
+            f"definition_body: the state {self.name!r} of {self.state.document.source} has the name of the Parallel "
+            "state that runs the document; pass state_name=... to name that otherwise"
+        ]

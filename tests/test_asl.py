@@ -1,0 +1,177 @@
+"""idempotent_constructs/asl.py: a document read at synth time, its placeholders replaced, and what
+Step Functions would refuse in it found before it is wrapped."""
+
+from __future__ import annotations
+
+import json
+
+from aws_cdk import aws_stepfunctions as sfn
+
+from idempotent_constructs import asl
+from tests.stacks import DOCUMENTS, SAGA_FUNCTIONS
+
+SAGA_PLACEHOLDERS = {*SAGA_FUNCTIONS, "snsTopicArn"}
+
+
+def document(definition: dict) -> asl.Document:
+    read, found = asl.read(definition, None)
+    assert found == [] and read is not None
+    return read
+
+
+def test_reads_a_file_and_replaces_each_placeholder_with_its_value():
+    values = {name: f"arn:{name}" for name in SAGA_PLACEHOLDERS}
+    read, found = asl.read(sfn.DefinitionBody.from_file(str(DOCUMENTS / "saga-pattern-sam.asl.json")), values)
+    assert found == [] and read is not None
+    assert read.definition["States"]["ReserveFlight"]["Parameters"]["FunctionName"] == "arn:reserveFlightFunction"
+    assert read.language == "JSONPath" and asl.problems(read) == []
+
+
+def test_fails_with_the_name_of_each_placeholder_without_a_value():
+    read, found = asl.read(
+        sfn.DefinitionBody.from_file(str(DOCUMENTS / "saga-pattern-sam.asl.json")), {"snsTopicArn": "arn:topic"}
+    )
+    assert read is None
+    assert len(found) == len(SAGA_PLACEHOLDERS) - 1
+    assert found[0] == (
+        f"definition_substitutions: {DOCUMENTS / 'saga-pattern-sam.asl.json'} uses ${{reserveFlightFunction}}, which has "
+        'no value; pass definition_substitutions={"reserveFlightFunction": ...}'
+    )
+
+
+def test_a_cdk_token_in_the_text_is_a_value_not_a_placeholder():
+    text, missing = asl.substitute('{"a": "${Token[TOKEN.12]}", "b": "${Fn}"}', {"Fn": "${Token[TOKEN.13]}"})
+    assert (text, missing) == ('{"a": "${Token[TOKEN.12]}", "b": "${Token[TOKEN.13]}"}', [])
+
+
+def test_a_placeholder_may_stand_where_a_number_goes_as_cloudformation_replaces_text():
+    text = '{"StartAt": "W", "States": {"W": {"Type": "Wait", "Seconds": ${WaitSeconds}, "End": true}}}'
+    read, found = asl.read(sfn.DefinitionBody.from_string(text), {"WaitSeconds": "10"})
+    assert found == [] and read is not None and read.definition["States"]["W"]["Seconds"] == 10
+
+
+def test_fails_when_the_text_is_not_json_and_says_where():
+    read, found = asl.read(sfn.DefinitionBody.from_string('{"StartAt": "A",\n "States": {'), None)
+    assert read is None
+    assert found == [
+        "definition_body: the text given is not JSON: Expecting property name enclosed in double quotes (line 2, column 13)"
+    ]
+
+
+def test_reads_a_yaml_file_as_step_functions_takes_one(tmp_path):
+    path = tmp_path / "statemachine.asl.yaml"
+    path.write_text("StartAt: Work\nStates:\n  Work:\n    Type: Pass\n    End: true\n")
+    read, found = asl.read(sfn.DefinitionBody.from_file(str(path)), None)
+    assert found == [] and read is not None and read.definition["States"]["Work"] == {"Type": "Pass", "End": True}
+
+
+def test_fails_when_the_file_cannot_be_read():
+    read, found = asl.read(sfn.DefinitionBody.from_file("no/such/statemachine.asl.json"), None)
+    assert read is None and found == ["definition_body: cannot read no/such/statemachine.asl.json: No such file or directory"]
+
+
+def test_fails_for_every_transition_that_names_no_state_in_its_own_scope():
+    found = asl.problems(
+        document(
+            {
+                "StartAt": "Begin",
+                "States": {
+                    "Check": {
+                        "Type": "Choice",
+                        "Choices": [{"Variable": "$.a", "IsPresent": True, "Next": "Nowhere"}],
+                        "Default": "Gone",
+                    },
+                    "Work": {
+                        "Type": "Task",
+                        "Resource": "arn:x",
+                        "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Lost"}],
+                        "Next": "Check",
+                    },
+                    "Fork": {
+                        "Type": "Parallel",
+                        "Branches": [{"StartAt": "Inner", "States": {"Inner": {"Type": "Pass", "Next": "Work"}}}],
+                        "End": True,
+                    },
+                },
+            }
+        )
+    )
+    assert [problem.split(" names no state")[0] for problem in found] == [
+        "definition_body: /StartAt 'Begin'",
+        "definition_body: /States/Check/Default 'Gone'",
+        "definition_body: /States/Check/Choices[0]/Next 'Nowhere'",
+        "definition_body: /States/Work/Catch[0]/Next 'Lost'",
+        "definition_body: /States/Fork/Branches[0]/States/Inner/Next 'Work'",
+    ]
+    assert found[0].endswith("names no state of the document; its states: 'Check', 'Work', 'Fork'")
+
+
+def test_fails_when_a_state_name_is_used_twice_or_is_reserved_and_says_how_to_avoid_it():
+    found = asl.problems(
+        document(
+            {
+                "StartAt": "G.Body",
+                "States": {
+                    "G.Body": {"Type": "Pass", "Next": "Fork"},
+                    "Fork": {
+                        "Type": "Parallel",
+                        "Branches": [{"StartAt": "Fork", "States": {"Fork": {"Type": "Succeed"}}}],
+                        "End": True,
+                    },
+                },
+            }
+        ),
+        reserved={"G.Body"},
+        clash="has the name of a state the guard generates; rename it",
+    )
+    assert found == [
+        "definition_body: the state 'G.Body' (/States/G.Body) has the name of a state the guard generates; rename it",
+        "definition_body: the state name 'Fork' is used twice (/States/Fork and /States/Fork/Branches[0]/States/Fork); "
+        "Step Functions needs every state name of a state machine to differ: rename one in the document",
+    ]
+
+
+def test_fails_for_each_jsonata_expression_step_functions_refuses_with_where_it_is():
+    found = asl.problems(
+        document(
+            {
+                "QueryLanguage": "JSONata",
+                "StartAt": "Work",
+                "States": {
+                    "Work": {"Type": "Pass", "Output": "{% order.id %}", "Next": "Done"},
+                    "Done": {"Type": "Pass", "Output": "{% ( %}", "End": True},
+                },
+            }
+        )
+    )
+    assert found[0] == (
+        "definition_body: UNSUPPORTED_JSONATA_EXPRESSION at /States/Work/Output: Reference to 'order' at the top level is "
+        "not supported. (Step Functions refuses it when the state machine is created)"
+    )
+    assert found[1].startswith("definition_body: INVALID_JSONATA_EXPRESSION at /States/Done/Output: ")
+
+
+def test_as_a_branch_each_jsonata_state_declares_its_language_and_nothing_else_changes():
+    text = (DOCUMENTS / "common-fallback-state-jsonata.asl.json").read_text()
+    read, _ = asl.read(sfn.DefinitionBody.from_string(text), {f"{n}LambdaArn": f"arn:{n}" for n in ("First", "Second", "Third")})
+    assert read is not None and read.language == "JSONata"
+    branch = read.branch()
+    original = json.loads(text)
+    assert set(branch) == {"StartAt", "States"} and branch["StartAt"] == original["StartAt"]
+    for name, state in branch["States"].items():
+        assert state.pop("QueryLanguage") == "JSONata"
+        expected = original["States"][name]
+        if "Arguments" in expected:
+            expected["Arguments"]["FunctionName"] = f"arn:{name.removesuffix('LambdaState')}"
+        assert state == expected
+
+
+def test_a_jsonpath_document_is_embedded_without_a_change():
+    read, _ = asl.read(
+        sfn.DefinitionBody.from_file(str(DOCUMENTS / "saga-pattern-sam.asl.json")), {n: "v" for n in SAGA_PLACEHOLDERS}
+    )
+    assert read is not None
+    original = json.loads(
+        asl.substitute((DOCUMENTS / "saga-pattern-sam.asl.json").read_text(), {n: "v" for n in SAGA_PLACEHOLDERS})[0]
+    )
+    assert read.branch() == {"StartAt": original["StartAt"], "States": original["States"]}
