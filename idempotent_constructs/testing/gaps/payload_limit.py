@@ -30,7 +30,7 @@ PAYLOAD_LIMIT_BYTES = 262_144
 
 def payload_size(value: Any) -> int:
     """Bytes of ``value`` as compact JSON in UTF-8, as Step Functions counts a payload."""
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8"))
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
 
 
 def install(patch: Patch) -> None:
