@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import statistics
 import tempfile
 import time
@@ -52,12 +51,14 @@ def chain(scope: Construct) -> sfn.IChainable:
     )
 
 
-# The key strategies, as a workflow of the benchmark's keys its orders (section 3b).
+# The key strategies, as a workflow of the benchmark's keys its orders (section 3b); the last gives each
+# workflow a key path of its own, as workflows of a real stack have.
 KEYS = {
-    "from_paths": lambda: IdempotencyKey.from_paths("$.order.id"),
-    "whole_input": IdempotencyKey.whole_input,
-    "from_jsonata": lambda: IdempotencyKey.from_jsonata("$states.input.order.id"),
-    "from_jmespath": lambda: IdempotencyKey.from_jmespath("order.id"),
+    "from_paths": lambda index: IdempotencyKey.from_paths("$.order.id"),
+    "whole_input": lambda index: IdempotencyKey.whole_input(),
+    "from_jsonata": lambda index: IdempotencyKey.from_jsonata("$states.input.order.id"),
+    "from_jmespath": lambda index: IdempotencyKey.from_jmespath("order.id"),
+    "from_paths, a path each": lambda index: IdempotencyKey.from_paths(f"$.order.line{index}"),
 }
 
 
@@ -69,7 +70,7 @@ def build(count: int, wrapped: bool, outdir: str, key: str = "from_paths", locat
         definition = chain(scope)
         if wrapped:
             IdempotentStateMachine(
-                scope, "Orders", table=table, definition=definition, key=KEYS[key](), definition_location=location
+                scope, "Orders", table=table, definition=definition, key=KEYS[key](index), definition_location=location
             )
         else:
             sfn.StateMachine(scope, "Orders", definition_body=sfn.DefinitionBody.from_chainable(definition))
@@ -305,45 +306,28 @@ def synth_time(count: int, repetitions: int, log=print) -> dict[str, Any]:
     }
 
 
-# Where the definition's bytes go, by what each text is (bytes of the definition, as JSON in the template).
+# Where a workflow's definition goes: what Step Functions gets (its definition limit is 1 MB), and the
+# texts the template shares between workflows alike (in its Mappings, once a stack).
 def _definition_texts(template: dict[str, Any]) -> dict[str, int]:
     from idempotent_constructs.assembly import state_machine_definitions
-    from idempotent_constructs.guard.records import BYTES, JSON
-    from idempotent_constructs.jsonata_key import _FUNCTIONS
 
-    texts: Counter = Counter()
-    for definition in state_machine_definitions(template).values():
-        text = json.dumps(definition, separators=(",", ":"))
-        texts["definition"] += len(text)
-        texts["key functions ($quote ... $native)"] += text.count(json.dumps(_FUNCTIONS)[1:-1]) * len(
-            json.dumps(_FUNCTIONS)[1:-1]
-        )
-        texts["$bytes and $json"] += text.count(json.dumps(BYTES + JSON)[1:-1]) * len(json.dumps(BYTES + JSON)[1:-1])
-        retries = [r for s in _states(definition) for r in s.get("Retry", [])]
-        texts["Retry lists"] += sum(len(json.dumps(r, separators=(",", ":"))) for r in retries)
-        names = re.findall(r"'ExpressionAttributeNames': \{[^}]*\}", text)
-        texts["ExpressionAttributeNames"] += sum(len(n) for n in names)
-    return dict(texts)
-
-
-def _states(definition: dict[str, Any]) -> list[dict[str, Any]]:
-    found = []
-    for state in definition.get("States", {}).values():
-        found.append(state)
-        for branch in state.get("Branches", []):
-            found += _states(branch)
-        processor = state.get("ItemProcessor") or state.get("Iterator")
-        if processor:
-            found += _states(processor)
-    return found
+    return {
+        "definition Step Functions gets": sum(
+            len(json.dumps(definition, separators=(",", ":"))) for definition in state_machine_definitions(template).values()
+        ),
+        "shared texts (Mappings)": len(json.dumps(template.get("Mappings", {}), separators=(",", ":"))),
+    }
 
 
 def per_strategy(counts: tuple[int, int], log=print) -> dict[str, Any]:
-    """Template bytes each further workflow adds, for each key strategy (definitions in the template)
-    and for ``from_paths`` with its definitions as S3 assets, between ``counts`` workflows in one
-    stack; and how many workflows fit a 1 MB template at that rate."""
+    """Template bytes each further workflow adds, for each key strategy (definitions in the template, as
+    by default) and for ``from_paths`` with its definitions whole (``INLINE``) and as S3 assets, between
+    ``counts`` workflows in one stack; and how many workflows fit a 1 MB template at that rate."""
     first, last = counts
-    variants = [(key, None) for key in KEYS] + [("from_paths", DefinitionLocation.ASSET)]
+    variants = [(key, None) for key in KEYS] + [
+        ("from_paths", DefinitionLocation.INLINE),
+        ("from_paths", DefinitionLocation.ASSET),
+    ]
     rows: dict[str, Any] = {}
     for key, location in variants:
         sizes, texts, seconds = {}, {}, {}
@@ -352,10 +336,17 @@ def per_strategy(counts: tuple[int, int], log=print) -> dict[str, Any]:
                 started = time.perf_counter()
                 template, sizes[count] = synthesize(build(count, True, outdir, key, location))
                 seconds[count] = round(time.perf_counter() - started, 2)
-            if location is None:
+            if location is not DefinitionLocation.ASSET:
                 texts[count] = _definition_texts(template)
         per_workflow = (sizes[last] - sizes[first]) / (last - first)
-        name = key + (" (definition as an S3 asset)" if location is DefinitionLocation.ASSET else "")
+        name = (
+            key
+            + {
+                None: "",
+                DefinitionLocation.INLINE: " (definition inline)",
+                DefinitionLocation.ASSET: " (definition as an S3 asset)",
+            }[location]
+        )
         rows[name] = {
             "key": key,
             "location": (location or DefinitionLocation.TEMPLATE).value,

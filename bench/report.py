@@ -462,7 +462,12 @@ def scale_section(results: dict[str, Any]) -> list[str]:
         ]
         for name, row in scale["variants"].items()
     ]
-    out.append(table(["key (definition location)", "bytes a workflow", "workflows in 1 MB", "of which, in the definition"], rows))
+    out.append(
+        table(
+            ["key (definition location)", "bytes a workflow", "workflows in 1 MB", "of which, in definitions and shared texts"],
+            rows,
+        )
+    )
     return out
 
 

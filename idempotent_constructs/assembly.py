@@ -88,8 +88,11 @@ def state_machine_definitions(template: dict[str, Any]) -> dict[str, dict[str, A
 
     The CDK emits definitions as ``Fn::Join`` with references to other resources; each reference is
     replaced by a stable placeholder (``${LogicalId.Attribute}``, and an ARN-shaped one for
-    ``Fn::GetAtt ... Arn``) so that the result can be validated and snapshot-tested.
+    ``Fn::GetAtt ... Arn``) so that the result can be validated and snapshot-tested. A definition
+    shared through the template's Mappings (``Fn::FindInMap``) is looked up, and its
+    ``DefinitionSubstitutions`` are made as CloudFormation makes them.
     """
+    from .definition import substitute
 
     pseudo = {"AWS::Partition": "aws", "AWS::Region": REGION, "AWS::AccountId": ACCOUNT, "AWS::URLSuffix": "amazonaws.com"}
     arn_shapes = {"AWS::Lambda::Function": ("lambda", "function:"), "AWS::DynamoDB::Table": ("dynamodb", "table/")}
@@ -109,12 +112,16 @@ def state_machine_definitions(template: dict[str, Any]) -> dict[str, dict[str, A
         if "Fn::Join" in part:
             separator, parts = part["Fn::Join"]
             return str(separator).join(render(item) for item in parts)
+        if "Fn::FindInMap" in part:
+            mapping, first, second = (render(item) for item in part["Fn::FindInMap"])
+            return str(template["Mappings"][mapping][first][second])
         raise ValueError(f"cannot render {part!r} in a state machine definition")
 
     definitions = {}
     for logical_id, resource in template.get("Resources", {}).items():
         if resource["Type"] != "AWS::StepFunctions::StateMachine":
             continue
-        body = resource["Properties"].get("DefinitionString")
-        definitions[logical_id] = json.loads(render(body))
+        properties = resource["Properties"]
+        substitutions = {name: render(value) for name, value in properties.get("DefinitionSubstitutions", {}).items()}
+        definitions[logical_id] = json.loads(substitute(render(properties.get("DefinitionString")), substitutions))
     return definitions

@@ -1,16 +1,21 @@
-"""Where a workflow's definition lives: in the template, or as an S3 asset the template points to.
+"""Where a workflow's definition lives: in the template, shared between workflows alike; in the
+template, whole, as the CDK writes it; or as an S3 asset the template points to.
 
 A guarded definition is tens of kilobytes, and CloudFormation refuses a template over 1 MB (through S3,
-as ``cdk deploy`` sends it). ``DefinitionLocation.ASSET`` writes the definition to a file that the CDK
-publishes as an asset with the stack's other assets: the template then holds ``DefinitionS3Location``
-and, for each token of the definition (a table's name, a function's ARN), a ``DefinitionSubstitutions``
-entry that Step Functions puts back in place of ``${name}`` when it creates the state machine. The
-state machine that runs is the same as with ``DefinitionLocation.TEMPLATE``: the same definition,
-byte for byte once substituted.
+as ``cdk deploy`` sends it). Most of it is the guard's protocol, the same for every workflow of the same
+options. ``DefinitionLocation.TEMPLATE`` (the default) writes that text once per stack, in its
+``Mappings`` (``IdempotentDefinitions``), and each state machine's ``DefinitionString`` is a
+``Fn::FindInMap`` of it; what is the workflow's own (its body, its key and namespace, and each token: a
+table's name, a function's ARN) is a ``DefinitionSubstitutions`` entry that CloudFormation puts back in
+place of ``${name}`` when it creates the state machine. ``DefinitionLocation.ASSET`` writes the
+definition to a file that the CDK publishes as an asset with the stack's other assets, its tokens as
+``DefinitionSubstitutions``. Either way the state machine that runs is the one ``INLINE`` gives: the
+same definition, byte for byte once substituted (``substitute``, as AWS's resource handler does it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import tempfile
@@ -18,16 +23,24 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import Token
+from aws_cdk import CfnMapping, Stack, Token
 from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from .asl import JSONATA, JSONPATH
 
 
 class DefinitionLocation(Enum):
     """Where ``IdempotentStateMachine`` keeps its definition."""
 
     TEMPLATE = "template"
-    """In the template (``DefinitionString``): readable in the template and its diffs, and deployable
-    with nothing but the template; each guarded workflow adds tens of kilobytes to it."""
+    """In the template: the text workflows of the same options share, once per stack in its
+    ``Mappings``, and each workflow's own parts (body, key, namespace, tokens) as its
+    ``DefinitionSubstitutions``. Readable in the template and its diffs, deployable with nothing but
+    the template; a few kilobytes of template per further workflow."""
+    INLINE = "inline"
+    """In the template, whole, as the CDK writes it (``DefinitionString``), for tools that read the
+    definition there; each guarded workflow adds tens of kilobytes to the template."""
     ASSET = "asset"
     """In an S3 asset (``DefinitionS3Location``, tokens as ``DefinitionSubstitutions``): a few hundred
     bytes of template per workflow, for stacks of more workflows than one template holds."""
@@ -61,13 +74,104 @@ def render(graph: sfn.StateGraph, query_language: sfn.QueryLanguage | None) -> d
     state machine's query language when one is given)."""
     definition = dict(graph.to_graph_json(query_language))
     if query_language is not None:
-        definition["QueryLanguage"] = query_language.value
+        # As the CDK writes it: the enum's value in the CDK's own language ("JSONata"), not Python's name.
+        definition["QueryLanguage"] = {sfn.QueryLanguage.JSONATA: JSONATA, sfn.QueryLanguage.JSON_PATH: JSONPATH}[query_language]
     return definition
 
 
-def asset_body(graph: sfn.StateGraph, query_language: sfn.QueryLanguage | None) -> tuple[sfn.DefinitionBody, dict[str, str]]:
-    """``(a DefinitionBody read from an asset file, its DefinitionSubstitutions)`` for ``graph``."""
-    text, substitutions = placeholders(json.dumps(render(graph, query_language), separators=(",", ":")))
+def substitute(text: str, substitutions: dict[str, str]) -> str:
+    """``text`` with its ``${name}`` placeholders replaced as the resource handler of
+    AWS::StepFunctions::StateMachine replaces them (``StringUtils.replaceEachRepeatedly``, in
+    aws-cloudformation-resource-providers-stepfunctions): every name at once, again on the result until
+    nothing changes; a placeholder no entry names stays as it is."""
+    if not substitutions:
+        return text
+    pattern = re.compile("|".join(re.escape("${" + name + "}") for name in substitutions))
+    for _ in range(len(substitutions) + 1):
+        replaced = pattern.sub(lambda match: str(substitutions[match.group(0)[2:-1]]), text)
+        if replaced == text:
+            return text
+        text = replaced
+    raise ValueError("DefinitionSubstitutions refer to each other endlessly")
+
+
+def _text(definition: dict[str, Any]) -> str:
+    return json.dumps(definition, separators=(",", ":"))
+
+
+def inline_body(definition: dict[str, Any]) -> sfn.DefinitionBody:
+    """The whole definition in ``DefinitionString`` (its tokens resolved there by the CDK)."""
+    return sfn.DefinitionBody.from_string(_text(definition))
+
+
+MAPPING_ID = "IdempotentDefinitions"
+_DEFINITIONS_PER_MAPPING = 100  # CloudFormation allows 200 attributes a mapping
+
+
+class _SharedDefinitions(Construct):
+    """The stack's shared definition texts, each once, by the hash of its text, in the mappings
+    ``IdempotentDefinitions``, ``IdempotentDefinitions2``, ..."""
+
+    def __init__(self, scope: Construct) -> None:
+        super().__init__(scope, "IdempotentSharedDefinitions")
+        self.keys: dict[str, CfnMapping] = {}
+        self.mappings: list[CfnMapping] = []
+
+    @classmethod
+    def of(cls, scope: Construct) -> _SharedDefinitions:
+        stack = Stack.of(scope)
+        found = stack.node.try_find_child("IdempotentSharedDefinitions")
+        return found if isinstance(found, cls) else cls(stack)
+
+    def find(self, text: str) -> str:
+        """A ``Fn::FindInMap`` of ``text``, which is written in the stack's Mappings once."""
+        key = "Definition" + hashlib.sha256(text.encode()).hexdigest()[:20]
+        if key not in self.keys:
+            if len(self.keys) % _DEFINITIONS_PER_MAPPING == 0:
+                # lazy=False: always written, and found with Fn::FindInMap (never inlined, which would undo the sharing).
+                mapping = CfnMapping(self, f"Texts{len(self.mappings) + 1}", lazy=False)
+                mapping.override_logical_id(f"{MAPPING_ID}{len(self.mappings) + 1 if self.mappings else ''}")
+                self.mappings.append(mapping)
+            self.mappings[-1].set_value(key, "Text", text)
+            self.keys[key] = self.mappings[-1]
+        return self.keys[key].find_in_map(key, "Text")
+
+
+def shared_body(scope: Construct, definition: dict[str, Any], own: dict[str, Any]) -> tuple[sfn.DefinitionBody, dict[str, str]]:
+    """``(a DefinitionBody that finds the shared text in the stack's Mappings, its
+    DefinitionSubstitutions)`` for ``definition``. ``own`` names the parts of the definition that are
+    this workflow's own: a JSON value (the body's branches), or a text as a JSON string holds it (a
+    namespace, a key's JSONata); each is cut out of the shared text where it occurs and given back by a
+    substitution, as are the tokens. Where the cut text would not give the definition back exactly
+    (a part that holds a ``${...}`` of ours), the definition is kept whole (``inline_body``)."""
+    text = _text(definition)
+    cuts: dict[str, str] = {}
+    for name, value in own.items():
+        written = value if not isinstance(value, str) else json.dumps(value)[1:-1]
+        written = written if isinstance(written, str) else _text(written)
+        if written and written in text:
+            cuts[written] = name
+    shared = text
+    if cuts:
+        # One pass, the longest first, so that a part inside another, or a placeholder, is not cut again;
+        # a token is matched whole first, so that no part is cut out of one.
+        parts = "|".join(re.escape(written) for written in sorted(cuts, key=len, reverse=True))
+        pattern = re.compile(f"({_TOKEN.pattern})|{parts}")
+        shared = pattern.sub(lambda match: match.group(1) or "${" + cuts[match.group(0)] + "}", text)
+    shared, substitutions = placeholders(shared)
+    substitutions.update({name: written for written, name in cuts.items()})
+    try:
+        exact = substitute(shared, substitutions) == text
+    except ValueError:
+        exact = False
+    if not exact:
+        return inline_body(definition), {}
+    return sfn.DefinitionBody.from_string(_SharedDefinitions.of(scope).find(shared)), substitutions
+
+
+def asset_body(definition: dict[str, Any]) -> tuple[sfn.DefinitionBody, dict[str, str]]:
+    """``(a DefinitionBody read from an asset file, its DefinitionSubstitutions)`` for ``definition``."""
+    text, substitutions = placeholders(_text(definition))
     # The CDK copies the file into the cloud assembly, named by its content's hash, when it synthesizes.
     path = Path(tempfile.mkdtemp(prefix="idempotent-definition-")) / "definition.asl.json"
     path.write_text(text)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aws_cdk import Acknowledgment, Annotations, Duration, Stack, Validations
+from aws_cdk import Acknowledgment, Annotations, Duration, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
@@ -16,10 +15,10 @@ from constructs import Construct
 
 from . import asl, options
 from .asl_fragment import AslFragment
-from .definition import DefinitionLocation, asset_body
+from .definition import DefinitionLocation, asset_body, inline_body, render, shared_body
 from .errors import IdempotencyConfigurationError, Problems
 from .functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
-from .guard import DEFAULT_LEASE, STATE_NAMES, IdempotencyGuard
+from .guard import DEFAULT_LEASE, STATE_NAMES, IdempotencyGuard, acquire
 from .guard.config import OPTIONS
 from .key import IdempotencyKey, namespace_problems
 from .names import generated_name, name_prefix
@@ -75,17 +74,6 @@ def _check_jsonata_definition(construct: Construct, definition: dict[str, Any]) 
                 "(sfn.Pass.jsonata(...)), or leave query_language at QueryLanguage.JSONPATH"
             ],
         )
-
-
-def _rendered_definition(state_machine: sfn.StateMachine) -> dict[str, Any]:
-    """The definition a state machine's template holds, its tokens as placeholders."""
-    resource = state_machine.node.default_child
-    assert isinstance(resource, sfn.CfnStateMachine)
-    rendered = Stack.of(state_machine).resolve(resource.definition_string)
-    parts = rendered["Fn::Join"][1] if isinstance(rendered, dict) else [rendered]
-    # Tokens (a table's name, an ARN) only ever stand inside strings: a placeholder keeps the JSON whole.
-    loaded: dict[str, Any] = json.loads("".join(part if isinstance(part, str) else "token" for part in parts))
-    return loaded
 
 
 def _definition(
@@ -220,9 +208,10 @@ class IdempotentStateMachine(Construct):
             (``QueryLanguage.JSONATA`` makes it the default of ``definition``'s states). The generated
             states are JSONata either way. Default: a document's own top-level ``QueryLanguage``, else
             ``QueryLanguage.JSONPATH``.
-        :param definition_location: where the definition lives: ``DefinitionLocation.TEMPLATE``, or
-            ``DefinitionLocation.ASSET`` (an S3 asset, its tokens as ``DefinitionSubstitutions``) for a
-            stack of more guarded workflows than a 1 MB template holds. Default: ``TEMPLATE``.
+        :param definition_location: where the definition lives: ``DefinitionLocation.TEMPLATE`` (the
+            protocol's text once per stack in its Mappings, this workflow's own parts as
+            ``DefinitionSubstitutions``), ``INLINE`` (whole in ``DefinitionString``, as the CDK writes
+            it), or ``ASSET`` (an S3 asset, its tokens as ``DefinitionSubstitutions``). Default: ``TEMPLATE``.
         """
         super().__init__(scope, construct_id)
         # The parameters, by name: each is checked against the kind it takes.
@@ -301,20 +290,23 @@ class IdempotentStateMachine(Construct):
             logs = sfn.LogOptions(destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=False)
         else:
             self.log_group = None
-        graph: sfn.StateGraph | None = None
-        rendered: sfn.DefinitionBody = sfn.DefinitionBody.from_chainable(self.guard)
-        substitutions = None
+        # The graph is made here, as sfn.StateMachine makes it for a chain, so that its definition can be
+        # placed (definition.py); its states' permissions are granted below, as the CDK grants them.
+        graph = sfn.StateGraph(self.guard.start_state, "State Machine definition")
+        graph.timeout = timeout
+        rendered = render(graph, query_language)
+        substitutions: dict[str, str] | None = None
         if definition_location is DefinitionLocation.ASSET:
-            # The graph is made here, as sfn.StateMachine makes it for a chain, so that it can be rendered
-            # into the asset; its states' permissions are granted below, as the CDK grants them.
-            graph = sfn.StateGraph(self.guard.start_state, "State Machine definition")
-            graph.timeout = timeout
-            rendered, substitutions = asset_body(graph, query_language)
+            body, substitutions = asset_body(rendered)
+        elif definition_location is DefinitionLocation.INLINE:
+            body = inline_body(rendered)
+        else:
+            body, substitutions = shared_body(self, rendered, self._own_parts(rendered))
         self.state_machine = sfn.StateMachine(
             self,
             "StateMachine",
-            definition_body=rendered,
-            definition_substitutions=substitutions,
+            definition_body=body,
+            definition_substitutions=substitutions or None,
             state_machine_type=state_machine_type or sfn.StateMachineType.STANDARD,
             state_machine_name=state_machine_name,
             timeout=timeout,
@@ -323,14 +315,11 @@ class IdempotentStateMachine(Construct):
             role=role,
             query_language=query_language,
         )
-        if graph is not None:
-            for statement in graph.policy_statements:
-                self.state_machine.add_to_role_policy(statement)
+        for statement in graph.policy_statements:
+            self.state_machine.add_to_role_policy(statement)
         self.guard.rendered_by = self.node.path
         if query_language == sfn.QueryLanguage.JSONATA:
-            _check_jsonata_definition(
-                self, dict(graph.to_graph_json(query_language)) if graph else _rendered_definition(self.state_machine)
-            )
+            _check_jsonata_definition(self, rendered)
 
         if role is None:
             # cdk-nag (AwsSolutionsChecks): the one wildcard of the role we create is inherent to the
@@ -360,6 +349,15 @@ class IdempotentStateMachine(Construct):
             )
         else:
             self.release_function = None
+
+    def _own_parts(self, rendered: dict[str, Any]) -> dict[str, Any]:
+        """The parts of the definition that are this workflow's own (its body, its key's and namespace's
+        texts); the rest is the same for every workflow of the same options (definition.shared_body)."""
+        own: dict[str, Any] = {f"Idempotency{name}": text for name, text in acquire.key_texts(self.guard).items()}
+        body = rendered["States"].get(self.guard.state_name("Body"), {})
+        if "Branches" in body:
+            own["IdempotencyBody"] = body["Branches"]
+        return own
 
     # --- metrics: outcomes counted from the execution log (outcome_metrics) -------------------------
     def metric_executed(self, **props: Any) -> cloudwatch.IMetric:

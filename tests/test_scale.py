@@ -1,10 +1,11 @@
-"""A hundred guarded workflows in one app (issue 25), and definitions kept as S3 assets
-(``DefinitionLocation.ASSET``), which run the definition the template would have held."""
+"""A hundred guarded workflows in one stack (issue 25), and every definition location
+(``DefinitionLocation``) giving Step Functions the same definition and the state machine the same
+permissions."""
 
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +14,10 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from idempotent_constructs import DefinitionLocation, IdempotencyKey, IdempotencyTable, IdempotentStateMachine
-from idempotent_constructs.definition import SUBSTITUTION_PREFIX
 from idempotent_constructs.testing import state_machine_definitions
 
 # CloudFormation's limit for a template sent through S3, as `cdk deploy` sends it.
 TEMPLATE_LIMIT = 1_000_000
-# The README's advice for the default location: this many guarded workflows a stack.
-WORKFLOWS_PER_STACK = 25
 
 
 def chain(scope: Construct) -> sfn.IChainable:
@@ -27,17 +25,21 @@ def chain(scope: Construct) -> sfn.IChainable:
 
 
 def workflows(
-    stack: Stack, count: int, start: int = 0, location: DefinitionLocation | None = None, table: IdempotencyTable | None = None
+    stack: Stack,
+    count: int,
+    location: DefinitionLocation | None = None,
+    table: IdempotencyTable | None = None,
+    key: Callable[[int], IdempotencyKey] = lambda index: IdempotencyKey.from_paths("$.order.id"),
 ) -> None:
     table = table or IdempotencyTable(stack, "Idempotency")
-    for index in range(start, start + count):
+    for index in range(count):
         scope = Construct(stack, f"Workflow{index}")
         IdempotentStateMachine(
             scope,
             "Orders",
             table=table,
             definition=chain(scope),
-            key=IdempotencyKey.from_paths("$.order.id"),
+            key=key(index),
             definition_location=location,
         )
 
@@ -53,34 +55,29 @@ def synthesized(app: App) -> dict[str, tuple[dict[str, Any], int, Path]]:
 
 
 def asset_definition(template: dict[str, Any], logical_id: str, directory: Path) -> dict[str, Any]:
-    """The definition a state machine's asset holds, with its substitutions made: written back as the
-    template's ``Fn::Join`` would hold it, and rendered as the template's definitions are."""
+    """The definition a state machine's asset holds, with its substitutions made as CloudFormation makes
+    them, rendered as the template's definitions are."""
     properties = template["Resources"][logical_id]["Properties"]
     text = (directory / f"asset.{properties['DefinitionS3Location']['Key']}").read_text()
-    pieces = re.split(r"\$\{(" + SUBSTITUTION_PREFIX + r"\d+)\}", text)
-    # re.split keeps the names it split on at the odd places.
-    parts = [properties["DefinitionSubstitutions"][piece] if index % 2 else piece for index, piece in enumerate(pieces)]
-    joined = {"Type": "AWS::StepFunctions::StateMachine", "Properties": {"DefinitionString": {"Fn::Join": ["", parts]}}}
-    return state_machine_definitions({"Resources": {logical_id: joined}})[logical_id]
+    resource = {"DefinitionString": text, "DefinitionSubstitutions": properties["DefinitionSubstitutions"]}
+    return state_machine_definitions(
+        {"Resources": {logical_id: {"Type": "AWS::StepFunctions::StateMachine", "Properties": resource}}}
+    )[logical_id]
 
 
-def test_a_hundred_guarded_workflows_synthesize_in_stacks_of_twenty_five_that_share_one_table():
+def test_a_hundred_guarded_workflows_with_keys_of_their_own_fit_one_stack_by_default():
     app = App()
-    table = IdempotencyTable(Stack(app, "Records"), "Idempotency")
-    for first in range(0, 100, WORKFLOWS_PER_STACK):
-        workflows(Stack(app, f"Orders{first // WORKFLOWS_PER_STACK}"), WORKFLOWS_PER_STACK, first, table=table)
+    table = IdempotencyTable(Stack(app, "Records"), "Idempotency")  # in a stack of its own, as teams share one
+    workflows(Stack(app, "Orders"), 100, table=table, key=lambda index: IdempotencyKey.from_paths(f"$.order.line{index}"))
 
-    stacks = synthesized(app)
+    template, size, _ = synthesized(app)["Orders"]
 
-    assert len(stacks) == 5
-    machines = [
-        logical_id
-        for template, _, _ in stacks.values()
-        for logical_id, resource in template["Resources"].items()
-        if resource["Type"] == "AWS::StepFunctions::StateMachine"
-    ]
+    machines = [resource for resource in template["Resources"].values() if resource["Type"] == "AWS::StepFunctions::StateMachine"]
     assert len(machines) == 100
-    assert all(size <= TEMPLATE_LIMIT for _, size, _ in stacks.values()), {name: size for name, (_, size, _) in stacks.items()}
+    assert size <= TEMPLATE_LIMIT
+    # One protocol text serves them all; the table's name reaches each as a cross-stack reference.
+    assert [len(texts) for texts in template["Mappings"].values()] == [1]
+    assert all("Fn::ImportValue" in json.dumps(machine["Properties"]["DefinitionSubstitutions"]) for machine in machines)
 
 
 def test_a_hundred_guarded_workflows_with_their_definitions_as_assets_fit_one_stack():
@@ -124,9 +121,16 @@ def test_an_asset_definition_is_the_template_definition_once_its_substitutions_a
     assert asset_definition(asset, logical_id, directory) == state_machine_definitions(inline)[logical_id]
 
 
-def test_an_asset_definition_grants_the_state_machine_the_same_permissions():
-    # CloudFormation reads the asset with the deployer's credentials: the role needs nothing more.
-    inline, _ = _one(None)
-    asset, _ = _one(DefinitionLocation.ASSET)
+def test_a_shared_definition_is_the_inline_definition_once_its_substitutions_are_made():
+    shared, _ = _one(None)
+    inline, _ = _one(DefinitionLocation.INLINE)
 
-    assert _policy(asset) == _policy(inline)
+    assert "Mappings" not in inline
+    assert state_machine_definitions(shared) == state_machine_definitions(inline)
+
+
+def test_every_location_grants_the_state_machine_the_same_permissions():
+    # CloudFormation reads an asset with the deployer's credentials: the role needs nothing more.
+    shared, _ = _one(None)
+    for location in (DefinitionLocation.INLINE, DefinitionLocation.ASSET):
+        assert _policy(_one(location)[0]) == _policy(shared), location

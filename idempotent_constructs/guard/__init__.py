@@ -154,7 +154,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             raise IdempotencyConfigurationError(self.node.path, clashes)
         self.table, self.key, self.namespace, self.prefix = config.table, config.key, config.namespace, config.prefix
         self.lease, self.expires_after, self.result_storage = config.lease, config.expires_after, config.result_storage
-        self.facts = Facts(self.node.addr)
+        self.facts = Facts(config.prefix)
         self.extend_states: list[str] = []  # the ids of the extend_lease() states, in order
         # Every key may need it: a JMESPath key always, any other for an input beyond the native bounds.
         self.key_function: KeyFunction = key_function(self)

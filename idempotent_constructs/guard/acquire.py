@@ -13,14 +13,16 @@ from typing import TYPE_CHECKING
 
 from aws_cdk import aws_stepfunctions as sfn
 
+from .. import jsonata_key
 from ..jsonata_key import literal
-from ..lambda_src import schema
+from ..lambda_src import canonical, schema
 from . import records
 from .protocol import CONDITION_FAILED, QUERY_FAILED, TRANSIENT_DYNAMODB_ERRORS, expression
 from .tasks import SAME_INPUT, ItemTask, fail, invoke, retry_transient
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
+    from .config import GuardConfig
 
 
 def _assign(guard: IdempotencyGuard, fields: dict[str, str]) -> dict[str, str]:
@@ -47,7 +49,7 @@ def key_missing(guard: IdempotencyGuard) -> sfn.Fail:
     """The cause is one short sentence, never a payload value nor a dump of the generated expression:
     the key function's message (its error's cause is the Lambda error as JSON), or, where a JSONata
     key's own expression raised while the request was built, what JSONata said after AWS's sentence."""
-    raised = literal(f"the key expression {guard.config.key.expression} raised: ")
+    raised = _raised(guard.config.key.expression)
     cause = (
         "($c := $states.input.Cause; $not($type($c) = 'string') ? "
         f"{literal(MISSING)} : $substring($c, 0, 1) = '{{' ? $parse($c).errorMessage : "
@@ -56,19 +58,53 @@ def key_missing(guard: IdempotencyGuard) -> sfn.Fail:
     return fail(guard, guard.config, "KeyMissing", error=schema.KEY_MISSING, cause=expression(cause))
 
 
+def _raised(expression: object) -> str:
+    return literal(f"the key expression {expression} raised: ")
+
+
+def _fields(config: GuardConfig) -> dict[str, str]:
+    """The key function's request besides the input (and a JSONata key's selection)."""
+    return {
+        "namespace": literal(config.namespace),
+        "kind": literal(config.key.kind),
+        "expression": f"$parse({literal(json.dumps(config.key.expression))})",
+    }
+
+
+def _input_limit(config: GuardConfig) -> int:
+    """The most bytes the input may take for the key function's request to stay within 256 KiB: what
+    the request holds besides the input, the selection and the numbers' digits (records.payload_bytes)."""
+    return 262_144 - (records.TASK_OVERHEAD + len(json.dumps(_fields(config))) + len(json.dumps(config.key.expression)))
+
+
+def key_texts(guard: IdempotencyGuard) -> dict[str, str]:
+    """The texts of this phase's states that name the guard's namespace or key, by what each is, as
+    JSONata holds them: everything else a guard generates is the same for every guard of the same
+    options and prefix, so that workflows alike can share their definitions' text (``definition``)."""
+    config = guard.config
+    kind, expression = config.key.kind, config.key.expression
+    texts = {
+        "Namespace": literal(config.namespace),
+        "NamespacePrefix": literal(schema.id_prefix(config.namespace)),
+        "KeyExpression": literal(json.dumps(expression)),
+        "KeyRaised": _raised(expression),
+        "KeyInputLimit": str(_input_limit(config)),
+    }
+    if kind not in (schema.KIND_JMESPATH, schema.KIND_WHOLE_INPUT):
+        texts["KeySelection"] = jsonata_key.selection(kind, expression, "$states.input")
+        texts["KeyPrefix"] = literal(canonical.key_prefix(kind, expression))
+    if kind == schema.KIND_JSONATA:
+        texts["KeyJSONata"] = str(expression)
+    return texts
+
+
 def _compute_key(guard: IdempotencyGuard, missing: sfn.Fail) -> sfn.TaskStateBase:
     """The key function's call: the record id and payload digest computed in Python, for a JMESPath key
     (JSONata cannot evaluate one) and for an input beyond the native key's bounds (B18). The input goes
     whole; a JSONata key's selection goes made, since only JSONata can evaluate it. An input too large to
     send goes as ``null`` with ``too_large`` set, and the function fails ``Idempotency.InputTooLarge``."""
     config = guard.config
-    fields = {
-        "namespace": literal(config.namespace),
-        "kind": literal(config.key.kind),
-        "expression": f"$parse({literal(json.dumps(config.key.expression))})",
-    }
-    # What the request holds besides the input, the selection and the numbers' digits (records.payload_bytes).
-    reserved = records.TASK_OVERHEAD + len(json.dumps(fields)) + len(json.dumps(config.key.expression))
+    fields = _fields(config)
     size, selected = records.payload_bytes("$states.input"), ""
     if config.key.kind == schema.KIND_JSONATA:
         # Made here, as it is (the key function judges it): only JSONata evaluates a JSONata key.
@@ -81,7 +117,7 @@ def _compute_key(guard: IdempotencyGuard, missing: sfn.Fail) -> sfn.TaskStateBas
         config,
         "ComputeKey",
         guard.key_function,
-        expression(f"({selected}$fits := {size} <= {262_144 - reserved}; {request})"),
+        expression(f"({selected}$fits := {size} <= {_input_limit(config)}; {request})"),
         outputs=SAME_INPUT,
         assign={guard.facts.name: expression("$states.result")},
     )

@@ -7,12 +7,16 @@ untouched; what the protocol knows travels in one workflow variable per guard (`
 
     ${variable} = {"id", "validation", "owner", "record", "holder"}
 
-A variable's name is unique to the guard (derived from its construct address), because a Parallel
-branch or Map iteration may not assign a variable an outer scope already has: guards nested in
-guards, and guards side by side, never share one.
+A variable's name is unique to the guard within its state machine (derived from its state-name
+prefix, which Step Functions' unique state names make unique), because a Parallel branch or Map
+iteration may not assign a variable an outer scope already has: guards nested in guards, and guards
+side by side, never share one. It does not depend on where the state machine is, so that the
+definitions of workflows alike are alike, text for text (``definition``).
 """
 
 from __future__ import annotations
+
+import hashlib
 
 from ..lambda_src import schema
 
@@ -68,8 +72,8 @@ class Record:
 class Facts:
     """JSONata that reads the guard's variable; ``record`` reads the record as last read."""
 
-    def __init__(self, address: str) -> None:
-        self.name = f"{VARIABLE_PREFIX}{address[:12]}"
+    def __init__(self, prefix: str) -> None:
+        self.name = f"{VARIABLE_PREFIX}{hashlib.sha256(prefix.encode()).hexdigest()[:12]}"
         self.record = Record(f"${self.name}.{RECORD}")
 
     def __call__(self, field: str) -> str:

@@ -12,6 +12,7 @@ from . import (
     aws_sdk_names,
     boto_clients,
     build_errors,
+    definition_substitutions,
     describe_execution,
     dynamodb_atomicity,
     dynamodb_binary,
@@ -32,6 +33,7 @@ from . import (
 )
 
 _PATCHING = (
+    definition_substitutions,
     jsonata,
     jsonata_bounds,
     payload_limit,

@@ -40,12 +40,13 @@ def echo_function(emulator: LocalEmulator) -> str:
 
 
 class DeploymentGaps(Stack):
-    """What CloudFormation must get right here: a state machine, a table with TTL, a function version."""
+    """What CloudFormation must get right here: a state machine, a table with TTL, a function version,
+    a state machine with DefinitionSubstitutions."""
 
     def __init__(self, scope: Construct, construct_id: str) -> None:
         super().__init__(scope, construct_id)
         sfn.StateMachine(self, "Machine", definition_body=sfn.DefinitionBody.from_chainable(sfn.Pass(self, "Done")))
-        dynamodb.Table(
+        table = dynamodb.Table(
             self,
             "Table",
             partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING),
@@ -60,9 +61,25 @@ class DeploymentGaps(Stack):
             code=lambda_.Code.from_inline("def handler(event, context):\n    return event\n"),
         )
         CfnOutput(self, "Version", value=function.current_version.function_arn)
+        sfn.StateMachine(
+            self,
+            "Substituted",
+            definition_body=sfn.DefinitionBody.from_string(json.dumps(SUBSTITUTED)),
+            definition_substitutions={"Greeting": "hello", "Table": table.table_name},
+        )
+        CfnOutput(self, "TableName", value=table.table_name)
 
 
-DEPLOYMENT_GAPS = ("state_machines", "time_to_live", "lambda_versions")
+# A definition with placeholders, and what its DefinitionSubstitutions put in their place.
+SUBSTITUTED = {
+    "StartAt": "Say",
+    "States": {
+        "Say": {"Type": "Pass", "Result": {"greeting": "${Greeting}", "table": "${Table}", "other": "${Other}"}, "End": True}
+    },
+}
+
+
+DEPLOYMENT_GAPS = ("state_machines", "time_to_live", "lambda_versions", "definition_substitutions")
 
 
 @pytest.fixture(scope="session")

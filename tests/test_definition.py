@@ -1,0 +1,75 @@
+"""Where a definition lives (``definition``): substitutions made as CloudFormation makes them, and a
+definition shared between workflows that gives each exactly its own definition back."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk import App, Stack
+from aws_cdk import aws_stepfunctions as sfn
+
+from idempotent_constructs import DefinitionLocation, IdempotencyKey, IdempotencyTable, IdempotentStateMachine
+from idempotent_constructs.definition import substitute
+from idempotent_constructs.testing import state_machine_definitions
+
+
+def test_substitutions_are_made_again_on_their_result_and_an_unnamed_placeholder_stays():
+    assert substitute("${A} ${B} ${C}", {"A": "${B}", "B": "b"}) == "b b ${C}"
+
+
+def test_substitutions_that_refer_to_each_other_endlessly_are_refused():
+    with pytest.raises(ValueError, match="endlessly"):
+        substitute("${A}", {"A": "${B}", "B": "${A}"})
+
+
+def _template(*workflows: tuple[str, IdempotencyKey, sfn.IChainable | None], location: DefinitionLocation | None = None) -> dict:
+    stack = Stack(App(), "Orders")
+    table = IdempotencyTable(stack, "Idempotency")
+    for name, key, body in workflows:
+        IdempotentStateMachine(
+            stack,
+            name,
+            table=table,
+            key=key,
+            definition=body or sfn.Pass(stack, f"{name}Ship"),
+            namespace=name.lower(),
+            definition_location=location,
+        )
+    return stack.node.root.synth().get_stack_by_name("Orders").template
+
+
+def test_workflows_of_the_same_options_share_one_text_whatever_their_keys_namespaces_and_bodies():
+    template = _template(
+        ("Orders", IdempotencyKey.from_paths("$.order.id"), None),
+        ("Refunds", IdempotencyKey.from_paths("$.refund.id", "$.customer"), None),
+    )
+    (texts,) = template["Mappings"].values()
+    assert len(texts) == 1
+    machines = [r["Properties"] for r in template["Resources"].values() if r["Type"] == "AWS::StepFunctions::StateMachine"]
+    assert machines[0]["DefinitionString"] == machines[1]["DefinitionString"]
+    assert {"IdempotencyBody", "IdempotencyNamespace", "IdempotencyKeySelection"} <= set(machines[0]["DefinitionSubstitutions"])
+
+
+def test_each_workflow_gets_exactly_the_definition_the_cdk_would_write_whole():
+    # One-letter namespaces, as "a", occur everywhere in the text: only whole literals are cut out.
+    workflows = [("A", IdempotencyKey.from_jsonata("$states.input.a"), None), ("B", IdempotencyKey.whole_input(), None)]
+    assert state_machine_definitions(_template(*workflows)) == state_machine_definitions(
+        _template(*workflows, location=DefinitionLocation.INLINE)
+    )
+
+
+def test_a_body_that_holds_a_placeholder_of_ours_keeps_its_definition_whole():
+    # A body naming ${IdempotencyNamespace} would be substituted again by CloudFormation: kept whole.
+    app_stack = Stack(App(), "Orders")
+    table = IdempotencyTable(app_stack, "Idempotency")
+    IdempotentStateMachine(
+        app_stack,
+        "Orders",
+        table=table,
+        key=IdempotencyKey.from_paths("$.id"),
+        definition=sfn.Pass(app_stack, "Say", result=sfn.Result.from_string("${IdempotencyNamespace}")),
+    )
+    template = app_stack.node.root.synth().get_stack_by_name("Orders").template
+    assert "Mappings" not in template
+    (definition,) = state_machine_definitions(template).values()
+    (branch,) = definition["States"]["Idempotency.Body"]["Branches"]
+    assert branch["States"]["Say"]["Result"] == "${IdempotencyNamespace}"
