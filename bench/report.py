@@ -552,8 +552,15 @@ def markdown(results: dict[str, Any]) -> str:
     growth, synth, hashing = results["growth"], results["synth_time"], results["hashing"]
     last = growth["counts"][-1]
     wrapped, bare = growth["per_workflow"]["wrapped"], growth["per_workflow"]["bare"]
-    pattern = growth["limits"]["event_pattern_chars"]["max_workflows"]
-    size = growth["limits"]["template_bytes_from_s3"]["max_workflows"]
+    reached = {
+        what: growth["limits"][limit]["max_workflows"]
+        for what, limit in (
+            ("500 resources", "resources_per_stack"),
+            ("1 MB template", "template_bytes_from_s3"),
+            ("EventBridge pattern", "event_pattern_chars"),
+        )
+        if growth["limits"][limit]["max_workflows"]
+    }
     key = hashing["key_hashing"][bar_rules.HASHING_SIZE]
     imports = hashing["imports"]["modules"]
     lines += [
@@ -562,8 +569,8 @@ def markdown(results: dict[str, Any]) -> str:
         "|---|---|---|",
         f"| each further workflow in a stack (1 to {last}) | +{wrapped['resources']:g} resources, +{wrapped['template_bytes'] / 1000:.1f} kB "
         f"of template | +{bare['resources']:g} resources, +{bare['template_bytes'] / 1000:.1f} kB |",
-        f"| workflows per stack before a limit | {min(v for v in (pattern, size) if v)} ("
-        + ", ".join(f"{what} at {at}" for what, at in (("EventBridge pattern", pattern), ("1 MB template", size)) if at)
+        f"| workflows per stack before a limit | {min(reached.values())} ("
+        + ", ".join(f"{what} at {at}" for what, at in sorted(reached.items(), key=lambda item: item[1]))
         + ") | |",
         *(
             f"| template bytes a further workflow adds ({results['scale']['counts'][0]} against "

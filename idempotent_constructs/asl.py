@@ -9,8 +9,7 @@ would refuse at deploy time or what would clash with the guard around it: every 
 
 The placeholders are replaced here rather than left to the state machine's ``DefinitionSubstitutions``
 because a document may be one step of a state machine the library does not create (``AslFragment``),
-and because the definition must be known whole at synth time to be checked. (moto's CloudFormation, the
-local emulator's, reads ``DefinitionString`` alone and would not apply them either.)
+and because the definition must be known whole at synth time to be checked.
 
 The document is embedded as the only branch of a Parallel state. A branch has no top-level
 ``QueryLanguage``, so the document's (``JSONata`` or, by default, ``JSONPath``) is written onto each

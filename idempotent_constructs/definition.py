@@ -96,12 +96,28 @@ def substitute(text: str, substitutions: dict[str, str]) -> str:
 
 
 def _text(definition: dict[str, Any]) -> str:
-    return json.dumps(definition, separators=(",", ":"))
+    # Non-ASCII characters as they are, as the CDK writes them.
+    return json.dumps(definition, separators=(",", ":"), ensure_ascii=False)
 
 
-def inline_body(definition: dict[str, Any]) -> sfn.DefinitionBody:
-    """The whole definition in ``DefinitionString`` (its tokens resolved there by the CDK)."""
-    return sfn.DefinitionBody.from_string(_text(definition))
+def inline_body(scope: Construct, definition: dict[str, Any]) -> sfn.DefinitionBody:
+    """The whole definition in ``DefinitionString``, written by the CDK as ``from_chainable`` writes
+    it (each token escaped for JSON where it can be, list and number tokens included)."""
+    return sfn.DefinitionBody.from_string(Stack.of(scope).to_json_string(definition))
+
+
+def _as_written(stack: Stack, value: Any) -> str:
+    """What CloudFormation makes of ``value`` (a text with tokens) as a text, each reference it cannot
+    know at synth (a ``Ref``, ``Fn::GetAtt``, ...) written as its JSON between two NULs."""
+
+    def written(resolved: Any) -> str:
+        if isinstance(resolved, str):
+            return resolved
+        if isinstance(resolved, dict) and list(resolved) == ["Fn::Join"] and resolved["Fn::Join"][0] == "":
+            return "".join(written(part) for part in resolved["Fn::Join"][1])
+        return "\0" + json.dumps(resolved, sort_keys=True) + "\0"
+
+    return written(stack.resolve(value))
 
 
 MAPPING_ID = "IdempotentDefinitions"
@@ -143,11 +159,12 @@ def shared_body(scope: Construct, definition: dict[str, Any], own: dict[str, Any
     this workflow's own: a JSON value (the body's branches), or a text as a JSON string holds it (a
     namespace, a key's JSONata); each is cut out of the shared text where it occurs and given back by a
     substitution, as are the tokens. Where the cut text would not give the definition back exactly
-    (a part that holds a ``${...}`` of ours), the definition is kept whole (``inline_body``)."""
+    (a part that holds a ``${...}`` of ours, a token the CDK would write otherwise), the definition is
+    kept whole (``inline_body``)."""
     text = _text(definition)
     cuts: dict[str, str] = {}
     for name, value in own.items():
-        written = value if not isinstance(value, str) else json.dumps(value)[1:-1]
+        written = value if not isinstance(value, str) else json.dumps(value, ensure_ascii=False)[1:-1]
         written = written if isinstance(written, str) else _text(written)
         if written and written in text:
             cuts[written] = name
@@ -160,12 +177,17 @@ def shared_body(scope: Construct, definition: dict[str, Any], own: dict[str, Any
         shared = pattern.sub(lambda match: match.group(1) or "${" + cuts[match.group(0)] + "}", text)
     shared, substitutions = placeholders(shared)
     substitutions.update({name: written for written, name in cuts.items()})
+    # Shared only where CloudFormation then gives Step Functions exactly what the CDK would have
+    # written whole (inline_body): a token the CDK escapes, or a list or number token, keeps it whole.
+    stack = Stack.of(scope)
     try:
-        exact = substitute(shared, substitutions) == text
-    except ValueError:
+        exact = _as_written(stack, shared) == shared and substitute(
+            shared, {name: _as_written(stack, value) for name, value in substitutions.items()}
+        ) == _as_written(stack, stack.to_json_string(definition))
+    except Exception:  # a substitution that refers to itself, a list token in a text: as the CDK writes it
         exact = False
     if not exact:
-        return inline_body(definition), {}
+        return inline_body(scope, definition), {}
     return sfn.DefinitionBody.from_string(_SharedDefinitions.of(scope).find(shared)), substitutions
 
 
@@ -174,5 +196,5 @@ def asset_body(definition: dict[str, Any]) -> tuple[sfn.DefinitionBody, dict[str
     text, substitutions = placeholders(_text(definition))
     # The CDK copies the file into the cloud assembly, named by its content's hash, when it synthesizes.
     path = Path(tempfile.mkdtemp(prefix="idempotent-definition-")) / "definition.asl.json"
-    path.write_text(text)
+    path.write_text(text, encoding="utf-8")
     return sfn.DefinitionBody.from_file(str(path)), substitutions

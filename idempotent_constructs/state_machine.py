@@ -299,7 +299,7 @@ class IdempotentStateMachine(Construct):
         if definition_location is DefinitionLocation.ASSET:
             body, substitutions = asset_body(rendered)
         elif definition_location is DefinitionLocation.INLINE:
-            body = inline_body(rendered)
+            body = inline_body(self, rendered)
         else:
             body, substitutions = shared_body(self, rendered, self._own_parts(rendered))
         self.state_machine = sfn.StateMachine(
@@ -315,6 +315,8 @@ class IdempotentStateMachine(Construct):
             role=role,
             query_language=query_language,
         )
+        # As sfn.StateMachine does for a chain: a Distributed Map's permissions on this state machine.
+        graph.bind(self.state_machine)
         for statement in graph.policy_statements:
             self.state_machine.add_to_role_policy(statement)
         self.guard.rendered_by = self.node.path

@@ -3,8 +3,12 @@ definition shared between workflows that gives each exactly its own definition b
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from typing import Any
+
 import pytest
-from aws_cdk import App, Stack
+from aws_cdk import App, CfnParameter, Duration, Fn, Stack, Token
 from aws_cdk import aws_stepfunctions as sfn
 
 from idempotent_constructs import DefinitionLocation, IdempotencyKey, IdempotencyTable, IdempotentStateMachine
@@ -73,3 +77,54 @@ def test_a_body_that_holds_a_placeholder_of_ours_keeps_its_definition_whole():
     (definition,) = state_machine_definitions(template).values()
     (branch,) = definition["States"]["Idempotency.Body"]["Branches"]
     assert branch["States"]["Say"]["Result"] == "${IdempotencyNamespace}"
+
+
+def _machine(body: Callable[[Stack], sfn.IChainable], **options: Any) -> dict:
+    stack = Stack(App(), "Orders")
+    IdempotentStateMachine(
+        stack,
+        "Orders",
+        table=IdempotencyTable(stack, "Idempotency"),
+        key=IdempotencyKey.from_paths("$.id"),
+        definition=body(stack),
+        **options,
+    )
+    return stack.node.root.synth().get_stack_by_name("Orders").template
+
+
+def _parameter(stack: Stack) -> CfnParameter:
+    return CfnParameter(stack, "Greeting", type="String")
+
+
+@pytest.mark.parametrize(
+    ("case", "body", "options"),
+    [
+        # The CDK escapes the quote it joins with; a list token and a number token it writes as JSON too.
+        (
+            "an escaped token",
+            lambda s: sfn.Pass(s, "Say", result=sfn.Result.from_string(Fn.join('"', ["a", _parameter(s).value_as_string]))),
+            {},
+        ),
+        (
+            "a list token",
+            lambda s: sfn.Pass(s, "Say", result=sfn.Result.from_object({"s": Fn.split(",", _parameter(s).value_as_string)})),
+            {},
+        ),
+        ("a number token", lambda s: sfn.Pass(s, "Say"), {"timeout": Duration.seconds(Token.as_number(Fn.ref("Seconds")))}),
+    ],
+)
+def test_a_definition_the_cdk_writes_with_tokens_it_escapes_or_encodes_is_kept_whole(case, body, options):
+    template = _machine(body, **options)
+    assert "Mappings" not in template, case
+    (machine,) = [r["Properties"] for r in template["Resources"].values() if r["Type"] == "AWS::StepFunctions::StateMachine"]
+    assert "DefinitionSubstitutions" not in machine
+
+
+def test_a_distributed_map_in_the_body_gets_its_permissions_on_the_state_machine():
+    def body(stack: Stack) -> sfn.IChainable:
+        return sfn.DistributedMap(stack, "EachOrder").item_processor(sfn.Pass(stack, "Ship"))
+
+    template = _machine(body)
+    policies = [r for logical_id, r in template["Resources"].items() if "DistributedMapPolicy" in logical_id]
+    assert len(policies) == 1
+    assert "states:StartExecution" in json.dumps(policies[0])
