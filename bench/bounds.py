@@ -28,6 +28,8 @@ from idempotent_constructs import IdempotencyKey, IdempotencyTable, IdempotentSt
 from idempotent_constructs.jsonata_key import BEYOND_NATIVE
 from idempotent_constructs.testing import LocalEmulator, state_machine_definitions
 
+from .bars import BOUNDS_DEPTH, BOUNDS_MILLISECONDS
+
 ROOT = Path(__file__).resolve().parent.parent
 KEYS = {
     "whole_input": IdempotencyKey.whole_input(),
@@ -39,9 +41,6 @@ BODY_STATE = "Work"
 # The body's output: small, so that the runs measure the key's path (a result as large as the input
 # would add the result function, which large results earn; Complete's evaluation is measured with one).
 DONE = {"done": True}
-DEPTH_BAR = 80
-MILLISECONDS_BAR = 250  # a quarter of AWS's 1-second bound
-NATIVE_BAR_KIB, NATIVE_BAR_LEVELS = 16, 6  # today's hot path: such payloads stay native
 
 # jsonata-js with Step Functions' $hash and $uuid, and the Timebox's entry and exit hooks: each job's
 # peak depth counted as jsonata's Timebox counts it (parallel items skipped) and as plain nesting.
@@ -175,10 +174,8 @@ def run(smoke: bool, log=print) -> dict[str, Any]:
         BoundsStack(app, "Bounds")
         assembly = Path(app.synth().directory)
         template = json.loads((assembly / "Bounds.template.json").read_text())
-        definitions = {
-            name: next(d for logical, d in state_machine_definitions(template).items() if logical.startswith(MACHINES[name]))
-            for name in KEYS
-        }
+        machines = state_machine_definitions(template)
+        definitions = {name: next(d for logical, d in machines.items() if logical.startswith(MACHINES[name])) for name in KEYS}
         log(f"  jsonata-js: {len(payloads)} shapes x {len(KEYS)} keys x {len(STATES)} states ...")
         jobs, where = [], []
         for name, definition in definitions.items():
@@ -224,4 +221,4 @@ def run(smoke: bool, log=print) -> dict[str, Any]:
                         "lambda_invocations": execution.lambda_invocations(),
                         "same_output": execution.output == DONE if execution.status == "SUCCEEDED" else None,
                     }
-    return {"rows": list(rows.values()), "depth_bar": DEPTH_BAR, "milliseconds_bar": MILLISECONDS_BAR}
+    return {"rows": list(rows.values()), "depth_bar": BOUNDS_DEPTH, "milliseconds_bar": BOUNDS_MILLISECONDS}

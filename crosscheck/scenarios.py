@@ -23,6 +23,7 @@ from idempotent_constructs import IdempotencyKey
 from idempotent_constructs.lambda_src import canonical, schema
 from idempotent_constructs.testing import Deployment, Execution
 from tests.lambdas import sized
+from tests.stacks import COMPENSATIONS, SAGA_STEPS, side_effect_runs
 
 from .divergences import D2, D8, Divergence
 
@@ -177,7 +178,10 @@ def steps_run_once(stacks: Stacks, checks: Checks) -> None:
     for execution in executions:
         succeeded(checks, execution, execution.arn)
     checks.expect(all(e.output == {**request, "A": "done", "B": "done", "C": "done"} for e in executions), "outputs")
-    checks.expect(side_effects(stacks, "ResumeClean", request) == {"A": 1, "B": 1, "C": 1}, "each step ran once")
+    checks.expect(
+        side_effect_runs(stacks.behaviour, f"ResumeClean#{request['order']['id']}", *"ABC") == {"A": 1, "B": 1, "C": 1},
+        "each step ran once",
+    )
 
 
 @scenario("per-step resume: a run failed at step B, run again, replays A, runs B again and C once")
@@ -185,10 +189,16 @@ def per_step_resume(stacks: Stacks, checks: Checks) -> None:
     request = {"order": {"id": unique(), "amount": 42}}
     failed = stacks.behaviour.run("Resume", request)
     checks.expect(failed.status == "FAILED", f"the first run {failed.status}")
-    checks.expect(side_effects(stacks, "Resume", request) == {"A": 1, "B": 1, "C": 0}, "A and B ran, C did not")
+    checks.expect(
+        side_effect_runs(stacks.behaviour, f"Resume#{request['order']['id']}", *"ABC") == {"A": 1, "B": 1, "C": 0},
+        "A and B ran, C did not",
+    )
     resumed = stacks.behaviour.run("Resume", request)
     succeeded(checks, resumed, "the run again")
-    checks.expect(side_effects(stacks, "Resume", request) == {"A": 1, "B": 2, "C": 1}, "A replayed, B ran again, C ran")
+    checks.expect(
+        side_effect_runs(stacks.behaviour, f"Resume#{request['order']['id']}", *"ABC") == {"A": 1, "B": 2, "C": 1},
+        "A replayed, B ran again, C ran",
+    )
     checks.expect(resumed.output == {**request, "A": "done", "B": "done", "C": "done"}, f"output {resumed.output}")
     checks.expect(failed.error == "StepFailed", f"the error name {failed.error}", unless=D2)
 
@@ -398,18 +408,6 @@ def everything_on_express(stacks: Stacks, checks: Checks) -> None:
 
 
 # --- existing workflows: Amazon States Language files (tests/asl) ----------------------------------------
-SAGA_STEPS = ("ReserveFlight", "ReserveCarRental", "ProcessPayment", "ConfirmFlight", "ConfirmCarRental")
-COMPENSATIONS = ("RefundPayment", "CancelCarRental", "CancelFlight")
-
-
-def document_runs(stacks: Stacks, trip_id: str, *steps: str) -> dict[str, int]:
-    """How often the function of each step of a document really ran for a trip (tests/lambdas/document_step.py)."""
-    client, table = stacks.documents.emulator.client("dynamodb"), stacks.documents.table_name("SideEffects")
-    counts = {}
-    for step in steps:
-        item = client.get_item(TableName=table, Key={"id": {"S": f"{trip_id}#{step}"}}, ConsistentRead=True).get("Item")
-        counts[step] = int(item["runs"]["N"]) if item else 0
-    return counts
 
 
 def trip(run_type: str = "success") -> dict[str, str]:
@@ -421,11 +419,15 @@ def saga_replayed(stacks: Stacks, checks: Checks) -> None:
     request = trip()
     first = stacks.documents.run("Saga", request)
     succeeded(checks, first, "the first run")
-    checks.expect(document_runs(stacks, request["trip_id"], *SAGA_STEPS) == dict.fromkeys(SAGA_STEPS, 1), "each step ran")
+    checks.expect(
+        side_effect_runs(stacks.documents, request["trip_id"], *SAGA_STEPS) == dict.fromkeys(SAGA_STEPS, 1), "each step ran"
+    )
     replay = stacks.documents.run("Saga", request)
     succeeded(checks, replay, "the duplicate")
     checks.expect(stacks.raw_output(stacks.documents, replay) == stacks.raw_output(stacks.documents, first), "same bytes")
-    checks.expect(document_runs(stacks, request["trip_id"], *SAGA_STEPS) == dict.fromkeys(SAGA_STEPS, 1), "no step ran again")
+    checks.expect(
+        side_effect_runs(stacks.documents, request["trip_id"], *SAGA_STEPS) == dict.fromkeys(SAGA_STEPS, 1), "no step ran again"
+    )
 
 
 @scenario("existing workflow (the saga): compensated to its Fail, it fails with the Fail's error, released; the retry completes")
@@ -433,12 +435,14 @@ def saga_released(stacks: Stacks, checks: Checks) -> None:
     request = trip("failProcessPaymentOnce")
     failed = stacks.documents.run("Saga", request)
     checks.expect((failed.status, failed.error) == ("FAILED", "Job Failed"), f"{failed.status} {failed.error}")
-    ran = document_runs(stacks, request["trip_id"], "ProcessPayment", "ConfirmFlight", *COMPENSATIONS)
+    ran = side_effect_runs(stacks.documents, request["trip_id"], "ProcessPayment", "ConfirmFlight", *COMPENSATIONS)
     checks.expect(ran == {"ProcessPayment": 1, "ConfirmFlight": 0, **dict.fromkeys(COMPENSATIONS, 1)}, f"compensated: {ran}")
     checks.expect(stacks.documents.records_of(failed, "Idempotency") == {}, "the key is released")
     retried = stacks.documents.run("Saga", request)
     succeeded(checks, retried, "the retry")
-    checks.expect(document_runs(stacks, request["trip_id"], "ProcessPayment") == {"ProcessPayment": 2}, "payment ran again")
+    checks.expect(
+        side_effect_runs(stacks.documents, request["trip_id"], "ProcessPayment") == {"ProcessPayment": 2}, "payment ran again"
+    )
 
 
 @scenario("existing JSONata workflow (an ASL text): whole and as a guarded step, run once through its Succeed, replayed")
@@ -452,14 +456,4 @@ def jsonata_document(stacks: Stacks, checks: Checks) -> None:
         checks.expect(first.output == expected, f"{workflow}'s output {first.output}", unless=D8)
         replay = stacks.documents.run(workflow, request)
         checks.expect(replay.output == first.output, f"{workflow}'s replay {replay.output}")
-        checks.expect(document_runs(stacks, trip_id, "Refund") == {"Refund": 1}, f"{workflow} refunded once")
-
-
-def side_effects(stacks: Stacks, workflow: str, request: dict[str, Any]) -> dict[str, int]:
-    client, table = stacks.behaviour.emulator.client("dynamodb"), stacks.behaviour.table_name("SideEffects")
-    counts = {}
-    for step in "ABC":
-        key = {"id": {"S": f"{workflow}#{request['order']['id']}#{step}"}}
-        item = client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
-        counts[step] = int(item["runs"]["N"]) if item else 0
-    return counts
+        checks.expect(side_effect_runs(stacks.documents, trip_id, "Refund") == {"Refund": 1}, f"{workflow} refunded once")

@@ -66,7 +66,7 @@ class Document:
 
     def state_names(self) -> list[str]:
         """Every state's name, those inside Parallel and Map states too."""
-        return [name for name, _, _ in _all_states(self.definition, "")]
+        return [name for name, _, _ in all_states(self.definition, "")]
 
     def branch(self) -> dict[str, Any]:
         """The document as a Parallel's branch: its ``StartAt`` and ``States``, each JSONata state
@@ -126,10 +126,10 @@ def problems(document: Document, *, reserved: Collection[str] = (), clash: str =
     names of the states around it; ``clash`` says whose, and what to do), a JSONata expression refused."""
     definition = document.definition
     found = _scope_problems(definition, "")
-    if not all(isinstance(state, dict) for _, _, state in _all_states(definition, "")):
+    if not all(isinstance(state, dict) for _, _, state in all_states(definition, "")):
         return found  # the rest reads states as objects
     seen: dict[str, str] = {}
-    for name, where, _ in _all_states(definition, ""):
+    for name, where, _ in all_states(definition, ""):
         if name in seen:
             found.append(
                 f"definition_body: the state name {name!r} is used twice ({seen[name]} and {where}); "
@@ -195,7 +195,7 @@ def _parse_error(error: ValueError) -> str:
     return str(error)
 
 
-def _all_states(scope: dict[str, Any], at: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
+def all_states(scope: dict[str, Any], at: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """``(name, location, state)`` of every state of ``scope`` and of the scopes inside it."""
     states = scope.get("States")
     if not isinstance(states, dict):
@@ -204,7 +204,7 @@ def _all_states(scope: dict[str, Any], at: str) -> Iterator[tuple[str, str, dict
         where = f"{at}/States/{name}"
         yield name, where, state
         for inner, inner_at in _scopes(state, where):
-            yield from _all_states(inner, inner_at)
+            yield from all_states(inner, inner_at)
 
 
 def _scopes(state: Any, where: str) -> Iterator[tuple[dict[str, Any], str]]:

@@ -83,6 +83,22 @@ def _zip_directory(directory: Path) -> bytes:
     return buffer.getvalue()
 
 
+def substitute(text: str, substitutions: dict[str, str]) -> str:
+    """``text`` with its ``${name}`` placeholders replaced as the resource handler of
+    AWS::StepFunctions::StateMachine replaces them (``StringUtils.replaceEachRepeatedly``, in
+    aws-cloudformation-resource-providers-stepfunctions): every name at once, again on the result until
+    nothing changes; a placeholder no entry names stays as it is."""
+    if not substitutions:
+        return text
+    pattern = re.compile("|".join(re.escape("${" + name + "}") for name in substitutions))
+    for _ in range(len(substitutions) + 1):
+        replaced = pattern.sub(lambda match: str(substitutions[match.group(0)[2:-1]]), text)
+        if replaced == text:
+            return text
+        text = replaced
+    raise ValueError("DefinitionSubstitutions refer to each other endlessly")
+
+
 def state_machine_definitions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each state machine's definition in a synthesized template, by logical id, as JSON.
 
@@ -92,7 +108,6 @@ def state_machine_definitions(template: dict[str, Any]) -> dict[str, dict[str, A
     shared through the template's Mappings (``Fn::FindInMap``) is looked up, and its
     ``DefinitionSubstitutions`` are made as CloudFormation makes them.
     """
-    from .definition import substitute
 
     pseudo = {"AWS::Partition": "aws", "AWS::Region": REGION, "AWS::AccountId": ACCOUNT, "AWS::URLSuffix": "amazonaws.com"}
     arn_shapes = {"AWS::Lambda::Function": ("lambda", "function:"), "AWS::DynamoDB::Table": ("dynamodb", "table/")}

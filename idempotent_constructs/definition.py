@@ -9,8 +9,9 @@ options. ``DefinitionLocation.TEMPLATE`` (the default) writes that text once per
 table's name, a function's ARN) is a ``DefinitionSubstitutions`` entry that CloudFormation puts back in
 place of ``${name}`` when it creates the state machine. ``DefinitionLocation.ASSET`` writes the
 definition to a file that the CDK publishes as an asset with the stack's other assets, its tokens as
-``DefinitionSubstitutions``. Either way the state machine that runs is the one ``INLINE`` gives: the
-same definition, byte for byte once substituted (``substitute``, as AWS's resource handler does it).
+``DefinitionSubstitutions``. Either way the state machine that runs is the one ``INLINE`` gives, once
+substituted (``assembly.substitute``, as AWS's resource handler does it): for ``TEMPLATE`` this is
+checked at synth, text for text, and a definition for which it would not hold is written whole.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from .asl import JSONATA, JSONPATH
+from .assembly import substitute
 
 
 class DefinitionLocation(Enum):
@@ -79,22 +81,6 @@ def render(graph: sfn.StateGraph, query_language: sfn.QueryLanguage | None) -> d
     return definition
 
 
-def substitute(text: str, substitutions: dict[str, str]) -> str:
-    """``text`` with its ``${name}`` placeholders replaced as the resource handler of
-    AWS::StepFunctions::StateMachine replaces them (``StringUtils.replaceEachRepeatedly``, in
-    aws-cloudformation-resource-providers-stepfunctions): every name at once, again on the result until
-    nothing changes; a placeholder no entry names stays as it is."""
-    if not substitutions:
-        return text
-    pattern = re.compile("|".join(re.escape("${" + name + "}") for name in substitutions))
-    for _ in range(len(substitutions) + 1):
-        replaced = pattern.sub(lambda match: str(substitutions[match.group(0)[2:-1]]), text)
-        if replaced == text:
-            return text
-        text = replaced
-    raise ValueError("DefinitionSubstitutions refer to each other endlessly")
-
-
 def _text(definition: dict[str, Any]) -> str:
     # Non-ASCII characters as they are, as the CDK writes them.
     return json.dumps(definition, separators=(",", ":"), ensure_ascii=False)
@@ -130,8 +116,7 @@ class _SharedDefinitions(Construct):
 
     def __init__(self, scope: Construct) -> None:
         super().__init__(scope, "IdempotentSharedDefinitions")
-        self.keys: dict[str, CfnMapping] = {}
-        self.mappings: list[CfnMapping] = []
+        self.mappings: dict[str, CfnMapping] = {}  # the mapping that holds each text, by its key
 
     @classmethod
     def of(cls, scope: Construct) -> _SharedDefinitions:
@@ -142,15 +127,16 @@ class _SharedDefinitions(Construct):
     def find(self, text: str) -> str:
         """A ``Fn::FindInMap`` of ``text``, which is written in the stack's Mappings once."""
         key = "Definition" + hashlib.sha256(text.encode()).hexdigest()[:20]
-        if key not in self.keys:
-            if len(self.keys) % _DEFINITIONS_PER_MAPPING == 0:
+        if key not in self.mappings:
+            number = len(self.mappings) // _DEFINITIONS_PER_MAPPING + 1
+            mapping = self.node.try_find_child(f"Texts{number}")
+            if not isinstance(mapping, CfnMapping):
                 # lazy=False: always written, and found with Fn::FindInMap (never inlined, which would undo the sharing).
-                mapping = CfnMapping(self, f"Texts{len(self.mappings) + 1}", lazy=False)
-                mapping.override_logical_id(f"{MAPPING_ID}{len(self.mappings) + 1 if self.mappings else ''}")
-                self.mappings.append(mapping)
-            self.mappings[-1].set_value(key, "Text", text)
-            self.keys[key] = self.mappings[-1]
-        return self.keys[key].find_in_map(key, "Text")
+                mapping = CfnMapping(self, f"Texts{number}", lazy=False)
+                mapping.override_logical_id(f"{MAPPING_ID}{number if number > 1 else ''}")
+            mapping.set_value(key, "Text", text)
+            self.mappings[key] = mapping
+        return self.mappings[key].find_in_map(key, "Text")
 
 
 def shared_body(scope: Construct, definition: dict[str, Any], own: dict[str, Any]) -> tuple[sfn.DefinitionBody, dict[str, str]]:
@@ -180,14 +166,15 @@ def shared_body(scope: Construct, definition: dict[str, Any], own: dict[str, Any
     # Shared only where CloudFormation then gives Step Functions exactly what the CDK would have
     # written whole (inline_body): a token the CDK escapes, or a list or number token, keeps it whole.
     stack = Stack.of(scope)
+    whole = stack.to_json_string(definition)
     try:
-        exact = _as_written(stack, shared) == shared and substitute(
-            shared, {name: _as_written(stack, value) for name, value in substitutions.items()}
-        ) == _as_written(stack, stack.to_json_string(definition))
+        exact = substitute(shared, {name: _as_written(stack, value) for name, value in substitutions.items()}) == _as_written(
+            stack, whole
+        )
     except Exception:  # a substitution that refers to itself, a list token in a text: as the CDK writes it
         exact = False
     if not exact:
-        return inline_body(scope, definition), {}
+        return sfn.DefinitionBody.from_string(whole), {}
     return sfn.DefinitionBody.from_string(_SharedDefinitions.of(scope).find(shared)), substitutions
 
 

@@ -14,7 +14,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from . import asl, options
-from .asl_fragment import AslFragment
+from .asl_fragment import DocumentState
 from .definition import DefinitionLocation, asset_body, inline_body, render, shared_body
 from .errors import IdempotencyConfigurationError, Problems
 from .functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
@@ -48,23 +48,18 @@ STATE_MACHINE_OPTIONS: dict[str, options.Kind] = {
 JSONPATH_FIELDS = ("Parameters", "InputPath", "OutputPath", "ResultPath", "ResultSelector", "ItemsPath", "ItemSelector")
 
 
-def _jsonpath_states(states: dict[str, Any]) -> list[str]:
-    found = []
-    for name, state in states.items():
-        if state.get("QueryLanguage", "JSONata") == "JSONata" and any(field in state for field in JSONPATH_FIELDS):
-            found.append(name)
-        for branch in state.get("Branches", []):
-            found += _jsonpath_states(branch["States"])
-        processor = state.get("ItemProcessor") or state.get("Iterator")
-        if processor:
-            found += _jsonpath_states(processor["States"])
-    return found
+def _jsonpath_states(definition: dict[str, Any]) -> list[str]:
+    return [
+        name
+        for name, _, state in asl.all_states(definition, "")
+        if state.get("QueryLanguage", asl.JSONATA) == asl.JSONATA and any(field in state for field in JSONPATH_FIELDS)
+    ]
 
 
 def _check_jsonata_definition(construct: Construct, definition: dict[str, Any]) -> None:
     """CDK renders a state created without ``.jsonata()`` with its JSONPath fields even when the state
     machine is JSONata, and Step Functions then refuses the definition at deploy time: say so at synth."""
-    offending = _jsonpath_states(definition["States"])
+    offending = _jsonpath_states(definition)
     if offending:
         raise IdempotencyConfigurationError(
             construct.node.path,
@@ -244,8 +239,9 @@ class IdempotentStateMachine(Construct):
             )
         problems.raise_if_any()
         if document is not None:
-            # The guard's Body holds the document itself: the fragment's own Parallel never enters the graph.
-            chain = AslFragment(self, "Definition", definition_body=document.definition)
+            # Read and checked above; the guard's Body holds the document itself (finish.body), so this
+            # state's own Parallel never enters the graph.
+            chain = DocumentState(self, "Definition", document=document)
         assert chain is not None
         effective_lease = lease or (EXPRESS_MAX_DURATION if express else DEFAULT_LEASE)
         # Standard workflows check a lapsed holder's execution before taking over; Express cannot.

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
 import subprocess
 import sys
 import venv
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,6 +38,23 @@ def node_bin() -> Path:
     if not (NODE_BIN / "node").exists() or shutil.which("node") is None:
         pytest.fail("Node.js tooling is missing: run `npm ci` in the repository root (./dev test does)")
     return NODE_BIN
+
+
+@pytest.fixture(scope="session")
+def test_stack(tmp_path_factory: pytest.TempPathFactory, node_bin: Path) -> Callable[[str], Any]:
+    """``test_stack(name)``: the test stack of that name (tests/stacks.py), built once a session in an
+    app of its own, so that the template tests and the emulator's deployment share one synth."""
+    from aws_cdk import App
+
+    from .stacks import BehaviourStack, CompositionStack, ControlStack, DocumentsStack
+
+    kinds = {"Behaviour": BehaviourStack, "Composition": CompositionStack, "Control": ControlStack, "Documents": DocumentsStack}
+
+    @functools.cache
+    def build(name: str) -> Any:
+        return kinds[name](App(outdir=str(tmp_path_factory.mktemp(f"{name.lower()}-assembly"))), name)
+
+    return build
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_cdk import App, Duration, RemovalPolicy, Size, Stack
 from aws_cdk import aws_dynamodb as dynamodb
@@ -29,6 +29,9 @@ from idempotent_constructs import (
 )
 from idempotent_constructs.functions import RUNTIME
 
+if TYPE_CHECKING:
+    from idempotent_constructs.testing import Deployment
+
 # Amazon States Language documents, samples of others among them (tests/asl/README.md).
 DOCUMENTS = Path(__file__).parent / "asl"
 # The saga sample's placeholders of its Lambda functions, and the step of each (its SNS topic's aside).
@@ -42,6 +45,8 @@ SAGA_FUNCTIONS = {
     "cancelCarRentalFunction": "CancelCarRental",
     "cancelFlightFunction": "CancelFlight",
 }
+# The saga's steps in order, and its compensations.
+SAGA_STEPS, COMPENSATIONS = tuple(SAGA_FUNCTIONS.values())[:5], tuple(SAGA_FUNCTIONS.values())[5:]
 FAST: dict[str, Any] = {"poll_interval": Duration.seconds(1), "max_wait": Duration.seconds(30)}
 
 
@@ -109,6 +114,17 @@ def side_effects_table(scope: Stack) -> dynamodb.Table:
         billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
         removal_policy=RemovalPolicy.DESTROY,
     )
+
+
+def side_effect_runs(deployment: Deployment, prefix: str, *steps: str) -> dict[str, int]:
+    """How often each step really ran: the test functions count their runs in "SideEffects", under
+    "{prefix}#{step}"."""
+    client, table = deployment.emulator.client("dynamodb"), deployment.table_name("SideEffects")
+    items = {
+        step: client.get_item(TableName=table, Key={"id": {"S": f"{prefix}#{step}"}}, ConsistentRead=True).get("Item")
+        for step in steps
+    }
+    return {step: int(item["runs"]["N"]) if item else 0 for step, item in items.items()}
 
 
 class DocumentsStack(Stack):

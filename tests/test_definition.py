@@ -12,7 +12,7 @@ from aws_cdk import App, CfnParameter, Duration, Fn, Stack, Token
 from aws_cdk import aws_stepfunctions as sfn
 
 from idempotent_constructs import DefinitionLocation, IdempotencyKey, IdempotencyTable, IdempotentStateMachine
-from idempotent_constructs.definition import substitute
+from idempotent_constructs.assembly import substitute
 from idempotent_constructs.testing import state_machine_definitions
 
 
@@ -61,24 +61,6 @@ def test_each_workflow_gets_exactly_the_definition_the_cdk_would_write_whole():
     )
 
 
-def test_a_body_that_holds_a_placeholder_of_ours_keeps_its_definition_whole():
-    # A body naming ${IdempotencyNamespace} would be substituted again by CloudFormation: kept whole.
-    app_stack = Stack(App(), "Orders")
-    table = IdempotencyTable(app_stack, "Idempotency")
-    IdempotentStateMachine(
-        app_stack,
-        "Orders",
-        table=table,
-        key=IdempotencyKey.from_paths("$.id"),
-        definition=sfn.Pass(app_stack, "Say", result=sfn.Result.from_string("${IdempotencyNamespace}")),
-    )
-    template = app_stack.node.root.synth().get_stack_by_name("Orders").template
-    assert "Mappings" not in template
-    (definition,) = state_machine_definitions(template).values()
-    (branch,) = definition["States"]["Idempotency.Body"]["Branches"]
-    assert branch["States"]["Say"]["Result"] == "${IdempotencyNamespace}"
-
-
 def _machine(body: Callable[[Stack], sfn.IChainable], **options: Any) -> dict:
     stack = Stack(App(), "Orders")
     IdempotentStateMachine(
@@ -90,6 +72,15 @@ def _machine(body: Callable[[Stack], sfn.IChainable], **options: Any) -> dict:
         **options,
     )
     return stack.node.root.synth().get_stack_by_name("Orders").template
+
+
+def test_a_body_that_holds_a_placeholder_of_ours_keeps_its_definition_whole():
+    # A body naming ${IdempotencyNamespace} would be substituted again by CloudFormation: kept whole.
+    template = _machine(lambda stack: sfn.Pass(stack, "Say", result=sfn.Result.from_string("${IdempotencyNamespace}")))
+    assert "Mappings" not in template
+    (definition,) = state_machine_definitions(template).values()
+    (branch,) = definition["States"]["Idempotency.Body"]["Branches"]
+    assert branch["States"]["Say"]["Result"] == "${IdempotencyNamespace}"
 
 
 def _parameter(stack: Stack) -> CfnParameter:
@@ -128,3 +119,18 @@ def test_a_distributed_map_in_the_body_gets_its_permissions_on_the_state_machine
     policies = [r for logical_id, r in template["Resources"].items() if "DistributedMapPolicy" in logical_id]
     assert len(policies) == 1
     assert "states:StartExecution" in json.dumps(policies[0])
+
+
+def test_a_stack_of_more_than_a_hundred_texts_spreads_them_over_mappings_of_a_hundred_each_once():
+    from idempotent_constructs.definition import _SharedDefinitions
+
+    stack = Stack(App(), "Orders")
+    shared = _SharedDefinitions.of(stack)
+    found = [stack.resolve(shared.find(f"text {index}")) for index in range(205)]
+    assert stack.resolve(shared.find("text 3")) == found[3]
+    assert found[150]["Fn::FindInMap"][0] == "IdempotentDefinitions2"
+    assert [stack.resolve(mapping.logical_id) for mapping in shared.node.children] == [
+        "IdempotentDefinitions",
+        "IdempotentDefinitions2",
+        "IdempotentDefinitions3",
+    ]

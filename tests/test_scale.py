@@ -4,6 +4,7 @@ permissions."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -14,10 +15,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from idempotent_constructs import DefinitionLocation, IdempotencyKey, IdempotencyTable, IdempotentStateMachine
-from idempotent_constructs.testing import state_machine_definitions
-
-# CloudFormation's limit for a template sent through S3, as `cdk deploy` sends it.
-TEMPLATE_LIMIT = 1_000_000
+from idempotent_constructs.testing import TEMPLATE_MAX_BYTES, state_machine_definitions
 
 
 def chain(scope: Construct) -> sfn.IChainable:
@@ -74,7 +72,7 @@ def test_a_hundred_guarded_workflows_with_keys_of_their_own_fit_one_stack_by_def
 
     machines = [resource for resource in template["Resources"].values() if resource["Type"] == "AWS::StepFunctions::StateMachine"]
     assert len(machines) == 100
-    assert size <= TEMPLATE_LIMIT
+    assert size <= TEMPLATE_MAX_BYTES
     # One protocol text serves them all; the table's name reaches each as a cross-stack reference.
     assert [len(texts) for texts in template["Mappings"].values()] == [1]
     assert all("Fn::ImportValue" in json.dumps(machine["Properties"]["DefinitionSubstitutions"]) for machine in machines)
@@ -92,11 +90,12 @@ def test_a_hundred_guarded_workflows_with_their_definitions_as_assets_fit_one_st
         if resource["Type"] == "AWS::StepFunctions::StateMachine"
     }
     assert len(machines) == 100
-    assert size <= TEMPLATE_LIMIT
+    assert size <= TEMPLATE_MAX_BYTES
     assert all("DefinitionString" not in resource["Properties"] for resource in machines.values())
     assert all((directory / f"asset.{r['Properties']['DefinitionS3Location']['Key']}").is_file() for r in machines.values())
 
 
+@functools.cache  # the templates are only read
 def _one(location: DefinitionLocation | None) -> tuple[dict[str, Any], Path]:
     app = App()
     workflows(Stack(app, "Orders"), 1, location=location)

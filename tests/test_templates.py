@@ -17,7 +17,7 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from example.stack import OrdersStack
 from idempotent_constructs import jsonata_check
 from idempotent_constructs.testing import state_machine_definitions
-from tests.stacks import BehaviourStack, CompositionStack, DocumentsStack, everything_on, minimal
+from tests.stacks import everything_on, minimal
 
 # The CDK adds DependsOn on a role that a GetAtt already implies; harmless and not ours to change.
 IGNORED_CFN_LINT_RULES = {"W3005"}
@@ -70,18 +70,15 @@ def as_the_snapshots_cdk_renders(template: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def templates(tmp_path_factory) -> dict[str, dict[str, Any]]:
+def templates(tmp_path_factory, test_stack) -> dict[str, dict[str, Any]]:
     app = App(outdir=str(tmp_path_factory.mktemp("assembly")))
-    stacks = [
-        minimal(app),
-        everything_on(app),
-        BehaviourStack(app, "Behaviour"),
-        CompositionStack(app, "Composition"),
-        DocumentsStack(app, "Documents"),
-        OrdersStack(app, "IdempotentOrders"),
-    ]
+    stacks = [minimal(app), everything_on(app), OrdersStack(app, "IdempotentOrders")]
     assembly = app.synth()
-    return {stack.stack_name: assembly.get_stack_by_name(stack.stack_name).template for stack in stacks}
+    shared = {
+        name: test_stack(name).node.root.synth().get_stack_by_name(name).template
+        for name in ("Behaviour", "Composition", "Documents")
+    }
+    return {**{stack.stack_name: assembly.get_stack_by_name(stack.stack_name).template for stack in stacks}, **shared}
 
 
 @pytest.mark.parametrize("name", ["Minimal", "EverythingOn"])

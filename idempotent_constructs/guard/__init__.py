@@ -210,13 +210,13 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         on_failure, replay_failure = finish.failure(self)
         inspect = route.inspect(self)
         missing = acquire.key_missing(self)
-        start, taking, takes = acquire.acquire(self, inspect, missing)
-        self._acquire = taking
+        start, takes = acquire.acquire(self, inspect, missing)
+        self._acquire = takes[-1]
         takeover = acquire.takeover(self, inspect)
         guarded = finish.body(self, body, on_failure)
         complete, store = finish.complete(self, on_failure)
         waiting, await_state = wait.wait_for_holder(self)
-        choice, replays = route.route(self, acquire=taking, takeover=takeover, wait=waiting, replay_failure=replay_failure)
+        choice, replays = route.route(self, acquire=self._acquire, takeover=takeover, wait=waiting, replay_failure=replay_failure)
         if await_state is not None:
             await_state.next(choice)
         inspect.next(choice)

@@ -125,9 +125,9 @@ def _compute_key(guard: IdempotencyGuard, missing: sfn.Fail) -> sfn.TaskStateBas
     return compute
 
 
-def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail) -> tuple[sfn.State, ItemTask, list[ItemTask]]:
-    """``(start state, the write that takes a free key already in the variable, every write that takes
-    a free key)``; a taken key goes to ``inspect`` with the key in the variable.
+def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail) -> tuple[sfn.State, list[ItemTask]]:
+    """``(start state, every write that takes a free key)``, the last of which takes the key already in
+    the variable; a taken key goes to ``inspect`` with the key in the variable.
 
     The key is computed natively in ``Acquire``'s own request where it can be (``jsonata_key``);
     ``Acquire`` raises, before anything is written, for a missing key or an input beyond the native
@@ -141,12 +141,12 @@ def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail)
     compute.next(keyed)
     keyed.catch(inspect, [CONDITION_FAILED])
     if not native:
-        return compute, keyed, [keyed]
+        return compute, [keyed]
     task = _holding(guard, "Acquire", records.acquire(config, guard.facts))
     # The failed write's key is computed again: a catcher cannot see the request's values.
     task.catch(inspect, [CONDITION_FAILED], assign={guard.facts.name: expression(records.key(config, guard.facts))})
     task.catch(compute, [QUERY_FAILED])
-    return task, keyed, [task, keyed]
+    return task, [task, keyed]
 
 
 def takeover(guard: IdempotencyGuard, inspect: sfn.IChainable) -> ItemTask:

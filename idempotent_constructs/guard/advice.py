@@ -14,6 +14,7 @@ from aws_cdk import Annotations, Aspects, Duration, IAspect, Token
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import IConstruct
 
+from ..asl import all_states
 from ..policies import InFlightPolicy
 
 if TYPE_CHECKING:
@@ -55,12 +56,12 @@ def longest_timeout(body: sfn.IChainable) -> tuple[str, int] | None:
 
 
 def _timeouts(name: str, state: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
-    if "TimeoutSeconds" in state:
-        yield name, state["TimeoutSeconds"]
-    processor = state.get("ItemProcessor") or state.get("Iterator") or {}
-    for graph in [*state.get("Branches", []), processor]:
-        for inner, inner_state in graph.get("States", {}).items():
-            yield from _timeouts(inner, inner_state)
+    """``(name, TimeoutSeconds)`` of the state and of every state inside it that has one."""
+    return (
+        (inner, found["TimeoutSeconds"])
+        for inner, _, found in all_states({"States": {name: state}}, "")
+        if "TimeoutSeconds" in found
+    )
 
 
 @jsii.implements(IAspect)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 
-from ..asl_fragment import AslFragment
+from ..asl_fragment import AslFragment, DocumentState
 from ..jsonata_key import literal
 from ..lambda_src import schema
 from ..policies import FailurePolicy
@@ -58,14 +58,15 @@ def body(guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChaina
     field of either: its branch is in the language of the states around the guard (a JSONata state
     may not hold JSONPath states), and its output is ``[the chain's output]`` in both.
 
-    A document on its own (an ``AslFragment`` with nothing wired to it) is the branch itself, rather
+    A document on its own (an ``AslFragment``, or its ``DocumentState``, with nothing wired to it) is the branch itself, rather
     than a Parallel of its own inside this one: the same output, one state fewer on every run (a
     document holds no ``ExtendLease`` state to adopt)."""
     parallel: sfn.Parallel | sfn.CustomState
-    if isinstance(chain, AslFragment) and chain.state.stands_alone:
+    state = chain.state if isinstance(chain, AslFragment) else chain
+    if isinstance(state, DocumentState) and state.stands_alone:
         # A CustomState is named by its construct id: the guard's name for Body.
         parallel = sfn.CustomState(
-            guard, guard.config.name("Body"), state_json={"Type": "Parallel", "Branches": [chain.document.branch()]}
+            guard, guard.config.name("Body"), state_json={"Type": "Parallel", "Branches": [state.document.branch()]}
         )
     else:
         parallel = Body(guard).branch(chain)

@@ -71,9 +71,9 @@ def _request(
 
 
 def key(config: GuardConfig, facts: Facts, *, computed: bool = False) -> str:
-    """JSONata for ``{id, validation}`` of the state's input: computed natively, or, for a JMESPath
-    key and where ``computed``, what the key function put in the guard's variable."""
-    if computed or config.key.kind == schema.KIND_JMESPATH:
+    """JSONata for ``{id, validation}`` of the state's input: computed natively, or, where
+    ``computed`` (after the key function), what the key function put in the guard's variable."""
+    if computed:
         return f"${facts.name}"
     return record_id_and_validation(config.namespace, config.key.kind, config.key.expression, "$states.input")
 

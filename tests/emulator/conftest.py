@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from aws_cdk import App
 
 from idempotent_constructs.testing import Deployment, LocalEmulator
 
 # What a test's executions set off (the release function, on their status-change events) runs within
 # the test's call, where pytest captures its output (a hook of this directory's tests only).
 from idempotent_constructs.testing.pytest_plugin import pytest_runtest_call  # noqa: F401
-from tests.stacks import BehaviourStack, CompositionStack, ControlStack, DocumentsStack
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -30,27 +29,23 @@ def emulator(node_bin: Path) -> Iterator[LocalEmulator]:
 
 
 @pytest.fixture(scope="session")
-def behaviour(emulator: LocalEmulator, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
-    app = App(outdir=str(tmp_path_factory.mktemp("behaviour-assembly")))
-    return emulator.deploy_stack(BehaviourStack(app, "Behaviour"))
+def behaviour(emulator: LocalEmulator, test_stack: Callable[[str], Any]) -> Deployment:
+    return emulator.deploy_stack(test_stack("Behaviour"))
 
 
 @pytest.fixture(scope="session")
-def composition(emulator: LocalEmulator, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
-    app = App(outdir=str(tmp_path_factory.mktemp("composition-assembly")))
-    return emulator.deploy_stack(CompositionStack(app, "Composition"))
+def composition(emulator: LocalEmulator, test_stack: Callable[[str], Any]) -> Deployment:
+    return emulator.deploy_stack(test_stack("Composition"))
 
 
 @pytest.fixture(scope="session")
-def documents(emulator: LocalEmulator, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
-    app = App(outdir=str(tmp_path_factory.mktemp("documents-assembly")))
-    return emulator.deploy_stack(DocumentsStack(app, "Documents"))
+def documents(emulator: LocalEmulator, test_stack: Callable[[str], Any]) -> Deployment:
+    return emulator.deploy_stack(test_stack("Documents"))
 
 
 @pytest.fixture(scope="session")
-def control(emulator: LocalEmulator, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
-    app = App(outdir=str(tmp_path_factory.mktemp("control-assembly")))
-    return emulator.deploy_stack(ControlStack(app, "Control"))
+def control(emulator: LocalEmulator, test_stack: Callable[[str], Any]) -> Deployment:
+    return emulator.deploy_stack(test_stack("Control"))
 
 
 @pytest.fixture

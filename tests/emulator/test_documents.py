@@ -11,8 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 from idempotent_constructs import IdempotencyKey
 from idempotent_constructs.lambda_src import schema
 
-SAGA_STEPS = ("ReserveFlight", "ReserveCarRental", "ProcessPayment", "ConfirmFlight", "ConfirmCarRental")
-COMPENSATIONS = ("RefundPayment", "CancelCarRental", "CancelFlight")
+from ..stacks import COMPENSATIONS, SAGA_STEPS, side_effect_runs
+
 TRIP = IdempotencyKey.from_paths("$.trip_id")
 
 
@@ -21,22 +21,12 @@ def trip(unique: str, run_type: str = "success") -> dict[str, str]:
     return {"trip_id": unique, "depart_city": "Detroit", "arrive_city": "Frankfurt", "rental": "BMW", "run_type": run_type}
 
 
-def runs(documents, trip_id: str, *steps: str) -> dict[str, int]:
-    """How often the function of each step really ran for a trip."""
-    client, table = documents.emulator.client("dynamodb"), documents.table_name("SideEffects")
-    found = {}
-    for step in steps:
-        item = client.get_item(TableName=table, Key={"id": {"S": f"{trip_id}#{step}"}}).get("Item")
-        found[step] = int(item["runs"]["N"]) if item else 0
-    return found
-
-
 def test_the_saga_sample_runs_once_through_its_succeed_and_a_duplicate_replays_it_without_a_lambda_call(documents, unique):
     first = documents.run("Saga", trip(unique))
     assert first.status == "SUCCEEDED", (first.error, first.cause)
     assert "MessageId" in first.output  # the Succeed passes on the SNS task's output, as the sample does
     assert "ReserveFlight" in first.entered_states() and "Reservation Successful!" in first.entered_states()
-    assert runs(documents, unique, *SAGA_STEPS, *COMPENSATIONS) == {
+    assert side_effect_runs(documents, unique, *SAGA_STEPS, *COMPENSATIONS) == {
         **dict.fromkeys(SAGA_STEPS, 1),
         **dict.fromkeys(COMPENSATIONS, 0),
     }
@@ -47,14 +37,14 @@ def test_the_saga_sample_runs_once_through_its_succeed_and_a_duplicate_replays_i
     replay = documents.run("Saga", trip(unique))
     assert (replay.status, replay.output) == ("SUCCEEDED", first.output)
     assert replay.lambda_invocations() == 0 and "ReserveFlight" not in replay.entered_states()
-    assert runs(documents, unique, *SAGA_STEPS) == dict.fromkeys(SAGA_STEPS, 1)
+    assert side_effect_runs(documents, unique, *SAGA_STEPS) == dict.fromkeys(SAGA_STEPS, 1)
 
 
 def test_a_saga_that_compensates_and_ends_in_its_fail_fails_with_its_error_and_releases_the_key_for_a_retry(documents, unique):
     failed = documents.run("Saga", trip(unique, "failProcessPaymentOnce"))
     assert (failed.status, failed.error) == ("FAILED", "Job Failed")
     assert "Reservation Failed" in failed.entered_states()
-    assert runs(documents, unique, *SAGA_STEPS, *COMPENSATIONS) == {
+    assert side_effect_runs(documents, unique, *SAGA_STEPS, *COMPENSATIONS) == {
         "ReserveFlight": 1,
         "ReserveCarRental": 1,
         "ProcessPayment": 1,
@@ -68,7 +58,7 @@ def test_a_saga_that_compensates_and_ends_in_its_fail_fails_with_its_error_and_r
 
     retried = documents.run("Saga", trip(unique, "failProcessPaymentOnce"))
     assert retried.status == "SUCCEEDED", (retried.error, retried.cause)
-    assert runs(documents, unique, *SAGA_STEPS) == {
+    assert side_effect_runs(documents, unique, *SAGA_STEPS) == {
         **dict.fromkeys(SAGA_STEPS, 1),
         "ReserveFlight": 2,
         "ReserveCarRental": 2,
@@ -83,7 +73,7 @@ def test_concurrent_duplicates_of_the_saga_run_each_of_its_lambda_functions_once
         executions = list(pool.map(documents.wait, arns))
     assert [execution.status for execution in executions] == ["SUCCEEDED"] * 5
     assert len({json.dumps(execution.output, sort_keys=True) for execution in executions}) == 1
-    assert runs(documents, unique, *SAGA_STEPS) == dict.fromkeys(SAGA_STEPS, 1)
+    assert side_effect_runs(documents, unique, *SAGA_STEPS) == dict.fromkeys(SAGA_STEPS, 1)
 
 
 def test_the_jsonata_sample_runs_once_and_replays_and_a_failure_its_fallback_catches_is_a_result(documents, unique):
@@ -92,7 +82,7 @@ def test_the_jsonata_sample_runs_once_and_replays_and_a_failure_its_fallback_cat
     assert (first.status, first.output) == ("SUCCEEDED", {**payload, "First": "done", "Second": "done", "Third": "done"})
     replay = documents.run("Fallback", payload)
     assert (replay.output, replay.lambda_invocations()) == (first.output, 0)
-    assert runs(documents, unique, "First", "Second", "Third") == {"First": 1, "Second": 1, "Third": 1}
+    assert side_effect_runs(documents, unique, "First", "Second", "Third") == {"First": 1, "Second": 1, "Third": 1}
 
     # The sample catches every failure into its FallbackState, a Pass that ends it: the workflow
     # succeeds, so its output is the result that duplicates get back.
@@ -119,7 +109,7 @@ def test_a_jsonata_document_that_ends_in_its_fail_is_released_and_its_retry_runs
     assert (failed.status, failed.error, failed.cause) == ("FAILED", "RefundFailed", "the refund service failed")
     retried = documents.run("Refund", payload)
     assert (retried.status, retried.output) == ("SUCCEEDED", {"trip_id": unique, "refunded": 30, "by": "done"})
-    assert runs(documents, unique, "Refund") == {"Refund": 2}
+    assert side_effect_runs(documents, unique, "Refund") == {"Refund": 2}
 
 
 def test_a_document_as_a_guarded_step_after_another_state_runs_once_and_replays(documents, unique):
@@ -141,7 +131,7 @@ def test_a_jsonata_document_that_ends_in_its_fail_under_cache_replays_its_error_
     duplicate = documents.run("RefundCached", payload)
     assert (duplicate.status, duplicate.error, duplicate.cause) == ("FAILED", "RefundFailed", "the refund service failed")
     assert duplicate.lambda_invocations() == 0 and "Idempotency.ReplayFailure" in duplicate.entered_states()
-    assert runs(documents, unique, "Refund") == {"Refund": 1}
+    assert side_effect_runs(documents, unique, "Refund") == {"Refund": 1}
 
 
 def test_a_document_with_a_map_and_a_parallel_and_a_number_placeholder_runs_once_and_replays(documents, unique):

@@ -8,32 +8,24 @@ from idempotent_constructs import IdempotencyKey, RecordInProgressError, RecordN
 from idempotent_constructs.lambda_src import schema
 from idempotent_constructs.operations import get_record, reset
 
+from ..stacks import side_effect_runs
+
 KEY = IdempotencyKey.from_jmespath("[order.id, run || `1`]")
-
-
-def side_effects(behaviour, workflow: str, order_id: str) -> dict[str, int]:
-    """How often each step really ran for an order."""
-    client, table = behaviour.emulator.client("dynamodb"), behaviour.table_name("SideEffects")
-    counts = {}
-    for step in "ABC":
-        item = client.get_item(TableName=table, Key={"id": {"S": f"{workflow}#{order_id}#{step}"}}).get("Item")
-        counts[step] = int(item["runs"]["N"]) if item else 0
-    return counts
 
 
 def test_a_failed_workflow_run_again_skips_the_steps_that_ran_and_resumes_at_the_failed_one(behaviour, unique):
     request = {"order": {"id": unique, "amount": 42}}
     failed = behaviour.run("Resume", request)
     assert (failed.status, failed.error) == ("FAILED", "StepFailed")
-    assert side_effects(behaviour, "Resume", unique) == {"A": 1, "B": 1, "C": 0}
+    assert side_effect_runs(behaviour, f"Resume#{unique}", *"ABC") == {"A": 1, "B": 1, "C": 0}
 
     resumed = behaviour.run("Resume", request)
     assert resumed.status == "SUCCEEDED", (resumed.error, resumed.cause)
-    assert side_effects(behaviour, "Resume", unique) == {"A": 1, "B": 2, "C": 1}
+    assert side_effect_runs(behaviour, f"Resume#{unique}", *"ABC") == {"A": 1, "B": 2, "C": 1}
     assert "A.Replay" in resumed.entered_states() and "ResumeAWork" not in resumed.entered_states()
 
     clean = behaviour.run("ResumeClean", request)
-    assert side_effects(behaviour, "ResumeClean", unique) == {"A": 1, "B": 1, "C": 1}
+    assert side_effect_runs(behaviour, f"ResumeClean#{unique}", *"ABC") == {"A": 1, "B": 1, "C": 1}
     assert resumed.output == clean.output == {**request, "A": "done", "B": "done", "C": "done"}
 
 
@@ -47,10 +39,10 @@ def test_each_guard_keeps_its_own_record_of_the_same_business_key(behaviour, uni
 def test_a_new_run_number_runs_every_step_again_on_purpose(behaviour, unique):
     behaviour.run("ResumeClean", {"order": {"id": unique}})
     behaviour.run("ResumeClean", {"order": {"id": unique}, "run": 1})  # run 1 is the default: a replay
-    assert side_effects(behaviour, "ResumeClean", unique) == {"A": 1, "B": 1, "C": 1}
+    assert side_effect_runs(behaviour, f"ResumeClean#{unique}", *"ABC") == {"A": 1, "B": 1, "C": 1}
     again = behaviour.run("ResumeClean", {"order": {"id": unique}, "run": 2})
     assert again.status == "SUCCEEDED"
-    assert side_effects(behaviour, "ResumeClean", unique) == {"A": 2, "B": 2, "C": 2}
+    assert side_effect_runs(behaviour, f"ResumeClean#{unique}", *"ABC") == {"A": 2, "B": 2, "C": 2}
 
 
 def test_resetting_one_steps_record_runs_that_step_again_and_only_that_one(behaviour, unique):
@@ -61,7 +53,7 @@ def test_resetting_one_steps_record_runs_that_step_again_and_only_that_one(behav
     deleted = reset(table, record_b, client=behaviour.emulator.client("dynamodb"))
     assert deleted[schema.STATUS]["S"] == schema.COMPLETED
     behaviour.run("ResumeClean", request)
-    assert side_effects(behaviour, "ResumeClean", unique) == {"A": 1, "B": 2, "C": 1}
+    assert side_effect_runs(behaviour, f"ResumeClean#{unique}", *"ABC") == {"A": 1, "B": 2, "C": 1}
 
 
 def test_reset_refuses_a_record_in_progress_unless_forced_and_names_an_unknown_one(behaviour, unique):

@@ -5,7 +5,7 @@ AWS's resource handler for AWS::StepFunctions::StateMachine replaces each ``${na
 with its substitution's value before it creates or updates the state machine
 (``DefinitionProcessor.transformDefinition`` in aws-cloudformation-resource-providers-stepfunctions:
 ``StringUtils.replaceEachRepeatedly``). Here the resolved properties get the same replacement
-(``definition.substitute``) on their way into moto. The default ``DefinitionLocation.TEMPLATE`` needs it:
+(``assembly.substitute``) on their way into moto. The default ``DefinitionLocation.TEMPLATE`` needs it:
 each workflow's own parts and tokens are substitutions.
 
 Evidence: tests/emulator/gaps/test_definition_substitutions.py.
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def _substituted(cloudformation_json: Any) -> Any:
-    from ...definition import substitute
+    from ...assembly import substitute
 
     properties = cloudformation_json.get("Properties", {})
     substitutions = properties.get("DefinitionSubstitutions")
