@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .definition import DefinitionLocation
     from .guard import ExtendLease, IdempotencyGuard
     from .key import IdempotencyKey
+    from .payload import IdempotencyPayload
     from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
     from .state_machine import IdempotentStateMachine
     from .table import IdempotencyTable
@@ -38,6 +39,7 @@ _LAZY = {
     "IdempotencyDashboard": "dashboard",
     "IdempotencyGuard": "guard",
     "IdempotencyKey": "key",
+    "IdempotencyPayload": "payload",
     "IdempotencyTable": "table",
     "IdempotentStateMachine": "state_machine",
     "InFlightPolicy": "policies",
@@ -55,6 +57,7 @@ __all__ = [
     "IdempotencyError",
     "IdempotencyGuard",
     "IdempotencyKey",
+    "IdempotencyPayload",
     "IdempotencyTable",
     "IdempotentStateMachine",
     "InFlightPolicy",

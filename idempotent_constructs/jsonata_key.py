@@ -24,10 +24,17 @@ from .lambda_src import canonical, schema
 # $text: the canonical text: $canonical's, each ["name"]: made "name": by one replace. Only a member name
 #   is followed by "]:" (a value is followed by ",", "]" or "}"), and inside a string a quote is escaped,
 #   so no other text matches.
-# $digest: section 3, a long text hashed in pieces.
-# $native: raises, before any work, where the value is beyond the bounds within which the native key
-#   stays well inside AWS's (NATIVE_*): the guard then computes the key with the key function.
-NATIVE_CHARACTERS = 16_384  # $string of the value, in UTF-16 units
+# $digest: section 3, a long text hashed in pieces of 2,500 code points, cut in one pass by $match (a piece
+#   is a run of code points, each a surrogate pair or any one unit, in jsonata-js as in jsonata-python), so
+#   that its cost is linear in the text ($substring reads the whole text again for every piece).
+# $native: raises, before any work, where a value to be canonicalized (a key or payload selection, never
+#   the envelope around it) is beyond the bounds within which the native key stays well inside AWS's
+#   (NATIVE_*): the guard then computes the key with the key function. Strings cost little to
+#   canonicalize (one quoting, one pass of the name replace, a linear digest), so they count against
+#   NATIVE_TEXT only; the rest of the value (its structure) against NATIVE_CHARACTERS, which bounds the
+#   recursive, sorting work of $canonical.
+NATIVE_TEXT = 262_144  # $string of the value, in UTF-16 units
+NATIVE_CHARACTERS = 16_384  # $string of the value with every string written as one character
 NATIVE_VALUES = 2_000  # commas outside strings: about the values in it
 NATIVE_LEVELS = 9  # containers nested in one another, the outermost included
 BEYOND_NATIVE = "the input is beyond the bounds of the native key: the key function computes it"
@@ -46,17 +53,15 @@ _FUNCTIONS = (
     " : $p & $quote($v)};"
     "$text := function($v, $exact) { $replace($canonical($v, $exact, ''), /\\[(\"(?:[^\"\\x5c]|\\x5c.)*\")\\]:/, '$1:') };"
     "$digest := function($t) { $length($t) <= " + str(canonical.HASH_PIECE) + " ? $hash($t, 'SHA-256')"
-    " : $hash('chunks:' & $join($map([0..$ceil($length($t) / " + str(canonical.HASH_PIECE) + ") - 1], "
-    "function($i) { $hash($substring($t, $i * "
+    " : $hash('chunks:' & $join($match($t, /(?:[\\ud800-\\udbff][\\udc00-\\udfff]|[\\s\\S]){1,"
     + str(canonical.HASH_PIECE)
-    + ", "
-    + str(canonical.HASH_PIECE)
-    + "), 'SHA-256') }), ''), 'SHA-256') };"
+    + "}/).($hash(match, 'SHA-256')), ''), 'SHA-256') };"
     "$empty := function($v) { $type($v) = 'null' or $v = '' "
     "or ($type($v) = 'array' and $count($v) = 0) or ($type($v) = 'object' and $count($keys($v)) = 0) };"
     "$native := function($v) {( $s := $string([$v]);"
-    f" $fits := $length($s) > {NATIVE_CHARACTERS + 2} ? false : ("
-    ' $s := $replace($s, /"(?:[^"\\x5c]|\\x5c.)*"/, \'0\');'
+    f" $fits := $length($s) > {NATIVE_TEXT + 2} ? false : ("
+    ' $s := $replace($s, /"[^"\\x5c]*(?:\\x5c.[^"\\x5c]*)*"/, \'0\');'
+    f" $length($s) > {NATIVE_CHARACTERS + 2} ? false :"
     f" $length($s) - $length($replace($s, ',', '')) >= {NATIVE_VALUES} ? false : ("
     + _LEVEL
     * (NATIVE_LEVELS + 1)
@@ -120,33 +125,90 @@ def text_digest(text: str) -> str:
     return f"({_FUNCTIONS} $digest({text}))"
 
 
-def record_id_and_validation(namespace: str, kind: str, expression: object, source: str) -> str:
+def payload_text(kind: str, expression: object, source: str) -> str:
+    """JSONata for the canonical text of the payload selection of ``source`` (a ``from_paths`` selection is
+    the list of the paths' values), each selected value measured by ``$native``; raising where a path is
+    not there or the expression selects nothing. The list is written from its items' texts: an array
+    constructor would flatten a value that is itself an array."""
+    if kind == schema.KIND_PATHS:
+        assert isinstance(expression, Sequence)
+        parts = []
+        for path in expression:
+            message = literal(f"the payload path {path} is missing in the input")
+            parts.append(f"($v := {_path(source, path)}; $exists($v) ? ($native($v); $text($v, false)) : $error({message}))")
+        return "'[' & $join([" + ", ".join(parts) + "], ',') & ']'"
+    if kind == schema.KIND_JSONATA:
+        message = literal(f"the payload expression {expression} selects nothing")
+        return f"($v := ({expression}); $exists($v) ? ($native($v); $text($v, false)) : $error({message}))"
+    raise ValueError(f"no JSONata payload text for payload kind {kind!r}")
+
+
+def record_id_and_validation(
+    namespace: str,
+    kind: str,
+    expression: object,
+    source: str,
+    payload_kind: str = schema.KIND_WHOLE_INPUT,
+    payload_expression: object = None,
+) -> str:
     """JSONata for ``{"id": record id, "validation": payload digest}`` of the input ``source``,
-    computed in one evaluation (so that one ``$canonical`` text serves both for a whole-input key).
-    It raises ``BEYOND_NATIVE`` first where the input is beyond the native bounds (``$native``)."""
+    computed in one evaluation (so that one ``$canonical`` text serves both for a whole-input key and
+    payload). It raises ``BEYOND_NATIVE`` first where a value it canonicalizes, the key's selection or
+    the payload's, is beyond the native bounds (``$native``): cost follows what is hashed, never the
+    envelope around it."""
     prefix = literal(canonical.key_prefix(kind, expression))
-    if kind == schema.KIND_WHOLE_INPUT:
+    whole_key = kind == schema.KIND_WHOLE_INPUT
+    if whole_key and payload_kind == schema.KIND_WHOLE_INPUT:
         # The whole input is keyed as Step Functions reads it: a large number is the double it arrives as.
-        body = f"$payload := $text({selection(kind, expression, source)}, false);$key := $payload;"
+        body = f"$native({source});$payload := $text({selection(kind, expression, source)}, false);$key := $payload;"
+        validation = "$digest($payload)"
     else:
-        body = f"$key := $text({selection(kind, expression, source)}, true);$payload := $text({source}, false);"
+        key_value = f"($s := {selection(kind, expression, source)}; $native($s); $s)"
+        body = f"$key := $text({key_value}, {'false' if whole_key else 'true'});"
+        if payload_kind == schema.KIND_WHOLE_INPUT:
+            body += f"$native({source});$payload := $text({source}, false);"
+            validation = "$digest($payload)"
+        elif payload_kind == schema.KIND_NONE:
+            validation = literal(canonical.payload_validation(payload_kind, payload_expression, None))
+        else:
+            body += f"$payload := {payload_text(payload_kind, payload_expression, source)};"
+            validation = f"$digest({literal(canonical.key_prefix(payload_kind, payload_expression))} & $payload & ']')"
     return (
-        f"({_FUNCTIONS}$native({source});{body}"
-        f"{{'id': {literal(schema.id_prefix(namespace))} & $digest({prefix} & $key & ']'), 'validation': $digest($payload)}})"
+        f"({_FUNCTIONS}{body}"
+        f"{{'id': {literal(schema.id_prefix(namespace))} & $digest({prefix} & $key & ']'), 'validation': {validation}}})"
     )
 
 
-def select(payload: Any, kind: str, expression: Any) -> Any:
-    """The key selection of ``payload`` for any key kind; a JSONata key's expression is evaluated as
-    jsonata-js evaluates it (``idempotent_constructs.jsonata_engine``). Raises ``KeyMissing``."""
-    if kind != schema.KIND_JSONATA:
-        return canonical.select(payload, kind, expression)
+def _evaluate(expression: str, document: Any, missing: type[Exception], what: str) -> Any:
+    """``expression`` evaluated on the input ``document`` as jsonata-js evaluates it (``jsonata_engine``);
+    an expression that raises raises ``missing``."""
     from . import jsonata_engine as engine
 
     try:
-        selection = engine.evaluate(expression, {"states": {"input": payload}})
+        return engine.evaluate(expression, {"states": {"input": document}})
     except engine.JSONataError as error:
-        raise canonical.KeyMissing(f"the key expression {expression} raised: {error}") from None
-    if selection is engine.UNDEFINED or canonical.is_empty(selection):
+        raise missing(f"the {what} expression {expression} raised: {error}") from None
+
+
+def select_payload(document: Any, kind: str, expression: Any) -> Any:
+    """The payload selection of ``document`` for any payload kind; raises ``PayloadMissing``."""
+    if kind != schema.KIND_JSONATA:
+        return canonical.select_payload(document, kind, expression)
+    from .jsonata_engine import UNDEFINED
+
+    selection = _evaluate(expression, document, canonical.PayloadMissing, "payload")
+    if selection is UNDEFINED:
+        raise canonical.PayloadMissing(f"the payload expression {expression} selects nothing")
+    return selection
+
+
+def select(payload: Any, kind: str, expression: Any) -> Any:
+    """The key selection of ``payload`` for any key kind. Raises ``KeyMissing``."""
+    if kind != schema.KIND_JSONATA:
+        return canonical.select(payload, kind, expression)
+    from .jsonata_engine import UNDEFINED
+
+    selection = _evaluate(expression, payload, canonical.KeyMissing, "key")
+    if selection is UNDEFINED or canonical.is_empty(selection):
         raise canonical.KeyMissing(f"the key expression {expression} selects nothing, null or an empty value")
     return selection

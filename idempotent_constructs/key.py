@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from aws_cdk import Token
 
-from . import jsonata_check, jsonata_key
+from . import jsonata_key
 from .lambda_src import canonical, schema
+from .selection import Selection
 
 
-class IdempotencyKey:
+class IdempotencyKey(Selection):
     """How the idempotency key is derived from the input of the protected chain.
 
     Whatever the strategy, the selection is serialized canonically (sorted keys, no whitespace,
@@ -20,9 +20,8 @@ class IdempotencyKey:
     or empty fails the execution with ``Idempotency.KeyMissing`` before anything is written.
     """
 
-    def __init__(self, kind: str, expression: Any = None) -> None:
-        self.kind = kind
-        self.expression = expression
+    option = "key"
+    factory = "IdempotencyKey"
 
     @classmethod
     def whole_input(cls) -> IdempotencyKey:
@@ -58,75 +57,6 @@ class IdempotencyKey:
         """
         return cls(schema.KIND_JSONATA, expression)
 
-    def problems(self) -> list[str]:
-        """What is wrong with this key, as messages that name the value and the fix."""
-        if self.kind == schema.KIND_JMESPATH:
-            return self._jmespath_problems()
-        if self.kind == schema.KIND_PATHS:
-            return self._path_problems()
-        if self.kind == schema.KIND_JSONATA:
-            return self._jsonata_problems()
-        return []
-
-    def _jsonata_problems(self) -> list[str]:
-        expression = self.expression
-        if Token.is_unresolved(expression):
-            return []
-        if not isinstance(expression, str) or not expression.strip() or "%}" in expression:
-            return [
-                f"key: IdempotencyKey.from_jsonata() needs a non-empty expression without '%}}', got {expression!r}; "
-                'pass one such as "$states.input.order.id"'
-            ]
-        problems = []
-        for code, message in jsonata_check.problems(expression):
-            if code == jsonata_check.INVALID:
-                fix = 'fix the expression, for example "$states.input.order.id"'
-            else:  # a bare field: Step Functions binds the input as $states.input only
-                fix = "read the input through $states.input, for example write $states.input.order.id for order.id"
-            problems.append(
-                f"key: Step Functions would refuse the JSONata expression {expression!r} when the state machine is "
-                f"created ({code}: {message}); {fix}"
-            )
-        return problems
-
-    def _jmespath_problems(self) -> list[str]:
-        expression = self.expression
-        if Token.is_unresolved(expression):
-            return []
-        if not isinstance(expression, str) or not expression.strip():
-            return [
-                f"key: IdempotencyKey.from_jmespath() needs a non-empty expression, got {expression!r}; "
-                'pass one such as "order.id" or "[order.id, customer.id]"'
-            ]
-        reason = canonical.jmespath_problem(expression)
-        if reason is not None:
-            return [
-                f"key: {expression!r} is not a valid JMESPath expression ({reason}); fix the "
-                'expression, for example "order.id" or "[order.id, customer.id]"'
-            ]
-        return []
-
-    def _path_problems(self) -> list[str]:
-        if not self.expression:
-            return ['key: IdempotencyKey.from_paths() needs at least one JSONPath; pass one such as "$.order.id"']
-        problems = []
-        for path in self.expression:
-            if Token.is_unresolved(path):
-                continue
-            if isinstance(path, list | tuple):
-                # from_paths(["$.a", "$.b"]): the paths go in one by one.
-                listed = ", ".join(json.dumps(item) if isinstance(item, str) else repr(item) for item in path)
-                problems.append(
-                    f"key: IdempotencyKey.from_paths() takes each path as an argument, got a {type(path).__name__} "
-                    f"{path!r}; pass IdempotencyKey.from_paths({listed})"
-                )
-                continue
-            try:
-                canonical.parse_path(path)
-            except ValueError as error:
-                problems.append(f"key: {error}")
-        return problems
-
     def select(self, payload: Any) -> Any:
         """What the key is computed from in ``payload`` (a state's input); raises ``KeyMissing`` (named
         ``Idempotency.KeyMissing``) when the selection is missing, null or empty."""
@@ -139,9 +69,6 @@ class IdempotencyKey:
         Raises ``KeyMissing`` (named ``Idempotency.KeyMissing``) when the selection is missing,
         null or empty."""
         return canonical.selection_id(namespace, self.kind, self.expression, self.select(payload))
-
-    def __repr__(self) -> str:
-        return f"IdempotencyKey({self.kind!r}, {self.expression!r})"
 
 
 def namespace_problems(namespace: Any, option: str = "namespace") -> list[str]:

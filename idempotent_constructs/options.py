@@ -137,6 +137,14 @@ def key_fix(value: Any) -> str:
     return 'one of IdempotencyKey.from_paths("$.order.id"), .from_jmespath(...), .from_jsonata(...) or .whole_input()'
 
 
+def payload_fix(value: Any) -> str:
+    """What to pass as ``payload`` instead of ``value``: a path given as a string is a payload of that path."""
+    paths = [value] if isinstance(value, str) else value if isinstance(value, list | tuple) else None
+    if paths and all(isinstance(path, str) and path.startswith("$") for path in paths):
+        return f"IdempotencyPayload.from_paths({', '.join(_quoted(path) for path in paths)})"
+    return 'one of IdempotencyPayload.from_paths("$.body"), .from_jsonata(...), .from_jmespath(...), .whole_input() or .none()'
+
+
 def table_fix(value: Any) -> str:
     """What to pass as a workflow's ``table`` instead of ``value``: a table's name is adopted by name."""
     adopted = (

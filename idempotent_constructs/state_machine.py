@@ -23,6 +23,7 @@ from .guard.config import OPTIONS
 from .key import IdempotencyKey, namespace_problems
 from .names import generated_name, name_prefix
 from .outcome_metrics import states_entered
+from .payload import IdempotencyPayload
 from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
 from .table import IdempotencyTable
 
@@ -133,6 +134,7 @@ class IdempotentStateMachine(Construct):
         definition_body: sfn.DefinitionBody | Mapping[str, Any] | None = None,
         definition_substitutions: Mapping[str, str] | None = None,
         key: IdempotencyKey | None = None,
+        payload: IdempotencyPayload | None = None,
         namespace: str | None = None,
         expires_after: Duration | None = None,
         lease: Duration | None = None,
@@ -170,6 +172,10 @@ class IdempotentStateMachine(Construct):
             such as a function's ARN, too), as ``sfn.StateMachine`` takes them. Default: none; a
             placeholder without a value fails synth with its name.
         :param key: how the key is derived. Default: ``IdempotencyKey.whole_input()``.
+        :param payload: the part of the input a duplicate must repeat, or else fail with
+            ``Idempotency.PayloadMismatch``: select the message, not an envelope AWS changes on
+            redelivery (``IdempotencyPayload.from_paths("$[0].body")`` for SQS through a pipe), or
+            ``IdempotencyPayload.none()``. Default: ``IdempotencyPayload.whole_input()``.
         :param namespace: prefix of this workflow's record ids. Default: the construct path
             (stable across deploys; differs between workflows and stacks).
         :param expires_after: how long a result is remembered. Default: 24 hours.
@@ -265,6 +271,7 @@ class IdempotentStateMachine(Construct):
             table=table,
             body=chain,
             key=key,
+            payload=payload,
             namespace=namespace if namespace is not None else self.node.path,
             expires_after=expires_after,
             lease=lease or (EXPRESS_MAX_DURATION if express else None),

@@ -1,5 +1,5 @@
 """Evaluates JSONata with jsonata-js 2.0.6 (npm, the JSONata that Step Functions implements) in Node.js,
-with Step Functions' ``$hash`` as AWS documents it: an independent reference for our JSONata texts."""
+with Step Functions' ``$hash`` and ``$parse`` as AWS documents them: an independent reference for our JSONata texts."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ process.stdin.on('data', chunk => text += chunk).on('end', async () => {
   const compiled = jsonata(expression);
   compiled.registerFunction('hash', (data, algorithm) =>
     crypto.createHash(algorithms[algorithm]).update(data, 'utf8').digest('hex'), '<ss:s>');
+  compiled.registerFunction('parse', (json) => JSON.parse(json), '<s:j>');
   try {
     const value = await compiled.evaluate({}, bindings);
     process.stdout.write(JSON.stringify({value: value === undefined ? null : value, undefined: value === undefined}));

@@ -42,7 +42,9 @@ def test_the_canonical_text_of_each_payload_is_the_same_in_jsonata_and_python(no
 
 
 def test_digests_of_short_and_long_texts_are_the_same_in_jsonata_and_python(node_bin):
-    texts = ["", "a", "x" * 2500, "x" * 2501, "é" * 7501, "😀" * 5000]
+    # Pieces are cut in code points: a pair is never split, wherever a piece ends. (A canonical text never
+    # holds a lone surrogate: C writes it escaped.)
+    texts = ["", "a", "x" * 2500, "x" * 2501, "é" * 7501, "😀" * 5000, "a" + "😀" * 2600, "b" * 2499 + "😀" * 10]
     assert js(f"$map($value, function($t) {{ {jsonata_key.text_digest('$t')} }})", texts) == [
         canonical.text_digest(text) for text in texts
     ]
@@ -71,6 +73,78 @@ def test_record_ids_and_validations_are_the_same_in_jsonata_and_python(node_bin,
         for payload in payloads
     ]
     assert computed == expected
+
+
+# Pipes sends Step Functions an array of SQS records; a redelivery's envelope differs, its body does not.
+SQS_RECORDS = [
+    [{"messageId": "m-1", "receiptHandle": "AQEB1", "body": '{"orderId": "o-1", "amount": 12.5}', "attributes": {"n": "1"}}],
+    [{"messageId": "m-1", "receiptHandle": "AQEB2", "body": '{"amount": 12.50, "orderId": "o-1"}', "attributes": {"n": "2"}}],
+    [{"messageId": "m-2", "receiptHandle": "AQEB3", "body": '{"orderId": "o-1", "amount": 99}', "attributes": None}],
+    [{"messageId": "m-3", "receiptHandle": "AQEB4", "body": "x" * 70_000, "attributes": [1, [2]]}],
+]
+
+
+@pytest.mark.parametrize(
+    ("payload_kind", "payload_expression"),
+    [
+        (schema.KIND_PATHS, ["$[0].body"]),
+        (schema.KIND_PATHS, ["$[0].attributes", "$[0].messageId"]),  # an object, null or a list, kept whole
+        (schema.KIND_JSONATA, "$parse($states.input[0].body)"),
+        (schema.KIND_JSONATA, "$states.input[0].attributes"),
+        (schema.KIND_NONE, None),
+        (schema.KIND_WHOLE_INPUT, None),
+    ],
+)
+def test_payload_validations_are_the_same_in_jsonata_and_python(node_bin, payload_kind, payload_expression):
+    records = SQS_RECORDS if payload_kind != schema.KIND_JSONATA or "parse" not in payload_expression else SQS_RECORDS[:3]
+    native = jsonata_key.record_id_and_validation(
+        "Stack/Orders", schema.KIND_PATHS, ["$[0].messageId"], "$v", payload_kind, payload_expression
+    )
+    computed = js(f"$map($value, function($v) {{ ($states := {{'input': $v}}; {native}) }})", records)
+    expected = [
+        {
+            "id": canonical.idempotency_id("Stack/Orders", record, schema.KIND_PATHS, ["$[0].messageId"]),
+            "validation": canonical.payload_validation(
+                payload_kind, payload_expression, jsonata_key.select_payload(record, payload_kind, payload_expression)
+            ),
+        }
+        for record in records
+    ]
+    assert computed == expected
+
+
+def test_a_redelivery_with_another_envelope_has_the_validation_of_the_first_delivery_when_its_body_is_the_payload():
+    body = canonical.payload_validation
+    first, again, other = (
+        jsonata_key.select_payload(record, schema.KIND_JSONATA, "$parse($states.input[0].body)") for record in SQS_RECORDS[:3]
+    )
+    assert body(schema.KIND_JSONATA, "x", first) == body(schema.KIND_JSONATA, "x", again) != body(schema.KIND_JSONATA, "x", other)
+    # Two payload specs never share a validation, nor one with the whole input's.
+    assert (
+        len(
+            {
+                body(kind, expression, first)
+                for kind, expression in [(schema.KIND_JSONATA, "a"), (schema.KIND_JSONATA, "b"), (schema.KIND_WHOLE_INPUT, None)]
+            }
+        )
+        == 3
+    )
+
+
+@pytest.mark.parametrize(
+    ("payload_kind", "payload_expression", "payload"),
+    [
+        (schema.KIND_PATHS, ["$[0].body"], [{"messageId": "m-1"}]),
+        (schema.KIND_PATHS, ["$.body"], [{"body": "x"}]),  # a path through an array is no field of it
+        (schema.KIND_JSONATA, "$states.input.nothing", {"messageId": "m-1"}),
+    ],
+)
+def test_a_payload_that_selects_nothing_raises_in_jsonata_as_in_python(node_bin, payload_kind, payload_expression, payload):
+    with pytest.raises(canonical.PayloadMissing):
+        jsonata_key.select_payload(payload, payload_kind, payload_expression)
+    native = jsonata_key.record_id_and_validation("ns", schema.KIND_WHOLE_INPUT, None, "$value", payload_kind, payload_expression)
+    with pytest.raises(JSONataJsError, match="payload"):
+        js(f"($states := {{'input': $value}}; {native})", payload)
 
 
 @pytest.mark.parametrize(

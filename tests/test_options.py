@@ -39,6 +39,10 @@ SHARED = {
         '"Idempotency", table=dynamodb.Table.from_table_name(self, "Existing", "my-table"))',
     ),
     "key": ("$.refund.id", """'$.refund.id' (a str) is not an IdempotencyKey; pass IdempotencyKey.from_paths("$.refund.id")"""),
+    "payload": (
+        "$[0].body",
+        """'$[0].body' (a str) is not an IdempotencyPayload; pass IdempotencyPayload.from_paths("$[0].body")""",
+    ),
     "namespace": (7, '7 (an int) is not a string; pass a string, such as "7"'),
     "expires_after": (86400, "86400 (an int) is not a Duration; pass Duration.seconds(86400)"),
     "lease": (30, "30 (an int) is not a Duration; pass Duration.seconds(30)"),

@@ -36,6 +36,7 @@ from ..asl_fragment import DocumentState
 from ..errors import IdempotencyConfigurationError
 from ..functions import KeyFunction, ResultFunction, key_function, records_of, result_function, results_bucket
 from ..key import IdempotencyKey
+from ..payload import IdempotencyPayload
 from ..policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
 from ..table import IdempotencyTable
 from . import acquire, finish, marker, route, wait
@@ -73,6 +74,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         table: IdempotencyTable | dynamodb.ITable,
         body: sfn.IChainable,
         key: IdempotencyKey | None = None,
+        payload: IdempotencyPayload | None = None,
         namespace: str | None = None,
         expires_after: Duration | None = None,
         lease: Duration | None = None,
@@ -92,6 +94,10 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         :param table: where the records live.
         :param body: the chain to protect.
         :param key: how the key is derived. Default: ``IdempotencyKey.whole_input()``.
+        :param payload: the part of the input a duplicate must repeat, or else fail with
+            ``Idempotency.PayloadMismatch``: select the message, not an envelope AWS changes on
+            redelivery (``IdempotencyPayload.from_paths("$.body")``), or ``IdempotencyPayload.none()``.
+            Default: ``IdempotencyPayload.whole_input()``.
         :param namespace: prefix of this guard's record ids. Default: the guard's construct path,
             which is stable across deploys and differs between guards and stacks.
         :param expires_after: how long a finished record is kept, counted from when its run finished;
@@ -134,6 +140,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             self,
             table=table,
             key=key,
+            payload=payload,
             namespace=namespace,
             expires_after=expires_after,
             lease=lease,
@@ -153,6 +160,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         if clashes := _document_clashes(config, body):
             raise IdempotencyConfigurationError(self.node.path, clashes)
         self.table, self.key, self.namespace, self.prefix = config.table, config.key, config.namespace, config.prefix
+        self.payload = config.payload
         self.lease, self.expires_after, self.result_storage = config.lease, config.expires_after, config.result_storage
         self.facts = Facts(config.prefix)
         self.extend_states: list[str] = []  # the ids of the extend_lease() states, in order

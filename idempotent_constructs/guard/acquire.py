@@ -49,7 +49,7 @@ def key_missing(guard: IdempotencyGuard) -> sfn.Fail:
     """The cause is one short sentence, never a payload value nor a dump of the generated expression:
     the key function's message (its error's cause is the Lambda error as JSON), or, where a JSONata
     key's own expression raised while the request was built, what JSONata said after AWS's sentence."""
-    raised = _raised(guard.config.key.expression)
+    raised = _raised(guard.config)
     cause = (
         "($c := $states.input.Cause; $not($type($c) = 'string') ? "
         f"{literal(MISSING)} : $substring($c, 0, 1) = '{{' ? $parse($c).errorMessage : "
@@ -58,23 +58,34 @@ def key_missing(guard: IdempotencyGuard) -> sfn.Fail:
     return fail(guard, guard.config, "KeyMissing", error=schema.KEY_MISSING, cause=expression(cause))
 
 
-def _raised(expression: object) -> str:
-    return literal(f"the key expression {expression} raised: ")
+def _raised(config: GuardConfig) -> str:
+    """What a JSONata expression that raised while ComputeKey's request was built was: the key's, or,
+    where the payload is JSONata too, one of the two (AWS's cause names the whole request's expression)."""
+    if config.payload.kind == schema.KIND_JSONATA:
+        return literal(
+            f"the key expression {config.key.expression} or the payload expression {config.payload.expression} raised: "
+        )
+    return literal(f"the key expression {config.key.expression} raised: ")
 
 
 def _fields(config: GuardConfig) -> dict[str, str]:
-    """The key function's request besides the input (and a JSONata key's selection)."""
-    return {
+    """The key function's request besides the input (and a JSONata key's or payload's selection)."""
+    fields = {
         "namespace": literal(config.namespace),
         "kind": literal(config.key.kind),
         "expression": f"$parse({literal(json.dumps(config.key.expression))})",
     }
+    if config.payload.kind != schema.KIND_WHOLE_INPUT:
+        fields["payload_kind"] = literal(config.payload.kind)
+        fields["payload_expression"] = f"$parse({literal(json.dumps(config.payload.expression))})"
+    return fields
 
 
 def _input_limit(config: GuardConfig) -> int:
     """The most bytes the input may take for the key function's request to stay within 256 KiB: what
-    the request holds besides the input, the selection and the numbers' digits (records.payload_bytes)."""
-    return 262_144 - (records.TASK_OVERHEAD + len(json.dumps(_fields(config))) + len(json.dumps(config.key.expression)))
+    the request holds besides the input, the selections and the numbers' digits (records.payload_bytes)."""
+    expressions = len(json.dumps(config.key.expression)) + len(json.dumps(config.payload.expression))
+    return 262_144 - (records.TASK_OVERHEAD + len(json.dumps(_fields(config))) + expressions)
 
 
 def key_texts(guard: IdempotencyGuard) -> dict[str, str]:
@@ -87,7 +98,7 @@ def key_texts(guard: IdempotencyGuard) -> dict[str, str]:
         "Namespace": literal(config.namespace),
         "NamespacePrefix": literal(schema.id_prefix(config.namespace)),
         "KeyExpression": literal(json.dumps(expression)),
-        "KeyRaised": _raised(expression),
+        "KeyRaised": _raised(config),
         "KeyInputLimit": str(_input_limit(config)),
     }
     if kind not in (schema.KIND_JMESPATH, schema.KIND_WHOLE_INPUT):
@@ -95,6 +106,14 @@ def key_texts(guard: IdempotencyGuard) -> dict[str, str]:
         texts["KeyPrefix"] = literal(canonical.key_prefix(kind, expression))
     if kind == schema.KIND_JSONATA:
         texts["KeyJSONata"] = str(expression)
+    payload = config.payload
+    if payload.kind != schema.KIND_WHOLE_INPUT:
+        texts["PayloadExpression"] = literal(json.dumps(payload.expression))
+    if payload.kind in (schema.KIND_PATHS, schema.KIND_JSONATA):
+        texts["PayloadText"] = jsonata_key.payload_text(payload.kind, payload.expression, "$states.input")
+        texts["PayloadPrefix"] = literal(canonical.key_prefix(payload.kind, payload.expression))
+    if payload.kind == schema.KIND_JSONATA:
+        texts["PayloadJSONata"] = str(payload.expression)
     return texts
 
 
@@ -106,11 +125,12 @@ def _compute_key(guard: IdempotencyGuard, missing: sfn.Fail) -> sfn.TaskStateBas
     config = guard.config
     fields = _fields(config)
     size, selected = records.payload_bytes("$states.input"), ""
-    if config.key.kind == schema.KIND_JSONATA:
-        # Made here, as it is (the key function judges it): only JSONata evaluates a JSONata key.
-        fields["selection"] = "$selection"
-        selected = f"$selection := ({config.key.expression}); "
-        size += f" + ($exists($selection) ? {records.payload_bytes('$selection')} : 0)"
+    # Made here, as they are (the key function judges them): only JSONata evaluates a JSONata expression.
+    for field, selection in (("selection", config.key), ("payload_selection", config.payload)):
+        if selection.kind == schema.KIND_JSONATA:
+            fields[field] = f"${field}"
+            selected += f"${field} := ({selection.expression}); "
+            size += f" + ($exists(${field}) ? {records.payload_bytes(f'${field}')} : 0)"
     request = records.jsonata_object({"input": "$fits ? $states.input : null", "too_large": "$not($fits)", **fields})
     compute = invoke(
         guard,
@@ -122,7 +142,20 @@ def _compute_key(guard: IdempotencyGuard, missing: sfn.Fail) -> sfn.TaskStateBas
         assign={guard.facts.name: expression("$states.result")},
     )
     compute.add_catch(missing, errors=[schema.KEY_MISSING, QUERY_FAILED])
+    if config.payload.kind not in (schema.KIND_WHOLE_INPUT, schema.KIND_NONE):  # only a selection can select nothing
+        compute.add_catch(payload_missing(guard), errors=[schema.PAYLOAD_MISSING])
     return compute
+
+
+def payload_missing(guard: IdempotencyGuard) -> sfn.Fail:
+    """The key function's message: which path or expression selected nothing, never a value."""
+    return fail(
+        guard,
+        guard.config,
+        "PayloadMissing",
+        error=schema.PAYLOAD_MISSING,
+        cause=expression("$parse($states.input.Cause).errorMessage"),
+    )
 
 
 def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail) -> tuple[sfn.State, list[ItemTask]]:
@@ -135,7 +168,7 @@ def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail)
     takes, or fails ``Idempotency.KeyMissing``. A JMESPath key starts with the key function, and its
     write is ``Acquire``."""
     config = guard.config
-    native = config.key.kind != schema.KIND_JMESPATH
+    native = config.native
     compute = _compute_key(guard, missing)
     keyed = _holding(guard, "AcquireComputed" if native else "Acquire", records.acquire(config, guard.facts, computed=True))
     compute.next(keyed)

@@ -11,7 +11,21 @@ from constructs import Construct
 from ..errors import Problems
 from ..key import IdempotencyKey, namespace_problems
 from ..lambda_src import schema
-from ..options import BOOL, CHAINABLE, DURATION, ERROR_NAMES, TEXT, Kind, enum_kind, implements, instance_of, key_fix, table_fix
+from ..options import (
+    BOOL,
+    CHAINABLE,
+    DURATION,
+    ERROR_NAMES,
+    TEXT,
+    Kind,
+    enum_kind,
+    implements,
+    instance_of,
+    key_fix,
+    payload_fix,
+    table_fix,
+)
+from ..payload import IdempotencyPayload
 from ..policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
 from ..table import IdempotencyTable
 from .protocol import STATE_NAMES
@@ -39,6 +53,7 @@ OPTIONS: dict[str, Kind] = {
         table_fix,
     ),
     "key": instance_of(IdempotencyKey, key_fix),
+    "payload": instance_of(IdempotencyPayload, payload_fix),
     "namespace": TEXT,
     "expires_after": DURATION,
     "lease": DURATION,
@@ -87,6 +102,7 @@ class GuardConfig:
         *,
         table: IdempotencyTable | dynamodb.ITable,
         key: IdempotencyKey | None,
+        payload: IdempotencyPayload | None,
         namespace: str | None,
         expires_after: Duration | None,
         lease: Duration | None,
@@ -105,6 +121,7 @@ class GuardConfig:
         self.guard = guard
         self.table: dynamodb.ITable = table.table if isinstance(table, IdempotencyTable) else table
         self.key = key or IdempotencyKey.whole_input()
+        self.payload = payload or IdempotencyPayload.whole_input()
         self.namespace = namespace if namespace is not None else guard.node.path
         self.namespace_given = namespace is not None
         self.expires_after = expires_after or DEFAULT_EXPIRES_AFTER
@@ -120,6 +137,12 @@ class GuardConfig:
         self.owner_state_machine_name = owner_state_machine_name
         self.result_storage = result_storage or ResultStorage.inline()
         self.once_per_execution = once_per_execution
+
+    @property
+    def native(self) -> bool:
+        """Whether the states compute the key and the payload digest themselves (a JMESPath selection
+        is computed by the key function on every run)."""
+        return schema.KIND_JMESPATH not in (self.key.kind, self.payload.kind)
 
     @property
     def rejects_completed(self) -> bool:
@@ -155,6 +178,7 @@ class GuardConfig:
                 "never makes; drop result_storage"
             )
         problems.extend(self.key.problems())
+        problems.extend(self.payload.problems())
         if self.cache_errors is not None:
             if self.on_failure is not FailurePolicy.CACHE:
                 problems.add(

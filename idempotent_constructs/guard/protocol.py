@@ -92,6 +92,7 @@ STATE_NAMES = (
     "Acquire",
     "AcquireComputed",
     "KeyMissing",
+    "PayloadMissing",
     "Body",
     "Complete",
     "StoreResult",

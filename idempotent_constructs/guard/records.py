@@ -75,7 +75,9 @@ def key(config: GuardConfig, facts: Facts, *, computed: bool = False) -> str:
     ``computed`` (after the key function), what the key function put in the guard's variable."""
     if computed:
         return f"${facts.name}"
-    return record_id_and_validation(config.namespace, config.key.kind, config.key.expression, "$states.input")
+    return record_id_and_validation(
+        config.namespace, config.key.kind, config.key.expression, "$states.input", config.payload.kind, config.payload.expression
+    )
 
 
 def _hold(config: GuardConfig, key_value: str, condition: str, values: dict[str, str]) -> str:

@@ -76,7 +76,7 @@ def route(
             "action": "restore",
             "table": config.table.table_name,
             "id": expression(facts(ID)),
-            "validation": expression(facts(VALIDATION)),
+            **({} if config.payload.kind == schema.KIND_NONE else {"validation": expression(facts(VALIDATION))}),
         },
         **restore_options,
     )
@@ -86,20 +86,19 @@ def route(
         restore.add_retry(errors=[QUERY_FAILED], max_attempts=0)
         restore.add_catch(not_an_object, errors=[QUERY_FAILED])
     retry_transient(restore, ["States.ALL"])
-    mismatch = fail(
-        guard,
-        config,
-        "PayloadMismatch",
-        error=schema.PAYLOAD_MISMATCH,
-        cause="The idempotency key was already used with a different payload.",
-    )
     # In order; the first rule that holds wins.
-    rules: list[tuple[str, sfn.IChainable]] = [
-        (record.absent, acquire),
+    rules: list[tuple[str, sfn.IChainable]] = [(record.absent, acquire)]
+    if config.payload.kind != schema.KIND_NONE:
+        mismatch = fail(
+            guard,
+            config,
+            "PayloadMismatch",
+            error=schema.PAYLOAD_MISMATCH,
+            cause="The idempotency key was already used with a different payload.",
+        )
         # Another payload's record, unless it is in progress past its lease: a crashed holder's
         # payload must not block the key (it is taken over below, after the owner check).
-        (f"{record(schema.VALIDATION)} != {facts(VALIDATION)} and $not({record.lapsed})", mismatch),
-    ]
+        rules.append((f"{record(schema.VALIDATION)} != {facts(VALIDATION)} and $not({record.lapsed})", mismatch))
     if config.rejects_completed:
         rules.append((record.status(schema.COMPLETED), rejected(guard)))
     else:

@@ -11,7 +11,10 @@ ECMAScript's form to 15 digits plus an exact remainder, and long texts hashed in
 
 from __future__ import annotations
 
+import base64
 import decimal
+import functools
+import gzip
 import hashlib
 import json
 import math
@@ -42,8 +45,14 @@ class KeyMissing(Exception):
     expression, never a value of the input."""
 
 
+class PayloadMissing(Exception):
+    """The payload selection (``payload=``) selects nothing in the input. Messages name the expression,
+    never a value of the input."""
+
+
 # Lambda reports an exception's class name as the Step Functions error name.
 KeyMissing.__name__ = KeyMissing.__qualname__ = schema.KEY_MISSING
+PayloadMissing.__name__ = PayloadMissing.__qualname__ = schema.PAYLOAD_MISSING
 
 
 class _Inexact(ValueError):
@@ -188,15 +197,63 @@ def parse_path(path: str) -> list[str | int]:
     return segments
 
 
+_ABSENT = object()
+
+
 def _lookup(document: Any, segments: list[str | int]) -> Any:
+    """The value at ``segments``, or ``_ABSENT``."""
     for segment in segments:
         if isinstance(segment, int):
             if not isinstance(document, list) or segment >= len(document):
-                return None
+                return _ABSENT
         elif not isinstance(document, dict) or segment not in document:
-            return None
+            return _ABSENT
         document = document[segment]
     return document
+
+
+@functools.cache
+def _jmespath_options() -> Any:
+    """JMESPath with Powertools for AWS Lambda's functions, so that a Powertools user's expression
+    (``powertools_json(body).order_id``) selects here what it selects there: ``powertools_json`` reads a
+    JSON text, ``powertools_base64`` decodes base64 (a Kinesis record's ``data``), ``powertools_base64_gzip``
+    also decompresses (CloudWatch Logs' ``awslogs.data``)."""
+    import jmespath  # imported lazily: most keys do not need it
+    from jmespath import functions
+
+    class PowertoolsFunctions(functions.Functions):
+        @functions.signature({"types": ["string"]})
+        def _func_powertools_json(self, value: str) -> Any:
+            return json.loads(value)
+
+        @functions.signature({"types": ["string"]})
+        def _func_powertools_base64(self, value: str) -> str:
+            return base64.b64decode(value).decode()
+
+        @functions.signature({"types": ["string"]})
+        def _func_powertools_base64_gzip(self, value: str) -> str:
+            return gzip.decompress(base64.b64decode(value)).decode()
+
+    return jmespath.Options(custom_functions=PowertoolsFunctions())
+
+
+def _search(expression: str, document: Any, missing: type[Exception], what: str) -> tuple[Any, Any]:
+    """``(compiled, selection)`` of a JMESPath expression; what it cannot evaluate on this input (a
+    function given a value of the wrong type, a text ``powertools_json`` cannot read) raises ``missing``."""
+    import jmespath
+
+    compiled = jmespath.compile(expression)
+    try:
+        return compiled, compiled.search(document, options=_jmespath_options())
+    except jmespath.exceptions.JMESPathTypeError as error:
+        raise missing(
+            f"the JMESPath {what} expression {expression!r} cannot be evaluated on the input: its function "
+            f"{error.function_name}() got a value of type {error.actual_type}, not {' or '.join(error.expected_types)}"
+        ) from None
+    except (ValueError, OSError, EOFError) as error:  # JSON, base64, UTF-8 or gzip a powertools_* function cannot read
+        raise missing(
+            f"the JMESPath {what} expression {expression!r} cannot be evaluated on the input: {type(error).__name__}"
+        ) from None
 
 
 def is_empty(value: Any) -> bool:
@@ -210,16 +267,7 @@ def select(document: Any, kind: str, expression: Any = None) -> Any:
         if is_empty(selection):
             raise KeyMissing("the input is empty: the whole input is the idempotency key")
     elif kind == schema.KIND_JMESPATH:
-        import jmespath  # imported lazily: most keys do not need it
-
-        compiled = jmespath.compile(expression)
-        try:
-            selection = compiled.search(document)
-        except jmespath.exceptions.JMESPathTypeError as error:
-            raise KeyMissing(
-                f"the JMESPath key expression {expression!r} cannot be evaluated on the input: its function "
-                f"{error.function_name}() got a value of type {error.actual_type}, not {' or '.join(error.expected_types)}"
-            ) from None
+        compiled, selection = _search(expression, document, KeyMissing, "key")
         if is_empty(selection):
             raise KeyMissing(f"the JMESPath key expression {expression!r} selects nothing in the input")
         # A multiselect names each part of the key: every part must be there.
@@ -231,7 +279,7 @@ def select(document: Any, kind: str, expression: Any = None) -> Any:
         selection = []
         for path in expression:
             value = _lookup(document, parse_path(path))
-            if is_empty(value):
+            if value is _ABSENT or is_empty(value):
                 raise KeyMissing(f"the key path {path} is missing, null or empty in the input")
             if isinstance(value, (dict, list)):
                 raise KeyMissing(f"the key path {path} selects an object or a list, not a scalar")
@@ -248,7 +296,7 @@ def jmespath_problem(expression: str) -> str | None:
     import jmespath
 
     try:
-        jmespath.compile(expression).search({})
+        jmespath.compile(expression).search({}, options=_jmespath_options())
     except jmespath.exceptions.JMESPathTypeError:
         return None
     except jmespath.exceptions.JMESPathError as error:
@@ -267,18 +315,63 @@ def selection_id(namespace: str, kind: str, expression: Any, selection: Any) -> 
     return record_id(namespace, kind, expression, _canonical_input(selection, exact=_exact(kind)))
 
 
+def select_payload(document: Any, kind: str, expression: Any = None) -> Any:
+    """The part of ``document`` its ``validation`` is computed from (``payload=``); raises
+    ``PayloadMissing`` where it selects nothing. Unlike a key's, a payload selection may be null, an
+    object or a list: only a path that is not there, or an expression that selects nothing, is missing."""
+    if kind == schema.KIND_WHOLE_INPUT:
+        return document
+    if kind == schema.KIND_NONE:
+        return None
+    if kind == schema.KIND_PATHS:
+        selection = []
+        for path in expression:
+            value = _lookup(document, parse_path(path))
+            if value is _ABSENT:
+                raise PayloadMissing(f"the payload path {path} is missing in the input")
+            selection.append(value)
+        return selection
+    if kind == schema.KIND_JMESPATH:
+        # JMESPath tells no missing field from a null one: both select nothing.
+        _, selection = _search(expression, document, PayloadMissing, "payload")
+        if selection is None:
+            raise PayloadMissing(f"the JMESPath payload expression {expression!r} selects nothing in the input")
+        return selection
+    raise ValueError(f"no Python selection for payload kind {kind!r}")
+
+
+def payload_validation(kind: str, expression: Any, selection: Any) -> str:
+    """The ``validation`` of a payload ``selection``: ``D(C(input))`` for the whole input, else
+    ``D([C(kind),C(expression),C(S)])``, so that two payload specs never compare equal by chance."""
+    text = _canonical_input(selection, exact=False)
+    if kind == schema.KIND_WHOLE_INPUT:
+        return text_digest(text)
+    return text_digest(key_prefix(kind, expression) + text + "]")
+
+
 def payload_digest(document: Any) -> str:
     """The ``validation`` digest of a whole payload; raises ``KeyMissing`` where it has no canonical form."""
-    return text_digest(_canonical_input(document, exact=False))
+    return payload_validation(schema.KIND_WHOLE_INPUT, None, document)
 
 
-def key_and_validation(namespace: str, document: Any, kind: str, expression: Any = None) -> tuple[str, str]:
+def key_and_validation(
+    namespace: str,
+    document: Any,
+    kind: str,
+    expression: Any = None,
+    payload_kind: str = schema.KIND_WHOLE_INPUT,
+    payload_expression: Any = None,
+) -> tuple[str, str]:
     """``(record id, validation)`` of ``document``: the id as ``idempotency_id`` gives it, and the
-    digest of the whole document."""
+    digest of its payload selection (by default the whole document)."""
     selection = select(document, kind, expression)
-    document_text = _canonical_input(document, exact=selection is document and _exact(kind))
-    selection_text = document_text if selection is document else _canonical_input(selection, exact=True)
-    return record_id(namespace, kind, expression, selection_text), text_digest(document_text)
+    payload = select_payload(document, payload_kind, payload_expression)
+    if payload_kind == schema.KIND_WHOLE_INPUT and selection is document:
+        # One canonical text serves both.
+        text = _canonical_input(document, exact=_exact(kind))
+        return record_id(namespace, kind, expression, text), text_digest(text)
+    selection_text = _canonical_input(selection, exact=_exact(kind))
+    return record_id(namespace, kind, expression, selection_text), payload_validation(payload_kind, payload_expression, payload)
 
 
 def _exact(kind: str) -> bool:

@@ -6,10 +6,12 @@ no AWS access at all: it only computes.
 Event (built by the generated ``...ComputeKey`` state)::
 
     {"input": <the state's input, or null when too_large>, "too_large": false,
-     "namespace": "...", "kind": "...", "expression": ..., "selection": <a JSONata key's selection>}
+     "namespace": "...", "kind": "...", "expression": ..., "selection": <a JSONata key's selection>,
+     "payload_kind": "...", "payload_expression": ..., "payload_selection": <a JSONata payload's selection>}
 
-Result: ``{"id": "<record id>", "validation": "<payload digest>"}``, or the error
-``Idempotency.KeyMissing`` when the selection is missing, null or empty, or
+(``payload_kind`` absent: the whole input.) Result: ``{"id": "<record id>", "validation": "<payload digest>"}``,
+or the error ``Idempotency.KeyMissing`` when the key selection is missing, null or empty,
+``Idempotency.PayloadMissing`` when the payload selection selects nothing, or
 ``Idempotency.InputTooLarge`` when the input was too large to send.
 """
 
@@ -37,13 +39,27 @@ InputTooLarge.__name__ = InputTooLarge.__qualname__ = schema.INPUT_TOO_LARGE
 
 def _key(event: dict[str, Any]) -> tuple[str, str]:
     namespace, document, kind, expression = event["namespace"], event["input"], event["kind"], event.get("expression")
-    if kind != schema.KIND_JSONATA:
-        return canonical.key_and_validation(namespace, document, kind, expression)
-    # Only JSONata evaluates a JSONata key: the state sends its selection made (absent: it selects nothing).
-    selection = event.get("selection")
-    if canonical.is_empty(selection):
-        raise canonical.KeyMissing(f"the key expression {expression} selects nothing, null or an empty value")
-    return canonical.selection_id(namespace, kind, expression, selection), canonical.payload_digest(document)
+    payload_kind = event.get("payload_kind", schema.KIND_WHOLE_INPUT)
+    payload_expression = event.get("payload_expression")
+    if kind != schema.KIND_JSONATA and payload_kind != schema.KIND_JSONATA:
+        return canonical.key_and_validation(namespace, document, kind, expression, payload_kind, payload_expression)
+    # Only JSONata evaluates a JSONata expression: the state sends its selection made (absent: it selects nothing).
+    if kind == schema.KIND_JSONATA:
+        selection = event.get("selection")
+        if canonical.is_empty(selection):
+            raise canonical.KeyMissing(f"the key expression {expression} selects nothing, null or an empty value")
+    else:
+        selection = canonical.select(document, kind, expression)
+    if payload_kind == schema.KIND_JSONATA:
+        if "payload_selection" not in event:
+            raise canonical.PayloadMissing(f"the payload expression {payload_expression} selects nothing")
+        payload = event["payload_selection"]
+    else:
+        payload = canonical.select_payload(document, payload_kind, payload_expression)
+    return (
+        canonical.selection_id(namespace, kind, expression, selection),
+        canonical.payload_validation(payload_kind, payload_expression, payload),
+    )
 
 
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, str]:
@@ -54,8 +70,11 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, str]:
         )
     try:
         record_id, validation = _key(event)
-    except canonical.KeyMissing as missing:
-        logger.warning("key missing", extra={"idempotency_namespace": event["namespace"], "reason": str(missing)})
+    except (canonical.KeyMissing, canonical.PayloadMissing) as missing:
+        logger.warning(
+            "key missing" if isinstance(missing, canonical.KeyMissing) else "payload missing",
+            extra={"idempotency_namespace": event["namespace"], "reason": str(missing)},
+        )
         raise
     logger.info("key computed", extra={**telemetry.record_fields(record_id), "kind": event["kind"]})
     return {"id": record_id, "validation": validation}

@@ -129,6 +129,8 @@ FAILED = "FAILED"
 
 # --- error names raised by the generated states ---------------------------------------------------
 KEY_MISSING = "Idempotency.KeyMissing"
+# The payload selection (``payload=``) selects nothing in the input.
+PAYLOAD_MISSING = "Idempotency.PayloadMissing"
 PAYLOAD_MISMATCH = "Idempotency.PayloadMismatch"
 IN_FLIGHT = "Idempotency.InFlight"  # cause: JSON, INFLIGHT_CAUSE_FIELDS
 ALREADY_COMPLETED = "Idempotency.AlreadyCompleted"  # cause: JSON, COMPLETED_CAUSE_FIELDS
@@ -156,11 +158,12 @@ STILL_IN_FLIGHT = "Idempotency.StillInFlight"
 INFLIGHT_CAUSE_FIELDS = ("record_id", "holder_execution_arn", "lease_expires_at")
 COMPLETED_CAUSE_FIELDS = ("record_id", "completed_at")
 
-# --- key strategies (the "kind" of a key spec sent to the key function) ---------------------------
+# --- selection strategies (the "kind" of a key or payload spec sent to the key function) -----------
 KIND_WHOLE_INPUT = "whole_input"
 KIND_JMESPATH = "jmespath"
 KIND_PATHS = "paths"
 KIND_JSONATA = "jsonata"
+KIND_NONE = "none"  # a payload selection only: no payload is compared
 
 
 # --- environment variables ------------------------------------------------------------------------

@@ -47,7 +47,7 @@ SHAPES = {
     "numbers of any size": lambda unique: {"id": unique, "nanos": 1764061200123456789, "big": 1e21, "sum": 0.1 + 0.2},
     "a small flat input": lambda unique: {"id": unique, "amount": 12.5},
 }
-NATIVE = {"objects nested 8 levels", "a small flat input", "numbers of any size"}
+NATIVE = {"objects nested 8 levels", "a small flat input", "numbers of any size", "a 250 KiB string"}
 
 
 def run_and_replay(shapes, machine: str, payload):

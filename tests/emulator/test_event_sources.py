@@ -1,0 +1,91 @@
+"""Emulator end-to-end: a redelivery as each AWS event source makes it replays the first result, never
+fails and never runs the body again (DESIGN B20), with the key and payload its recipe names
+(tests/recipes.py, README "Event sources"); another request under the same key fails with
+Idempotency.PayloadMismatch. The events are AWS's documented samples (idempotent_constructs.testing.sources).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from aws_cdk import App
+
+from idempotent_constructs.lambda_src import schema
+from idempotent_constructs.testing import sources
+from tests.recipes import RECIPES, SourcesStack
+from tests.stacks import side_effect_runs
+
+# What the guard adds to a run (the states not of the recipe's body), at most: DESIGN section 9.
+NATIVE_FIRST_RUN = ["Idempotency.Acquire", "Idempotency.Body", "Idempotency.Complete"]
+NATIVE_REPLAY = ["Idempotency.Acquire", "Idempotency.Inspect", "Idempotency.Route", "Idempotency.Replay"]
+
+
+@pytest.fixture(scope="module")
+def recipes(emulator, tmp_path_factory):
+    app = App(outdir=str(tmp_path_factory.mktemp("sources-assembly")))
+    return emulator.deploy_stack(SourcesStack(app, "Sources"))
+
+
+def guard_states(execution) -> list[str]:
+    return [state for state in execution.entered_states() if state.startswith("Idempotency.")]
+
+
+def runs(deployment, recipe: str, order: str) -> int:
+    return side_effect_runs(deployment, recipe, order)[order]
+
+
+@pytest.mark.parametrize("name", RECIPES)
+def test_a_redelivery_replays_the_first_result_without_running_the_body_again(recipes, name, unique):
+    recipe = RECIPES[name]
+    delivery = recipe.deliver(unique)
+    first = recipes.run(name, delivery.event)
+    assert (first.status, first.output) == ("SUCCEEDED", {"charged": unique}), first.cause
+    again = [delivery.redelivered(), delivery.redelivered().redelivered()]
+    if recipe.business:
+        again.append(delivery.duplicated())
+    for duplicate in again:
+        replay = recipes.run(name, duplicate.event)
+        assert (replay.status, replay.output) == ("SUCCEEDED", first.output), replay.cause
+        assert f"{name}Charge" not in replay.entered_states()
+    assert runs(recipes, name, unique) == 1
+    if recipe.key.kind != schema.KIND_JMESPATH and recipe.payload.kind != schema.KIND_JMESPATH:
+        assert guard_states(first) == NATIVE_FIRST_RUN and guard_states(replay) == NATIVE_REPLAY
+        assert first.lambda_invocations() == replay.lambda_invocations() == 0
+    else:  # JMESPath: the key function, once a run
+        assert first.lambda_invocations() == replay.lambda_invocations() == 1
+
+
+@pytest.mark.parametrize("name", RECIPES)
+def test_another_request_under_the_same_key_fails_as_a_payload_mismatch(recipes, name, unique):
+    recipe = RECIPES[name]
+    first = recipes.run(name, recipe.deliver(unique).event)
+    other = recipes.run(name, recipe.other(first.input))
+    assert (other.status, other.error) == ("FAILED", schema.PAYLOAD_MISMATCH)
+    assert runs(recipes, name, unique) == 1
+
+
+def test_a_message_whose_payload_selection_is_missing_fails_before_anything_is_written(recipes, unique):
+    event = sources.sqs_via_pipe(json.dumps({"orderId": unique})).event
+    del event[0]["body"]
+    missing = recipes.run("SqsPipe", event)
+    assert (missing.status, missing.error) == ("FAILED", schema.PAYLOAD_MISSING)
+    assert "$[0].body" in missing.cause and unique not in missing.cause
+    assert recipes.records_of(missing, table="Idempotency") == {}
+
+
+def test_a_redelivered_batch_runs_only_its_records_not_yet_done_and_each_once(recipes, unique):
+    orders = [f"{unique}-{n}" for n in range(5)]
+    batch = sources.sqs_batch_via_pipe([json.dumps({"orderId": order}) for order in orders])
+    counters = recipes.table_name("SideEffects")
+    client = recipes.emulator.client("dynamodb")
+    client.put_item(TableName=counters, Item={"id": {"S": f"Blocked#{orders[2]}"}})
+    first = recipes.run("Batch", batch.event)
+    assert (first.status, first.error) == ("FAILED", "RecordsFailed")
+    assert side_effect_runs(recipes, "Batch", *orders) == {order: int(order != orders[2]) for order in orders}
+    client.delete_item(TableName=counters, Key={"id": {"S": f"Blocked#{orders[2]}"}})
+    redelivered = recipes.run("Batch", batch.redelivered().event)
+    assert redelivered.status == "SUCCEEDED", redelivered.cause
+    assert redelivered.output == [{"charged": order} for order in orders]
+    assert side_effect_runs(recipes, "Batch", *orders) == dict.fromkeys(orders, 1)
+    assert redelivered.entered_states().count("Record.Replay") == 4
