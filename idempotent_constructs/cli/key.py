@@ -46,7 +46,27 @@ def check_namespace(ctx: click.Context, param: click.Parameter, value: str | Non
     help="The key is these scalar fields, e.g. --path $.order.id --path $.customer.id.",
 )
 @click.option("--jsonata", metavar="EXPR", help='The key is what a JSONata expression selects, e.g. "$states.input.order.id".')
-@click.option("--json", "as_json", is_flag=True, help="Print the id with the key spec and the selection, as JSON.")
+@click.option(
+    "--payload-path",
+    "payload_paths",
+    multiple=True,
+    metavar="JSONPATH",
+    help="The payload a duplicate must repeat is these fields, e.g. --payload-path '$[0].body' (default: the whole payload).",
+)
+@click.option(
+    "--payload-jsonata",
+    metavar="EXPR",
+    help='The payload is what a JSONata expression selects, e.g. "$parse($states.input[0].body)".',
+)
+@click.option(
+    "--payload-jmespath",
+    metavar="EXPR",
+    help='The payload is what a JMESPath expression selects, e.g. "[0].powertools_json(body)".',
+)
+@click.option("--no-payload", is_flag=True, help="No payload is compared (IdempotencyPayload.none()).")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the id with the key spec, the selection and the payload's validation, as JSON."
+)
 @click.argument("payload", type=click.Path(exists=True, dir_okay=False, allow_dash=True), default="-")
 def key(
     namespace: str,
@@ -54,6 +74,10 @@ def key(
     jmespath: str | None,
     paths: tuple[str, ...],
     jsonata: str | None,
+    payload_paths: tuple[str, ...],
+    payload_jsonata: str | None,
+    payload_jmespath: str | None,
+    no_payload: bool,
     as_json: bool,
     payload: str,
 ) -> None:
@@ -66,40 +90,73 @@ def key(
         raise click.UsageError(
             "choose one key spec: --whole-input, --jmespath EXPR, --path JSONPATH (repeatable) or --jsonata EXPR"
         )
-    kind, expression = _key_spec(jmespath, paths, jsonata)
+    if sum((bool(payload_paths), payload_jsonata is not None, payload_jmespath is not None, no_payload)) > 1:
+        raise click.UsageError(
+            "choose one payload spec: --payload-path JSONPATH (repeatable), --payload-jsonata EXPR, --payload-jmespath EXPR "
+            "or --no-payload"
+        )
+    kind, expression = _spec(jmespath, paths, jsonata, "--")
+    if no_payload:
+        payload_kind, payload_expression = schema.KIND_NONE, None
+    else:
+        payload_kind, payload_expression = _spec(payload_jmespath, payload_paths, payload_jsonata, "--payload-")
     document = read_json(payload)
     try:
         selection = jsonata_key.select(document, kind, expression)
         record_id = canonical.selection_id(namespace, kind, expression, selection)
-        canonical.payload_digest(document)  # the workflow hashes the whole payload too, and fails where this fails
+        # The workflow computes the payload's validation too, and fails where this fails.
+        validation = canonical.payload_validation(
+            payload_kind, payload_expression, jsonata_key.select_payload(document, payload_kind, payload_expression)
+        )
     except canonical.KeyMissing as error:
         raise click.ClickException(
             f"{schema.KEY_MISSING}: {error}; the workflow fails this input before writing any record"
         ) from None
+    except canonical.PayloadMissing as error:
+        raise click.ClickException(
+            f"{schema.PAYLOAD_MISSING}: {error}; the workflow fails this input before writing any record"
+        ) from None
     if as_json:
-        echo_json({"id": record_id, "namespace": namespace, "kind": kind, "expression": expression, "selection": selection})
+        echo_json(
+            {
+                "id": record_id,
+                "namespace": namespace,
+                "kind": kind,
+                "expression": expression,
+                "selection": selection,
+                "payload_kind": payload_kind,
+                "payload_expression": payload_expression,
+                "validation": validation,
+            }
+        )
     else:
         click.echo(record_id)
 
 
-def _key_spec(jmespath: str | None, paths: tuple[str, ...], jsonata: str | None) -> tuple[str, Any]:
+def _spec(jmespath: str | None, paths: tuple[str, ...], jsonata: str | None, flag: str) -> tuple[str, Any]:
+    """``(kind, expression)`` of a key (``flag`` "--") or payload ("--payload-") spec, checked as the
+    constructs check it."""
     if jsonata is not None:
         refused = jsonata_check.problems(jsonata)
         if refused:
             reasons = "; ".join(f"{code}: {message}" for code, message in refused)
-            raise click.BadParameter(f"Step Functions would refuse {jsonata!r} ({reasons})", param_hint="--jsonata") from None
+            raise click.BadParameter(
+                f"Step Functions would refuse {jsonata!r} ({reasons})", param_hint=f"{flag}jsonata"
+            ) from None
         return schema.KIND_JSONATA, jsonata
     if jmespath is not None:
         reason = canonical.jmespath_problem(jmespath)
         if reason is not None:
-            raise click.BadParameter(f"{jmespath!r} is not a JMESPath expression ({reason})", param_hint="--jmespath") from None
+            raise click.BadParameter(
+                f"{jmespath!r} is not a JMESPath expression ({reason})", param_hint=f"{flag}jmespath"
+            ) from None
         return schema.KIND_JMESPATH, jmespath
     if paths:
         for path in paths:
             try:
                 canonical.parse_path(path)
             except ValueError as error:
-                raise click.BadParameter(str(error), param_hint="--path") from None
+                raise click.BadParameter(str(error), param_hint=f"{flag}path") from None
         return schema.KIND_PATHS, list(paths)
     return schema.KIND_WHOLE_INPUT, None
 

@@ -13,6 +13,7 @@ from aws_cdk import App
 
 from idempotent_constructs.lambda_src import schema
 from idempotent_constructs.testing import sources
+from tests.emulator.cli.helpers import run_cli
 from tests.recipes import RECIPES, SourcesStack
 from tests.stacks import side_effect_runs
 
@@ -49,6 +50,10 @@ def test_a_redelivery_replays_the_first_result_without_running_the_body_again(re
         assert (replay.status, replay.output) == ("SUCCEEDED", first.output), replay.cause
         assert f"{name}Charge" not in replay.entered_states()
     assert runs(recipes, name, unique) == 1
+    # The Python API computes what the states wrote (B17), for the payload as for the key.
+    ((record_id, record),) = recipes.records_of(first, table="Idempotency").items()
+    assert record_id == recipe.key.record_id(first.input, namespace=f"Sources/{name}")
+    assert record[schema.VALIDATION]["S"] == recipe.payload.validation(first.input)
     if recipe.key.kind != schema.KIND_JMESPATH and recipe.payload.kind != schema.KIND_JMESPATH:
         assert guard_states(first) == NATIVE_FIRST_RUN and guard_states(replay) == NATIVE_REPLAY
         assert first.lambda_invocations() == replay.lambda_invocations() == 0
@@ -89,3 +94,31 @@ def test_a_redelivered_batch_runs_only_its_records_not_yet_done_and_each_once(re
     assert redelivered.output == [{"charged": order} for order in orders]
     assert side_effect_runs(recipes, "Batch", *orders) == dict.fromkeys(orders, 1)
     assert redelivered.entered_states().count("Record.Replay") == 4
+
+
+@pytest.mark.parametrize(
+    ("name", "spec"),
+    [
+        ("SqsPipe", ["--path", "$[0].messageId", "--payload-path", "$[0].body"]),
+        (
+            "SqsPipeBusiness",
+            ["--jsonata", "$parse($states.input[0].body).orderId", "--payload-jsonata", "$parse($states.input[0].body)"],
+        ),
+        (
+            "SqsPipePowertools",
+            ["--jmespath", "[0].powertools_json(body).orderId", "--payload-jmespath", "[0].powertools_json(body)"],
+        ),
+    ],
+)
+def test_the_key_command_prints_the_id_and_validation_the_workflow_wrote(recipes, name, spec, unique):
+    first = recipes.run(name, RECIPES[name].deliver(unique).event)
+    ((record_id, record),) = recipes.records_of(first, table="Idempotency").items()
+    result = run_cli("key", "--namespace", f"Sources/{name}", *spec, "--json", input=json.dumps(first.input))
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
+    assert (printed["id"], printed["validation"]) == (record_id, record[schema.VALIDATION]["S"])
+
+
+def test_the_key_command_names_a_payload_selection_that_selects_nothing():
+    result = run_cli("key", "--namespace", "Sources/SqsPipe", "--payload-path", "$[0].body", input='[{"messageId": "m-1"}]')
+    assert result.exit_code != 0 and f"{schema.PAYLOAD_MISSING}: the payload path $[0].body is missing" in result.output

@@ -21,6 +21,7 @@ from . import (
     fractional_timestamps,
     jsonata,
     jsonata_bounds,
+    jsonpath_definite,
     lambda_service_errors,
     lambda_versions,
     parallel_errors,
@@ -52,6 +53,7 @@ _PATCHING = (
     entered_time,
     fractional_timestamps,
     string_outputs,
+    jsonpath_definite,
 )
 _DEPLOYING = (state_machines, time_to_live)
 
