@@ -26,7 +26,7 @@ if (NODE_BIN / "node").exists():
     # Before aws_cdk is imported: jsii starts the first `node` on PATH (a supported Node.js 22).
     os.environ["PATH"] = f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 
-from . import bars, bounds, cost, growth, hashing, overhead, report  # noqa: E402
+from . import bars, bounds, cost, growth, hashing, overhead, report, sources  # noqa: E402
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
@@ -73,6 +73,7 @@ def run(smoke: bool, log=print) -> dict[str, Any]:
     section("synth_time", lambda: growth.synth_time(4 if smoke else 20, 1 if smoke else 5, log=log))
     section("hashing", lambda: hashing.run(smoke=smoke))
     section("bounds", lambda: bounds.run(smoke=smoke, log=log))
+    section("sources", lambda: sources.run(smoke=smoke, log=log))
     results["bars"] = bars.evaluate(results)
     results["meta"]["seconds"] = round(time.perf_counter() - clock, 1)
     return results

@@ -445,6 +445,46 @@ def bounds_section(results: dict[str, Any]) -> list[str]:
     return out
 
 
+def sources_section(results: dict[str, Any]) -> list[str]:
+    out = [
+        "7. Duplicates as AWS's event sources deliver them (B20): a first delivery and a redelivery as AWS makes it,",
+        "   with the source's recipe (README, 'Event sources') and with the defaults (the whole input as key and",
+        "   payload); wrapper states / Lambda calls, whether the redelivery replayed or ran the body again, and the",
+        "   recipe's Acquire in jsonata-js (peak depth as the Timebox counts / as plain nesting, best ms).",
+        "",
+    ]
+    rows = []
+    for row in results["sources"]["rows"]:
+
+        def outcome(variant: str, path: str, row: dict[str, Any] = row) -> str:
+            run = row[variant][path]
+            if run["status"] != "SUCCEEDED":
+                return f"{run['status']} {run['error']}"
+            ran = " (ran again)" if path == "redelivery" and run["body_ran"] else ""
+            return f"{run['states_entered']} / {run['lambda_invocations']}{ran}"
+
+        acquire = row["acquire"]
+        rows.append(
+            [
+                row["what"],
+                row["bytes"],
+                f"{acquire['peak']}/{acquire['strict']}, {acquire['milliseconds']} ms",
+                outcome("recipe", "first_run"),
+                outcome("recipe", "redelivery"),
+                outcome("defaults", "first_run"),
+                outcome("defaults", "redelivery"),
+                "; ".join(_bar(met, what) for what, met in bar_rules.sources_bars(row)),
+            ]
+        )
+    out.append(
+        table(
+            ["event", "bytes", "Acquire", "recipe: first", "redelivery", "defaults: first", "redelivery", "bars"],
+            rows,
+        )
+    )
+    return out
+
+
 def scale_section(results: dict[str, Any]) -> list[str]:
     scale = results["scale"]
     first, last = scale["counts"]
@@ -480,7 +520,7 @@ def render(results: dict[str, Any]) -> str:
         "",
     ]
     out += [*overhead_section(results), "", *cost_section(results), "", *growth_section(results), "", *scale_section(results), ""]
-    out += [*hashing_section(results), "", *bounds_section(results), ""]
+    out += [*hashing_section(results), "", *bounds_section(results), "", *sources_section(results), ""]
     missed = [bar for bar in results["bars"] if not bar["met"]]
     out.append(f"Bars (DESIGN section 9): {len(results['bars']) - len(missed)} of {len(results['bars'])} met.")
     for bar in missed:

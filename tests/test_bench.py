@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("overhead", "cost", "growth", "scale", "synth_time", "hashing", "bounds")
+SECTIONS = ("overhead", "cost", "growth", "scale", "synth_time", "hashing", "bounds", "sources")
 
 
 def _numbers(value) -> list[float]:
@@ -72,6 +72,10 @@ def test_the_smoke_benchmark_measures_every_section_next_to_the_baseline(tmp_pat
     assert not beyond["native"] and beyond["first_run"]["status"] == beyond["replay"]["status"] == "SUCCEEDED"
     assert beyond["first_run"]["lambda_invocations"] == beyond["replay"]["lambda_invocations"] == 1
     assert all(row["acquire"]["peak"] > 0 for row in bounds.values())
+    # Each source's recipe replays its redelivery; the defaults run an SQS redelivery again (a new key).
+    sources = {row["source"]: row for row in results["sources"]["rows"]}
+    assert all(not row["recipe"]["redelivery"]["body_ran"] for row in sources.values())
+    assert sources["SqsPipe"]["defaults"]["redelivery"]["body_ran"]
     for heading in (
         "1. Per-execution overhead",
         "2. Cost per million",
@@ -79,6 +83,7 @@ def test_the_smoke_benchmark_measures_every_section_next_to_the_baseline(tmp_pat
         "4. Synth time",
         "5. Key hashing",
         "6. The native key within AWS's JSONata bounds",
+        "7. Duplicates as AWS's event sources deliver them",
     ):
         assert heading in completed.stdout
     assert (

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from aws_cdk import App, Stack
 from aws_cdk import aws_iam as iam
@@ -16,6 +17,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from click.testing import CliRunner
 
 import idempotent_constructs
+from idempotent_constructs.assembly import state_machine_definitions
 from idempotent_constructs.cli import cli
 from tests.conftest import ROOT, readme_blocks, readme_install_command
 from tests.stacks import DOCUMENTS
@@ -93,3 +95,21 @@ def test_the_readmes_existing_workflow_examples_synthesize_and_the_graph_command
     assert drawn.exit_code == 0, drawn.output
     assert "%% first run: Acquire -> Body -> Complete" in drawn.output
     assert "%% failure: Body -> Release -> Failed" in drawn.output
+
+
+def test_the_readmes_batch_recipe_synthesizes_a_map_that_guards_each_record(tmp_path):
+    section = (ROOT / "README.md").read_text().split("## Event sources\n")[1].split("\n## ")[0]
+    (batch,) = re.findall(r"^```python\n(.*?)^```$", section, flags=re.MULTILINE | re.DOTALL)
+    app = App(outdir=str(tmp_path / "cdk.out"))
+    stack = Stack(app, "Orders")
+    names = {name: getattr(idempotent_constructs, name) for name in idempotent_constructs.__all__}
+    names |= {"self": stack, "sfn": sfn, "table": names["IdempotencyTable"](stack, "Records")}
+    names["process_one_record"] = sfn.Pass(stack, "Process")
+    exec(batch, names)
+    sfn.StateMachine(stack, "Batch", definition_body=sfn.DefinitionBody.from_chainable(names["each"]))
+    template = json.loads((Path(app.synth().directory) / "Orders.template.json").read_text())
+    (definition,) = state_machine_definitions(template).values()
+    each = definition["States"]["EachRecord"]
+    assert each["MaxConcurrency"] == 4 and each["Next"] == "AnyFailed"
+    guarded = each["ItemProcessor"]["States"]["Guarded"]
+    assert guarded["Catch"][0]["Next"] == "RecordFailed" and "Record.Acquire" in guarded["Branches"][0]["States"]
