@@ -11,7 +11,7 @@ import pytest
 from aws_cdk import App, CfnParameter, Duration, Fn, Stack, Token
 from aws_cdk import aws_stepfunctions as sfn
 
-from idempotent_constructs import DefinitionLocation, IdempotencyKey, IdempotencyTable, IdempotentStateMachine
+from idempotent_constructs import DefinitionLocation, IdempotencyKey, IdempotencyPayload, IdempotencyTable, IdempotentStateMachine
 from idempotent_constructs.assembly import substitute
 from idempotent_constructs.testing import state_machine_definitions
 
@@ -51,6 +51,33 @@ def test_workflows_of_the_same_options_share_one_text_whatever_their_keys_namesp
     machines = [r["Properties"] for r in template["Resources"].values() if r["Type"] == "AWS::StepFunctions::StateMachine"]
     assert machines[0]["DefinitionString"] == machines[1]["DefinitionString"]
     assert {"IdempotencyBody", "IdempotencyNamespace", "IdempotencyKeySelection"} <= set(machines[0]["DefinitionSubstitutions"])
+
+
+def test_workflows_whose_payloads_differ_only_in_their_selections_share_one_text_and_each_gets_its_own_back():
+    def template(location: DefinitionLocation | None) -> dict:
+        stack = Stack(App(), "Orders")
+        table = IdempotencyTable(stack, "Idempotency")
+        for name, payload in (
+            ("Queue", IdempotencyPayload.from_paths("$[0].body")),
+            ("Api", IdempotencyPayload.from_paths("$.body", "$.path")),
+            ("Pipe", IdempotencyPayload.from_jsonata("$parse($states.input[0].body)")),
+            ("Rule", IdempotencyPayload.from_jsonata("$states.input.detail")),
+        ):
+            IdempotentStateMachine(
+                stack,
+                name,
+                table=table,
+                key=IdempotencyKey.from_paths("$[0].messageId"),
+                payload=payload,
+                definition=sfn.Pass(stack, f"{name}Ship"),
+                definition_location=location,
+            )
+        return stack.node.root.synth().get_stack_by_name("Orders").template
+
+    shared = template(None)
+    (texts,) = shared["Mappings"].values()
+    assert len(texts) == 2  # one per payload kind
+    assert state_machine_definitions(shared) == state_machine_definitions(template(DefinitionLocation.INLINE))
 
 
 def test_each_workflow_gets_exactly_the_definition_the_cdk_would_write_whole():
