@@ -168,7 +168,8 @@ def charge(scope: Stack, name: str, order: str, counter_table: str) -> sfn.Custo
 
 
 class SourcesStack(Stack):
-    """A workflow per recipe, named after it, and ``Batch``: a pipe's batch of SQS records, each record
+    """A workflow per recipe, named after it, ``NoPayload`` (keyed by the SQS message id, comparing no
+    payload), and ``Batch``: a pipe's batch of SQS records, each record
     guarded in a Map (``max_concurrency`` 4); a record whose body says ``"fail": true`` fails its item."""
 
     def __init__(self, scope: App, construct_id: str) -> None:
@@ -186,6 +187,17 @@ class SourcesStack(Stack):
                 **FAST,
             )
             counters.grant_write_data(workflow.state_machine)
+        # No payload compared: any message under a key gets the first one's result.
+        anything = IdempotentStateMachine(
+            self,
+            "NoPayload",
+            table=table,
+            definition=charge(self, "NoPayload", f"{_SQS_BODY}.orderId", counters.table_name),
+            key=IdempotencyKey.from_paths("$[0].messageId"),
+            payload=IdempotencyPayload.none(),
+            **FAST,
+        )
+        counters.grant_write_data(anything.state_machine)
         # Each record's order is blocked while the counters table holds "Blocked#{orderId}": a failure a
         # redelivery no longer meets once the test removes it.
         record_body = "$parse($states.input.body)"

@@ -70,6 +70,18 @@ def test_another_request_under_the_same_key_fails_as_a_payload_mismatch(recipes,
     assert runs(recipes, name, unique) == 1
 
 
+def test_with_no_payload_compared_another_request_under_the_same_key_gets_the_first_result(recipes, unique):
+    first = recipes.run("NoPayload", sources.sqs_via_pipe(json.dumps({"orderId": unique})).event)
+    other = recipes.run("NoPayload", _with_body(first.input, {"orderId": "someone else's"}))
+    assert first.output == {"charged": unique}
+    assert (other.status, other.output) == ("SUCCEEDED", first.output)
+    assert runs(recipes, "NoPayload", unique) == 1
+
+
+def _with_body(event, body):
+    return [{**event[0], "body": json.dumps(body)}]
+
+
 def test_a_message_whose_payload_selection_is_missing_fails_before_anything_is_written(recipes, unique):
     event = sources.sqs_via_pipe(json.dumps({"orderId": unique})).event
     del event[0]["body"]

@@ -10,6 +10,7 @@ from idempotent_constructs import (
     FailurePolicy,
     IdempotencyConfigurationError,
     IdempotencyGuard,
+    IdempotencyPayload,
     IdempotencyTable,
     ResultStorage,
 )
@@ -72,6 +73,13 @@ def test_fails_when_two_guards_would_share_state_names():
         ({"on_completed": "REJECT"}, r"on_completed: 'REJECT' \(a str\) is not a CompletedPolicy; pass CompletedPolicy.REJECT"),
         ({"on_failure": True}, r"on_failure: True \(a bool\) is not a FailurePolicy; pass one of FailurePolicy.RELEASE, "),
         ({"on_completed": CompletedPolicy.REJECT, "result_storage": ResultStorage.large()}, "never makes; drop result_storage"),
+        ({"payload": IdempotencyPayload.from_paths("$[*].body")}, r"payload: unsupported JSONPath '\$\[\*\]\.body'"),
+        ({"payload": IdempotencyPayload.from_jmespath("[0].body[")}, r"payload: '\[0\]\.body\[' is not a valid JMESPath"),
+        (
+            {"payload": IdempotencyPayload.from_jsonata("body")},
+            r"payload: Step Functions would refuse the JSONata expression 'body'",
+        ),
+        ({"payload": IdempotencyPayload.from_paths()}, r"payload: IdempotencyPayload.from_paths\(\) needs at least one JSONPath"),
     ],
 )
 def test_fails_when_a_policy_is_not_one_or_cannot_serve(options, message):

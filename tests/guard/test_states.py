@@ -12,6 +12,7 @@ from idempotent_constructs import (
     FailurePolicy,
     IdempotencyGuard,
     IdempotencyKey,
+    IdempotencyPayload,
     IdempotencyTable,
     InFlightPolicy,
     jsonata_engine,
@@ -232,3 +233,44 @@ def test_the_readme_names_every_state_a_guard_may_generate_and_no_other():
     section = (ROOT / "README.md").read_text().split("\n### State names\n")[1].split("\n### ")[0]
     listed = re.findall(r"^\| `(\w+)` \|", section, flags=re.MULTILINE)
     assert listed == list(STATE_NAMES)
+
+
+def test_by_default_the_whole_input_is_the_payload_and_nothing_can_be_missing_of_it():
+    states = guarded()["States"]
+    assert "ChargeOnce.PayloadMissing" not in states
+    assert all(catch["Next"] != "ChargeOnce.PayloadMissing" for catch in states["ChargeOnce.ComputeKey"]["Catch"])
+    assert "'payload_kind'" not in states["ChargeOnce.ComputeKey"]["Arguments"]
+
+
+def test_a_payload_selection_is_digested_natively_and_a_selection_that_selects_nothing_fails_payload_missing():
+    states = guarded(key=IdempotencyKey.from_paths("$[0].messageId"), payload=IdempotencyPayload.from_paths("$[0].body"))[
+        "States"
+    ]
+    acquire = states["ChargeOnce.Acquire"]["Arguments"]
+    assert "the payload path $[0].body is missing in the input" in acquire
+    assert "'[\"paths\",[\"$[0].body\"],' & $payload & ']'" in acquire  # D([C(kind),C(expression),C(P)])
+    compute = states["ChargeOnce.ComputeKey"]
+    assert "'payload_kind': 'paths'" in compute["Arguments"]
+    assert {"ErrorEquals": ["Idempotency.PayloadMissing"], "Next": "ChargeOnce.PayloadMissing"} in compute["Catch"]
+    missing = states["ChargeOnce.PayloadMissing"]
+    assert (missing["Type"], missing["Error"]) == ("Fail", "Idempotency.PayloadMissing")
+
+
+def test_a_jsonata_payload_is_sent_to_the_key_function_made_since_only_jsonata_evaluates_it():
+    states = guarded(payload=IdempotencyPayload.from_jsonata("$parse($states.input.body)"))["States"]
+    request = states["ChargeOnce.ComputeKey"]["Arguments"]
+    assert (
+        "$payload_selection := ($parse($states.input.body))" in request and "'payload_selection': $payload_selection" in request
+    )
+
+
+def test_a_jmespath_payload_like_a_jmespath_key_starts_with_the_key_function():
+    definition = guarded(key=IdempotencyKey.from_paths("$.id"), payload=IdempotencyPayload.from_jmespath("powertools_json(body)"))
+    assert definition["StartAt"] == "ChargeOnce.ComputeKey" and "ChargeOnce.AcquireComputed" not in definition["States"]
+
+
+def test_with_no_payload_no_mismatch_is_routed_and_the_restore_compares_none():
+    states = guarded(key=IdempotencyKey.from_paths("$.id"), payload=IdempotencyPayload.none())["States"]
+    assert "ChargeOnce.PayloadMismatch" not in states and "ChargeOnce.PayloadMissing" not in states
+    assert all("PayloadMismatch" not in choice["Next"] for choice in states["ChargeOnce.Route"]["Choices"])
+    assert "validation" not in states["ChargeOnce.Restore"]["Arguments"]
