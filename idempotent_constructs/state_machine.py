@@ -13,7 +13,7 @@ from aws_cdk import aws_logs as logs_module
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from . import asl, options
+from . import asl, options, source_advice
 from .asl_fragment import DocumentState
 from .definition import DefinitionLocation, asset_body, inline_body, render, shared_body
 from .errors import IdempotencyConfigurationError, Problems
@@ -354,6 +354,8 @@ class IdempotentStateMachine(Construct):
             )
         else:
             self.release_function = None
+        # At synth: what starts this workflow (a pipe, a rule) is usually made after it.
+        source_advice.advise(self)
 
     def _own_parts(self, rendered: dict[str, Any]) -> dict[str, Any]:
         """The parts of the definition that are this workflow's own (its body, its key's and namespace's
