@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import Token
+from aws_cdk import JsonNull, Token
 from aws_cdk import aws_stepfunctions as sfn
 
 from .jsonata_check import definition_problems
@@ -69,11 +69,24 @@ class Document:
         return [name for name, _, _ in all_states(self.definition, "")]
 
     def branch(self) -> dict[str, Any]:
-        """The document as a Parallel's branch: its ``StartAt`` and ``States``, each JSONata state
-        declaring its language (the document's top level no longer says it)."""
+        """The document as a Parallel's branch, for the CDK: its ``StartAt`` and ``States``, each JSONata
+        state declaring its language (the document's top level no longer says it), every null kept."""
         states = copy.deepcopy(self.definition["States"])
         _declare_jsonata(states, self.language)
-        return {"StartAt": self.definition["StartAt"], "States": states}
+        return with_json_nulls({"StartAt": self.definition["StartAt"], "States": states})
+
+
+def with_json_nulls(value: Any) -> Any:
+    """``value`` with each ``None`` made the CDK's ``JsonNull``, for a value handed to the CDK. A Python
+    ``None`` reaches it as ``undefined``, which it drops: ``"ResultPath": null`` (discard the result)
+    would vanish and the result replace the state's input, ``{"keep": null}`` lose its member."""
+    if value is None:
+        return JsonNull.INSTANCE
+    if isinstance(value, dict):
+        return {name: with_json_nulls(item) for name, item in value.items()}
+    if isinstance(value, list):
+        return [with_json_nulls(item) for item in value]
+    return value
 
 
 def read(

@@ -28,7 +28,7 @@ from aws_cdk import CfnMapping, Stack, Token
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from .asl import JSONATA, JSONPATH
+from .asl import JSONATA, JSONPATH, with_json_nulls
 from .assembly import substitute
 
 
@@ -89,7 +89,7 @@ def _text(definition: dict[str, Any]) -> str:
 def inline_body(scope: Construct, definition: dict[str, Any]) -> sfn.DefinitionBody:
     """The whole definition in ``DefinitionString``, written by the CDK as ``from_chainable`` writes
     it (each token escaped for JSON where it can be, list and number tokens included)."""
-    return sfn.DefinitionBody.from_string(Stack.of(scope).to_json_string(definition))
+    return sfn.DefinitionBody.from_string(Stack.of(scope).to_json_string(with_json_nulls(definition)))
 
 
 def _as_written(stack: Stack, value: Any) -> str:
@@ -166,7 +166,7 @@ def shared_body(scope: Construct, definition: dict[str, Any], own: dict[str, Any
     # Shared only where CloudFormation then gives Step Functions exactly what the CDK would have
     # written whole (inline_body): a token the CDK escapes, or a list or number token, keeps it whole.
     stack = Stack.of(scope)
-    whole = stack.to_json_string(definition)
+    whole = stack.to_json_string(with_json_nulls(definition))
     try:
         exact = substitute(shared, {name: _as_written(stack, value) for name, value in substitutions.items()}) == _as_written(
             stack, whole

@@ -206,6 +206,14 @@ class DocumentsStack(Stack):
             key=IdempotencyKey.from_paths("$.trip_id"),
             **FAST,
         )
+        IdempotentStateMachine(
+            self,
+            "Nulls",
+            table=table,
+            definition_body=sfn.DefinitionBody.from_file(str(DOCUMENTS / "nulls.asl.json")),
+            key=IdempotencyKey.from_paths("$.trip_id"),
+            **FAST,
+        )
         # The same document as one guarded step of a plain state machine, after a state of its own.
         step = AslFragment(
             self,

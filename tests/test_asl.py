@@ -4,10 +4,21 @@ Step Functions would refuse in it found before it is wrapped."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
+from aws_cdk import App, Stack
 from aws_cdk import aws_stepfunctions as sfn
 
-from idempotent_constructs import asl
+from idempotent_constructs import (
+    AslFragment,
+    DefinitionLocation,
+    IdempotencyGuard,
+    IdempotencyTable,
+    IdempotentStateMachine,
+    asl,
+)
+from idempotent_constructs.testing import state_machine_definitions
 from tests.stacks import DOCUMENTS, SAGA_FUNCTIONS
 
 SAGA_PLACEHOLDERS = {*SAGA_FUNCTIONS, "snsTopicArn"}
@@ -175,3 +186,84 @@ def test_a_jsonpath_document_is_embedded_without_a_change():
         asl.substitute((DOCUMENTS / "saga-pattern-sam.asl.json").read_text(), {n: "v" for n in SAGA_PLACEHOLDERS})[0]
     )
     assert read.branch() == {"StartAt": original["StartAt"], "States": original["States"]}
+
+
+# Each document of tests/asl with a value for each placeholder (a plain text where a number goes).
+ROUND_TRIP = {
+    "saga-pattern-sam.asl.json": {name: f"arn:aws:lambda:us-east-1:123456789012:function:{name}" for name in SAGA_PLACEHOLDERS},
+    "common-fallback-state-jsonata.asl.json": {f"{n}LambdaArn": f"arn:{n}" for n in ("First", "Second", "Third")},
+    "refund.asl.json": {"RefundFunction": "arn:refund"},
+    "fan-out.asl.json": {"Carrier": "express-air", "SettleSeconds": "1"},
+    "nulls.asl.json": {},
+}
+
+
+def _states_of(definition: dict, first: str) -> dict:
+    """The ``States`` of the branch (at any depth) that starts at ``first``."""
+    if isinstance(definition, dict):
+        if definition.get("StartAt") == first and "States" in definition and "Idempotency.Acquire" not in definition["States"]:
+            return definition["States"]
+        values = definition.values()
+    elif isinstance(definition, list):
+        values = definition
+    else:
+        return {}
+    return next((found for value in values if (found := _states_of(value, first))), {})
+
+
+def _declared(states: dict, file_states: dict, language: str) -> dict:
+    """``states`` less the ``QueryLanguage`` a branch declares on a state whose file left it to the top level."""
+    kept = {}
+    for name, state in states.items():
+        state = dict(state)
+        if "QueryLanguage" not in file_states[name] and state.get("QueryLanguage") == language == asl.JSONATA:
+            del state["QueryLanguage"]
+        for nested in ("Branches", "Iterator", "ItemProcessor"):
+            if nested == "Branches" and nested in state:
+                state[nested] = [
+                    {**branch, "States": _declared(branch["States"], file_branch["States"], language)}
+                    for branch, file_branch in zip(state[nested], file_states[name][nested], strict=True)
+                ]
+            elif nested in state:
+                state[nested] = {
+                    **state[nested],
+                    "States": _declared(state[nested]["States"], file_states[name][nested]["States"], language),
+                }
+        kept[name] = state
+    return kept
+
+
+@pytest.mark.parametrize("construct", ["workflow", "workflow INLINE", "workflow ASSET", "fragment", "guarded fragment"])
+@pytest.mark.parametrize("file", ROUND_TRIP)
+def test_every_document_reaches_the_definition_exactly_as_its_file_says_every_null_kept(file, construct, tmp_path):
+    substitutions = ROUND_TRIP[file]
+    text, _ = asl.substitute((DOCUMENTS / file).read_text(), substitutions)
+    original = json.loads(text)
+    app = App(outdir=str(tmp_path))
+    stack = Stack(app, "Documents")
+    body = sfn.DefinitionBody.from_file(str(DOCUMENTS / file))
+    table = IdempotencyTable(stack, "Table")
+    if construct.startswith("workflow"):
+        location = {"workflow": None, "workflow INLINE": DefinitionLocation.INLINE, "workflow ASSET": DefinitionLocation.ASSET}
+        IdempotentStateMachine(
+            stack,
+            "Workflow",
+            table=table,
+            definition_body=body,
+            definition_substitutions=substitutions or None,
+            definition_location=location[construct],
+        )
+    else:
+        fragment = AslFragment(stack, "Fragment", definition_body=body, definition_substitutions=substitutions or None)
+        chain = fragment if construct == "fragment" else IdempotencyGuard(stack, "Once", table=table, body=fragment)
+        sfn.StateMachine(stack, "Machine", definition_body=sfn.DefinitionBody.from_chainable(chain))
+    assembly = app.synth()
+    if construct == "workflow ASSET":
+        (definition,) = [
+            json.loads(path.read_text()) for path in Path(assembly.directory).glob("asset.*/definition.asl.json")
+        ] or [json.loads(path.read_text()) for path in Path(assembly.directory).glob("asset.*.json")]
+    else:
+        (definition,) = state_machine_definitions(assembly.get_stack_by_name("Documents").template).values()
+    states = _states_of(definition, original["StartAt"])
+    language = original.get("QueryLanguage", asl.JSONPATH)
+    assert _declared(states, original["States"], language) == original["States"]

@@ -144,3 +144,12 @@ def test_a_document_with_a_map_and_a_parallel_and_a_number_placeholder_runs_once
     assert {"Each item", "Pack", "Both", "Label", "Settle", "Shipped"} <= set(first.entered_states())
     replay = documents.run("FanOut", payload)
     assert replay.output == first.output and "Pack" not in replay.entered_states()
+
+
+def test_a_document_runs_as_its_file_says_a_discarded_result_discarded_and_its_nulls_kept(documents, unique):
+    first = documents.run("Nulls", {"trip_id": unique})
+    # "ResultPath": null discards the Pass's result, so Shape still finds $.trip_id; its nulls stay.
+    assert (first.status, first.output) == ("SUCCEEDED", {"trip_id": unique, "coupon": None, "lines": [1, None]}), first.cause
+    replay = documents.run("Nulls", {"trip_id": unique})
+    assert (replay.status, replay.output) == ("SUCCEEDED", first.output)
+    assert "Shape" not in replay.entered_states()
