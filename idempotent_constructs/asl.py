@@ -73,7 +73,7 @@ class Document:
         state declaring its language (the document's top level no longer says it), every null kept."""
         states = copy.deepcopy(self.definition["States"])
         _declare_jsonata(states, self.language)
-        return with_json_nulls({"StartAt": self.definition["StartAt"], "States": states})
+        return {"StartAt": self.definition["StartAt"], "States": with_json_nulls(states)}
 
 
 def with_json_nulls(value: Any) -> Any:
