@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from idempotent_constructs import IdempotencyKey
+from idempotent_constructs import IdempotencyKey, IdempotencyPayload
 from idempotent_constructs.lambda_src import schema
 from tests.emulator.cli.helpers import one_line_error, run_cli
 
@@ -53,7 +53,8 @@ def test_key_ignores_key_order_whitespace_and_integral_floats_and_reads_a_file_t
     assert compact.startswith("Stack/Orders#") and len(compact.strip()) == len("Stack/Orders#") + 64
 
 
-def test_key_with_json_shows_the_key_spec_and_the_selection_the_id_is_hashed_from():
+def test_key_with_json_shows_the_key_spec_and_the_selection_the_id_is_hashed_from_and_the_payloads_validation():
+    payload = {"order": {"id": 7, "lines": []}, "customer": "c-1"}
     result = run_cli(
         "key",
         "--namespace",
@@ -63,7 +64,7 @@ def test_key_with_json_shows_the_key_spec_and_the_selection_the_id_is_hashed_fro
         "--path",
         "$.customer",
         "--json",
-        input='{"order": {"id": 7, "lines": []}, "customer": "c-1"}',
+        input=json.dumps(payload),
     )
     shown = json.loads(result.stdout)
     assert shown == {
@@ -74,6 +75,9 @@ def test_key_with_json_shows_the_key_spec_and_the_selection_the_id_is_hashed_fro
         "kind": "paths",
         "expression": ["$.order.id", "$.customer"],
         "selection": [7, "c-1"],
+        "payload_kind": "whole_input",
+        "payload_expression": None,
+        "validation": IdempotencyPayload.whole_input().validation(payload),
     }
 
 
