@@ -20,7 +20,7 @@ import jsii
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct, IValidation
 
-from . import asl, options
+from . import asl, options, state_names
 from .errors import Problems
 
 # What each option takes.
@@ -45,6 +45,7 @@ class DocumentState(sfn.CustomState):
         self.document = document
         self.in_a_graph = False  # whether a state machine renders it (not when a guard's Body holds the document)
         self.node.add_validation(_NameOfItsOwn(self, state_name))
+        state_names.check_app(self)
 
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
         super().bind_to_graph(graph)

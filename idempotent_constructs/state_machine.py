@@ -13,7 +13,7 @@ from aws_cdk import aws_logs as logs_module
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from . import asl, options, source_advice
+from . import asl, options, source_advice, state_names
 from .asl_fragment import DocumentState
 from .definition import DefinitionLocation, asset_body, inline_body, render, shared_body
 from .errors import IdempotencyConfigurationError, Problems
@@ -298,6 +298,8 @@ class IdempotentStateMachine(Construct):
         graph = sfn.StateGraph(self.guard.start_state, "State Machine definition")
         graph.timeout = timeout
         rendered = render(graph, query_language)
+        if named_twice := state_names.problems(rendered):
+            raise IdempotencyConfigurationError(self.node.path, [f"definition: {problem}" for problem in named_twice])
         substitutions: dict[str, str] | None = None
         if definition_location is DefinitionLocation.ASSET:
             body, substitutions = asset_body(rendered)

@@ -31,7 +31,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from .. import options
+from .. import options, state_names
 from ..asl_fragment import DocumentState
 from ..errors import IdempotencyConfigurationError
 from ..functions import KeyFunction, ResultFunction, key_function, records_of, result_function, results_bucket
@@ -177,6 +177,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
                 self.results_bucket = config.result_storage.bucket
         self.result_function.serve(config.table, config.namespace, self.results_bucket)
         self.rendered_by: str | None = None  # the workflow whose definition holds this guard, once rendered
+        state_names.check_app(self)
         adopt_within(self, body.start_state)  # what is bound already; the rest when its Body is bound
         self._build(body)
         advise(self, body)
