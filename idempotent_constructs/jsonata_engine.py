@@ -332,7 +332,10 @@ def _expression(text: str) -> jsonata.Jsonata:
 
 
 def _to_javascript(value: Any) -> Any:
-    """Input as jsonata-js holds it: every number a double (an integer beyond 2**53 arrives rounded)."""
+    """Input as jsonata-js holds it: every number a double (an integer beyond 2**53 arrives rounded), and
+    null as JSON's null (to jsonata-python ``None`` is undefined: ``[null, 1]`` would lose its null)."""
+    if value is None:
+        return jsonata_utils.Utils.NULL_VALUE
     if isinstance(value, dict):
         return {key: _to_javascript(item) for key, item in value.items()}
     if isinstance(value, list):
