@@ -27,9 +27,12 @@ from .lambda_src import canonical, schema
 # $digest: section 3, a long text hashed in pieces of 2,500 code points, cut in one pass by $match (a piece
 #   is a run of code points, each a surrogate pair or any one unit, in jsonata-js as in jsonata-python), so
 #   that its cost is linear in the text ($substring reads the whole text again for every piece).
-# $native: raises, before any work, where a value to be canonicalized (a key or payload selection, never
-#   the envelope around it) is beyond the bounds within which the native key stays well inside AWS's
-#   (NATIVE_*): the guard then computes the key with the key function. Strings cost little to
+# $measured: a value's JSON inside brackets, for $native ($string([$v]) would flatten an array, which would
+#   then be measured a level shallower than an object).
+# $native: raises, before any work, where what is to be canonicalized (the key and payload selections, never
+#   the envelope around them, measured together: $measured of each, joined by commas) is beyond the bounds
+#   within which the native key stays well inside AWS's (NATIVE_*): the guard then computes the key with
+#   the key function. Strings cost little to
 #   canonicalize (one quoting, one pass of the name replace, a linear digest), so they count against
 #   NATIVE_TEXT only; the rest of the value (its structure) against NATIVE_CHARACTERS, which bounds the
 #   recursive, sorting work of $canonical.
@@ -58,7 +61,8 @@ _FUNCTIONS = (
     + "}/).($hash(match, 'SHA-256')), ''), 'SHA-256') };"
     "$empty := function($v) { $type($v) = 'null' or $v = '' "
     "or ($type($v) = 'array' and $count($v) = 0) or ($type($v) = 'object' and $count($keys($v)) = 0) };"
-    "$native := function($v) {( $s := $string([$v]);"
+    "$measured := function($v) { $type($v) = 'array' ? '[' & $string($v) & ']' : $string([$v]) };"
+    "$native := function($s) {("
     f" $fits := $length($s) > {NATIVE_TEXT + 2} ? false : ("
     ' $s := $replace($s, /"[^"\\x5c]*(?:\\x5c.[^"\\x5c]*)*"/, \'0\');'
     f" $length($s) > {NATIVE_CHARACTERS + 2} ? false :"
@@ -125,22 +129,25 @@ def text_digest(text: str) -> str:
     return f"({_FUNCTIONS} $digest({text}))"
 
 
-def payload_text(kind: str, expression: object, source: str) -> str:
-    """JSONata for the canonical text of the payload selection of ``source`` (a ``from_paths`` selection is
-    the list of the paths' values), each selected value measured by ``$native``; raising where a path is
-    not there or the expression selects nothing. The list is written from its items' texts: an array
-    constructor would flatten a value that is itself an array."""
-    if kind == schema.KIND_PATHS:
-        assert isinstance(expression, Sequence)
-        parts = []
-        for path in expression:
-            message = literal(f"the payload path {path} is missing in the input")
-            parts.append(f"($v := {_path(source, path)}; $exists($v) ? ($native($v); $text($v, false)) : $error({message}))")
-        return "'[' & $join([" + ", ".join(parts) + "], ',') & ']'"
+def payload_parts(kind: str, expression: object, source: str) -> tuple[str, str, str]:
+    """JSONata for the payload selection of ``source``: ``(what assigns each of its values to a variable,
+    raising where a path is not there or the expression selects nothing; their $measured texts joined for
+    $native; the canonical text of the selection)``. A ``from_paths`` selection is the list of the paths'
+    values, written from their texts: an array constructor would flatten a value that is itself an array."""
     if kind == schema.KIND_JSONATA:
         message = literal(f"the payload expression {expression} selects nothing")
-        return f"($v := ({expression}); $exists($v) ? ($native($v); $text($v, false)) : $error({message}))"
-    raise ValueError(f"no JSONata payload text for payload kind {kind!r}")
+        return f"$p0 := ($v := ({expression}); $exists($v) ? $v : $error({message}));", "$measured($p0)", "$text($p0, false)"
+    if kind != schema.KIND_PATHS:
+        raise ValueError(f"no JSONata payload selection for payload kind {kind!r}")
+    assert isinstance(expression, Sequence)
+    assigned = ""
+    for index, path in enumerate(expression):
+        message = literal(f"the payload path {path} is missing in the input")
+        assigned += f"$p{index} := ($v := {_path(source, path)}; $exists($v) ? $v : $error({message}));"
+    names = [f"$p{index}" for index in range(len(expression))]
+    measured = " & ',' & ".join(f"$measured({name})" for name in names)
+    text = "'[' & $join([" + ", ".join(f"$text({name}, false)" for name in names) + "], ',') & ']'"
+    return assigned, measured, text
 
 
 def record_id_and_validation(
@@ -153,25 +160,34 @@ def record_id_and_validation(
 ) -> str:
     """JSONata for ``{"id": record id, "validation": payload digest}`` of the input ``source``,
     computed in one evaluation (so that one ``$canonical`` text serves both for a whole-input key and
-    payload). It raises ``BEYOND_NATIVE`` first where a value it canonicalizes, the key's selection or
-    the payload's, is beyond the native bounds (``$native``): cost follows what is hashed, never the
-    envelope around it."""
+    payload). It raises ``BEYOND_NATIVE`` first where what it canonicalizes, the key's selection and the
+    payload's together, is beyond the native bounds (``$native``): cost follows what is hashed, never the
+    envelope around it. A ``from_paths`` payload is the list of its values, written from their texts (an
+    array constructor would flatten a value that is itself an array)."""
     prefix = literal(canonical.key_prefix(kind, expression))
     whole_key = kind == schema.KIND_WHOLE_INPUT
     if whole_key and payload_kind == schema.KIND_WHOLE_INPUT:
         # The whole input is keyed as Step Functions reads it: a large number is the double it arrives as.
-        body = f"$native({source});$payload := $text({selection(kind, expression, source)}, false);$key := $payload;"
+        body = f"$native($measured({source}));$payload := $text({selection(kind, expression, source)}, false);$key := $payload;"
         validation = "$digest($payload)"
     else:
-        key_value = f"($s := {selection(kind, expression, source)}; $native($s); $s)"
-        body = f"$key := $text({key_value}, {'false' if whole_key else 'true'});"
+        body = f"$ks := {selection(kind, expression, source)};"
+        measured = "$measured($ks)"
         if payload_kind == schema.KIND_WHOLE_INPUT:
-            body += f"$native({source});$payload := $text({source}, false);"
-            validation = "$digest($payload)"
-        elif payload_kind == schema.KIND_NONE:
+            measured += f" & ',' & $measured({source})"
+            payload = f"$text({source}, false)"
+        elif payload_kind in (schema.KIND_PATHS, schema.KIND_JSONATA):
+            assigned, values, payload = payload_parts(payload_kind, payload_expression, source)
+            body += assigned
+            measured += f" & ',' & {values}"
+        body += f"$native({measured});$key := $text($ks, {'false' if whole_key else 'true'});"
+        if payload_kind == schema.KIND_NONE:
             validation = literal(canonical.payload_validation(payload_kind, payload_expression, None))
+        elif payload_kind == schema.KIND_WHOLE_INPUT:
+            body += f"$payload := {payload};"
+            validation = "$digest($payload)"
         else:
-            body += f"$payload := {payload_text(payload_kind, payload_expression, source)};"
+            body += f"$payload := {payload};"
             validation = f"$digest({literal(canonical.key_prefix(payload_kind, payload_expression))} & $payload & ']')"
     return (
         f"({_FUNCTIONS}{body}"

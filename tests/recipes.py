@@ -169,7 +169,7 @@ def charge(scope: Stack, name: str, order: str, counter_table: str) -> sfn.Custo
 
 class SourcesStack(Stack):
     """A workflow per recipe, named after it, ``NoPayload`` (keyed by the SQS message id, comparing no
-    payload), and ``Batch``: a pipe's batch of SQS records, each record
+    payload), ``ParsedBody`` (keyed by it, comparing the parsed body), and ``Batch``: a pipe's batch of SQS records, each record
     guarded in a Map (``max_concurrency`` 4); a record whose body says ``"fail": true`` fails its item."""
 
     def __init__(self, scope: App, construct_id: str) -> None:
@@ -198,6 +198,17 @@ class SourcesStack(Stack):
             **FAST,
         )
         counters.grant_write_data(anything.state_machine)
+        # The message id as key and the parsed body as payload: only the payload's JSONata may raise.
+        parsed = IdempotentStateMachine(
+            self,
+            "ParsedBody",
+            table=table,
+            definition=charge(self, "ParsedBody", f"{_SQS_BODY}.orderId", counters.table_name),
+            key=IdempotencyKey.from_paths("$[0].messageId"),
+            payload=IdempotencyPayload.from_jsonata(_SQS_BODY),
+            **FAST,
+        )
+        counters.grant_write_data(parsed.state_machine)
         # Each record's order is blocked while the counters table holds "Blocked#{orderId}": a failure a
         # redelivery no longer meets once the test removes it.
         record_body = "$parse($states.input.body)"

@@ -189,3 +189,42 @@ def test_a_number_beyond_a_key_is_still_hashed_as_a_double_in_the_validation(nod
 def test_literals_escape_quotes_backslashes_and_control_characters(node_bin):
     text = 'it\'s a \\ "quote"\n'
     assert js(jsonata_key.literal(text)) == text
+
+
+def nested_array(levels: int) -> list:
+    value: list = [1]
+    for _ in range(levels - 1):
+        value = [value, 0]
+    return value
+
+
+def nested_object(levels: int) -> dict:
+    value: dict = {"leaf": 1}
+    for _ in range(levels - 1):
+        value = {"a": value}
+    return value
+
+
+def native(payload, payload_kind=schema.KIND_WHOLE_INPUT, payload_expression=None, kind=schema.KIND_WHOLE_INPUT, expression=None):
+    """Whether the states key ``payload`` natively (jsonata-js), rather than raising for the key function."""
+    request = jsonata_key.record_id_and_validation("ns", kind, expression, "$states.input", payload_kind, payload_expression)
+    try:
+        js(f"($states := {{'input': $value}}; {request})", payload)
+    except JSONataJsError as error:
+        assert jsonata_key.BEYOND_NATIVE in str(error)
+        return False
+    return True
+
+
+@pytest.mark.parametrize("levels", [9, 10])
+def test_an_array_is_measured_as_deep_as_an_object_of_the_same_nesting(node_bin, levels):
+    # A pipe's input is an array: $string([$v]) would flatten it and measure it a level shallower.
+    assert native(nested_array(levels)) == native(nested_object(levels)) == (levels <= jsonata_key.NATIVE_LEVELS)
+
+
+def test_the_key_and_payload_selections_are_measured_together_not_each_on_its_own(node_bin):
+    part = {f"f{n}": n for n in range(600)}  # 600 values: within the bounds alone, not four together
+    payload = {"id": "o-1", "a": part, "b": part, "c": part, "d": part}
+    paths = ["$.a", "$.b", "$.c", "$.d"]
+    assert native({"id": "o-1", "a": part}, schema.KIND_PATHS, ["$.a"], schema.KIND_PATHS, ["$.id"])
+    assert not native(payload, schema.KIND_PATHS, paths, schema.KIND_PATHS, ["$.id"])

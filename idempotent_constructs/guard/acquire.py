@@ -43,29 +43,55 @@ def _holding(guard: IdempotencyGuard, state: str, arguments: str) -> ItemTask:
 
 
 MISSING = "The idempotency key selection is missing, null or empty in the input, or holds a number of magnitude 2^53 or more."
+PAYLOAD_MISSING = "The payload selection selects nothing in the input."
+
+
+def _cause(raised: str, otherwise: str) -> str:
+    """JSONata for a missing selection's cause: one short sentence, never a payload value nor a dump of
+    the generated expression: the key function's message (its error's cause is the Lambda error as
+    JSON), or, where a JSONata expression raised while ComputeKey's request was built, ``raised`` and what
+    JSONata said after AWS's sentence."""
+    return (
+        "($c := $states.input.Cause; $not($type($c) = 'string') ? "
+        f"{literal(otherwise)} : $substring($c, 0, 1) = '{{' ? $parse($c).errorMessage : "
+        f"$contains($c, 'threw an error during evaluation') ? {raised} & $replace($c, /^[\\s\\S]*threw an error during evaluation[.:] /, '') : $c)"
+    )
 
 
 def key_missing(guard: IdempotencyGuard) -> sfn.Fail:
-    """The cause is one short sentence, never a payload value nor a dump of the generated expression:
-    the key function's message (its error's cause is the Lambda error as JSON), or, where a JSONata
-    key's own expression raised while the request was built, what JSONata said after AWS's sentence."""
-    raised = _raised(guard.config)
-    cause = (
-        "($c := $states.input.Cause; $not($type($c) = 'string') ? "
-        f"{literal(MISSING)} : $substring($c, 0, 1) = '{{' ? $parse($c).errorMessage : "
-        f"$contains($c, 'threw an error during evaluation') ? {raised} & $replace($c, /^[\\s\\S]*threw an error during evaluation[.:] /, '') : $c)"
+    return fail(
+        guard, guard.config, "KeyMissing", error=schema.KEY_MISSING, cause=expression(_cause(_raised(guard.config), MISSING))
     )
-    return fail(guard, guard.config, "KeyMissing", error=schema.KEY_MISSING, cause=expression(cause))
+
+
+def payload_missing(guard: IdempotencyGuard) -> sfn.Fail:
+    cause = _cause(_payload_raised(guard.config), PAYLOAD_MISSING)
+    return fail(guard, guard.config, "PayloadMissing", error=schema.PAYLOAD_MISSING, cause=expression(cause))
+
+
+def _payload_raised(config: GuardConfig) -> str:
+    """What raised, where a JSONata payload raised while ComputeKey's request was built (only a JSONata
+    payload is evaluated there: the same text for every other kind, so that workflows share it)."""
+    if config.payload.kind == schema.KIND_JSONATA:
+        return literal(f"the payload expression {config.payload.expression} raised: ")
+    return literal("the payload selection raised: ")
 
 
 def _raised(config: GuardConfig) -> str:
-    """What a JSONata expression that raised while ComputeKey's request was built was: the key's, or,
-    where the payload is JSONata too, one of the two (AWS's cause names the whole request's expression)."""
+    """What a JSONata expression that raised while ComputeKey's request was built was, where the key's:
+    the key's, or, where the payload is JSONata too, one of the two (AWS's cause names the whole
+    request's expression)."""
     if config.payload.kind == schema.KIND_JSONATA:
         return literal(
             f"the key expression {config.key.expression} or the payload expression {config.payload.expression} raised: "
         )
     return literal(f"the key expression {config.key.expression} raised: ")
+
+
+def _sends_input(config: GuardConfig) -> bool:
+    """Whether the key function needs the input: not where it gets every selection made (a JSONata key,
+    and a JSONata payload or none), so that a selection as large as the input does not halve what fits."""
+    return config.key.kind != schema.KIND_JSONATA or config.payload.kind not in (schema.KIND_JSONATA, schema.KIND_NONE)
 
 
 def _fields(config: GuardConfig) -> dict[str, str]:
@@ -110,10 +136,12 @@ def key_texts(guard: IdempotencyGuard) -> dict[str, str]:
     if payload.kind != schema.KIND_WHOLE_INPUT:
         texts["PayloadExpression"] = literal(json.dumps(payload.expression))
     if payload.kind in (schema.KIND_PATHS, schema.KIND_JSONATA):
-        texts["PayloadText"] = jsonata_key.payload_text(payload.kind, payload.expression, "$states.input")
+        parts = jsonata_key.payload_parts(payload.kind, payload.expression, "$states.input")
+        texts.update(zip(("PayloadSelection", "PayloadMeasured", "PayloadText"), parts, strict=True))
         texts["PayloadPrefix"] = literal(canonical.key_prefix(payload.kind, payload.expression))
     if payload.kind == schema.KIND_JSONATA:
         texts["PayloadJSONata"] = str(payload.expression)
+        texts["PayloadRaised"] = _payload_raised(config)
     return texts
 
 
@@ -124,14 +152,17 @@ def _compute_key(guard: IdempotencyGuard, missing: sfn.Fail) -> sfn.TaskStateBas
     send goes as ``null`` with ``too_large`` set, and the function fails ``Idempotency.InputTooLarge``."""
     config = guard.config
     fields = _fields(config)
-    size, selected = records.payload_bytes("$states.input"), ""
+    sends_input = _sends_input(config)
+    sizes, selected = [records.payload_bytes("$states.input")] if sends_input else [], ""
     # Made here, as they are (the key function judges them): only JSONata evaluates a JSONata expression.
     for field, selection in (("selection", config.key), ("payload_selection", config.payload)):
         if selection.kind == schema.KIND_JSONATA:
             fields[field] = f"${field}"
             selected += f"${field} := ({selection.expression}); "
-            size += f" + ($exists(${field}) ? {records.payload_bytes(f'${field}')} : 0)"
-    request = records.jsonata_object({"input": "$fits ? $states.input : null", "too_large": "$not($fits)", **fields})
+            sizes.append(f"($exists(${field}) ? {records.payload_bytes(f'${field}')} : 0)")
+    given = "$states.input" if sends_input else "null"
+    request = records.jsonata_object({"input": f"$fits ? {given} : null", "too_large": "$not($fits)", **fields})
+    size = " + ".join(sizes)
     compute = invoke(
         guard,
         config,
@@ -141,21 +172,14 @@ def _compute_key(guard: IdempotencyGuard, missing: sfn.Fail) -> sfn.TaskStateBas
         outputs=SAME_INPUT,
         assign={guard.facts.name: expression("$states.result")},
     )
-    compute.add_catch(missing, errors=[schema.KEY_MISSING, QUERY_FAILED])
+    # A JSONata expression that raised building the request is the payload's where only the payload is JSONata.
+    payload_raises = config.payload.kind == schema.KIND_JSONATA and config.key.kind != schema.KIND_JSONATA
+    compute.add_catch(missing, errors=[schema.KEY_MISSING] if payload_raises else [schema.KEY_MISSING, QUERY_FAILED])
     if config.payload.kind not in (schema.KIND_WHOLE_INPUT, schema.KIND_NONE):  # only a selection can select nothing
-        compute.add_catch(payload_missing(guard), errors=[schema.PAYLOAD_MISSING])
+        compute.add_catch(
+            payload_missing(guard), errors=[schema.PAYLOAD_MISSING, QUERY_FAILED] if payload_raises else [schema.PAYLOAD_MISSING]
+        )
     return compute
-
-
-def payload_missing(guard: IdempotencyGuard) -> sfn.Fail:
-    """The key function's message: which path or expression selected nothing, never a value."""
-    return fail(
-        guard,
-        guard.config,
-        "PayloadMissing",
-        error=schema.PAYLOAD_MISSING,
-        cause=expression("$parse($states.input.Cause).errorMessage"),
-    )
 
 
 def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail) -> tuple[sfn.State, list[ItemTask]]:

@@ -11,7 +11,7 @@ import json
 import pytest
 from aws_cdk import App
 
-from idempotent_constructs.lambda_src import schema
+from idempotent_constructs.lambda_src import canonical, schema
 from idempotent_constructs.testing import sources
 from tests.emulator.cli.helpers import run_cli
 from tests.recipes import RECIPES, SourcesStack
@@ -76,6 +76,29 @@ def test_with_no_payload_compared_another_request_under_the_same_key_gets_the_fi
     assert first.output == {"charged": unique}
     assert (other.status, other.output) == ("SUCCEEDED", first.output)
     assert runs(recipes, "NoPayload", unique) == 1
+
+
+def test_a_body_beyond_the_native_bounds_is_keyed_by_the_key_function_from_its_selections_alone(recipes, unique):
+    # 2,100 values: beyond the native bounds; 140 KB: the input and its parsed body together would not fit
+    # the key function's request, the selections alone do.
+    body = json.dumps({"orderId": unique, "lines": [{"sku": f"s-{n}", "note": "x" * 40} for n in range(2_100)]})
+    delivery = sources.sqs_via_pipe(body)
+    first = recipes.run("SqsPipeBusiness", delivery.event)
+    assert (first.status, first.output) == ("SUCCEEDED", {"charged": unique}), first.cause
+    replay = recipes.run("SqsPipeBusiness", delivery.redelivered().event)
+    assert (replay.status, replay.output) == ("SUCCEEDED", first.output), replay.cause
+    assert first.lambda_invocations() == replay.lambda_invocations() == 1
+    assert runs(recipes, "SqsPipeBusiness", unique) == 1
+
+
+def test_a_payload_expression_that_raises_fails_as_a_missing_payload_as_the_python_api_says(recipes, unique):
+    event = [{**sources.sqs_via_pipe(json.dumps({"orderId": unique})).event[0], "body": "not JSON"}]
+    with pytest.raises(canonical.PayloadMissing):
+        RECIPES["SqsPipeBusiness"].payload.validation(event)
+    failed = recipes.run("ParsedBody", event)
+    assert (failed.status, failed.error) == ("FAILED", schema.PAYLOAD_MISSING)
+    assert failed.cause.startswith("the payload expression $parse($states.input[0].body) raised: ")
+    assert recipes.records_of(failed, table="Idempotency") == {}
 
 
 def _with_body(event, body):
