@@ -23,6 +23,30 @@ if (NODE_BIN / "node").exists():
     os.environ["PATH"] = f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 
 
+# Before any test module imports it: every definition a test reads is checked (tests/every_definition.py).
+from . import every_definition  # noqa: E402
+
+every_definition.install()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    validator = NODE_BIN / "asl-validator"
+    if not validator.exists():
+        return
+    checked, invalid = every_definition.asl_validator_problems(validator)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write("\n")
+    if invalid:
+        if reporter is not None:
+            reporter.write_line(f"asl-validator refused definitions the tests synthesized ({checked} checked):", red=True)
+            for line in invalid:
+                reporter.write_line(f"  {line}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    elif checked and reporter is not None:
+        reporter.write_line(f"asl-validator: the {checked} distinct definitions the tests synthesized are valid")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--aws",
