@@ -38,7 +38,8 @@ USER_STATES = ("UserDelay", "UserSize", "UserBig", "UserSmall")
 BIG_RESULT_KIB = 100
 POLL_INTERVAL = Duration.seconds(1)
 TAKEOVER_LEASE = Duration.seconds(1)
-HOLDER_SECONDS = 3  # how long a holder's chain runs while a duplicate waits for it (two polls at least)
+HOLDER_SECONDS = 6  # how long a holder's chain runs while a duplicate waits for it: two polls at least, also when a
+# loaded machine starts the duplicate seconds late (3 s gave one poll on a busy 2-core machine)
 
 
 def is_wrapper(state: str) -> bool:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .dashboard import IdempotencyDashboard
     from .definition import DefinitionLocation
     from .guard import ExtendLease, IdempotencyGuard
+    from .guard_states import GuardedState
     from .key import IdempotencyKey
     from .payload import IdempotencyPayload
     from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
@@ -36,6 +37,7 @@ _LAZY = {
     "DefinitionLocation": "definition",
     "ExtendLease": "guard",
     "FailurePolicy": "policies",
+    "GuardedState": "guard_states",
     "IdempotencyDashboard": "dashboard",
     "IdempotencyGuard": "guard",
     "IdempotencyKey": "key",
@@ -52,6 +54,7 @@ __all__ = [
     "DefinitionLocation",
     "ExtendLease",
     "FailurePolicy",
+    "GuardedState",
     "IdempotencyConfigurationError",
     "IdempotencyDashboard",
     "IdempotencyError",

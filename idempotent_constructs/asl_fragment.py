@@ -9,25 +9,42 @@ The document runs as the only branch of a Parallel state (named by ``state_name`
 the document's own: a ``Succeed`` inside it ends the step with its input, a ``Fail`` fails the step
 with its error. As the ``body`` of an ``IdempotencyGuard`` on its own (nothing chained after it, no
 Retry or Catch of its own), the guard's ``Body`` holds the document directly, with no Parallel of its own.
+
+``guard_states={"ChargePayment": IdempotencyKey.from_paths("$.order_id")}`` (with ``table=``) runs the
+named states each inside a guard of their own, the file unchanged (``guard_states``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import jsii
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct, IValidation
 
 from . import asl, options, state_names
+from . import guard_states as guard_states_module
 from .errors import Problems
+from .table import IdempotencyTable
+
+if TYPE_CHECKING:
+    from .guard import IdempotencyGuard
+    from .key import IdempotencyKey
 
 # What each option takes.
 FRAGMENT_OPTIONS: dict[str, options.Kind] = {
     "definition_body": options.DEFINITION_BODY,
     "definition_substitutions": options.SUBSTITUTIONS,
     "state_name": options.TEXT,
+    "table": options.Kind(
+        "IdempotencyTable or a table (dynamodb.ITable)",
+        lambda value: isinstance(value, IdempotencyTable) or options.implements(value, dynamodb.ITable),
+        options.table_fix,
+    ),
+    "guard_states": guard_states_module.GUARD_STATES,
 }
 # The fields a Parallel state's own output is unwrapped with, per query language: its result is the
 # one-item list of the branch's output.
@@ -35,14 +52,24 @@ _UNWRAP = {asl.JSONPATH: {"OutputPath": "$[0]"}, asl.JSONATA: {"QueryLanguage": 
 
 
 class DocumentState(sfn.CustomState):
-    """The Parallel state that runs a document; ``document`` is what it runs."""
+    """The Parallel state that runs a document; ``document`` is what it runs. ``statements`` are the
+    policy statements of the states of the guards spliced into it (``guard_states``), which join the
+    graph it is bound into, as its own would."""
 
-    def __init__(self, scope: Construct, state_name: str, *, document: asl.Document) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        state_name: str,
+        *,
+        document: asl.Document,
+        statements: Sequence[iam.PolicyStatement] = (),
+    ) -> None:
         state: dict[str, Any] = {"Type": "Parallel", "Branches": [document.branch()], **_UNWRAP[document.language]}
         if document.comment is not None:
             state["Comment"] = document.comment
         super().__init__(scope, state_name, state_json=state)
         self.document = document
+        self.statements = list(statements)
         self.in_a_graph = False  # whether a state machine renders it (not when a guard's Body holds the document)
         self.node.add_validation(_NameOfItsOwn(self, state_name))
         state_names.check_app(self)
@@ -50,6 +77,12 @@ class DocumentState(sfn.CustomState):
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
         super().bind_to_graph(graph)
         self.in_a_graph = True
+        for statement in self.statements:
+            graph.register_policy_statement(statement)
+
+    def as_branch_of(self, scope: Construct, state_name: str) -> sfn.CustomState:
+        """A Parallel named ``state_name`` (a guard's ``Body``) whose only branch is the document itself."""
+        return _DocumentBody(scope, state_name, document=self.document, statements=self.statements)
 
     @property
     def stands_alone(self) -> bool:
@@ -72,6 +105,8 @@ class AslFragment(sfn.StateMachineFragment):
         definition_body: sfn.DefinitionBody | Mapping[str, Any],
         definition_substitutions: Mapping[str, str] | None = None,
         state_name: str | None = None,
+        table: IdempotencyTable | dynamodb.ITable | None = None,
+        guard_states: Mapping[str, IdempotencyKey | guard_states_module.GuardedState] | None = None,
     ) -> None:
         """
         :param definition_body: the workflow: ``sfn.DefinitionBody.from_file(path)`` (JSON, or YAML for a
@@ -80,6 +115,13 @@ class AslFragment(sfn.StateMachineFragment):
             ``sfn.StateMachine`` takes them (tokens such as a function's ARN too). Default: none; a
             placeholder without a value fails synth with its name.
         :param state_name: the name of the Parallel state that runs the document. Default: the construct id.
+        :param table: where the records of ``guard_states`` live. Default: none; needed with ``guard_states``.
+        :param guard_states: states of the document to run each inside an ``IdempotencyGuard`` of its own,
+            by name: ``{"ChargePayment": IdempotencyKey.from_paths("$.order_id")}``, or a ``GuardedState``
+            for the guard's other options. A Task, Parallel or Map state, at the top level, in a Parallel
+            branch or a Map item processor; its Retry, Catch, Next and End work as the file says. Each
+            guard's records are under ``{this construct's path}/{state name}`` unless it names its
+            namespace. Default: none.
         """
         super().__init__(scope, construct_id)
         options.check(self, FRAGMENT_OPTIONS, locals(), required=("definition_body",))
@@ -89,10 +131,19 @@ class AslFragment(sfn.StateMachineFragment):
         name = state_name if state_name is not None else construct_id
         if document is not None:
             found.extend(asl.problems(document))
+        if guard_states and table is None:
+            found.add("table: guard_states keeps its records in a table; pass table=IdempotencyTable(...) or an existing one")
         found.raise_if_any()
         assert document is not None
+        statements: list[iam.PolicyStatement] = []
+        # The guards of guard_states, by state name.
+        self.guards: dict[str, IdempotencyGuard] = {}
+        if guard_states:
+            assert table is not None
+            guarded = guard_states_module.guard_document(self, document, guard_states, table=table, namespace=self.node.path)
+            document, statements, self.guards = guarded.document, guarded.statements, guarded.guards
         self.document = document
-        self.state = DocumentState(self, name, document=document)
+        self.state = DocumentState(self, name, document=document, statements=statements)
 
     @property
     def start_state(self) -> sfn.State:
@@ -101,6 +152,21 @@ class AslFragment(sfn.StateMachineFragment):
     @property
     def end_states(self) -> list[sfn.INextable]:
         return [self.state]
+
+
+class _DocumentBody(sfn.CustomState):
+    """A guard's ``Body`` whose branch is a document (``DocumentState.as_branch_of``)."""
+
+    def __init__(
+        self, scope: Construct, state_name: str, *, document: asl.Document, statements: Sequence[iam.PolicyStatement]
+    ) -> None:
+        super().__init__(scope, state_name, state_json={"Type": "Parallel", "Branches": [document.branch()]})
+        self.statements = list(statements)
+
+    def bind_to_graph(self, graph: sfn.StateGraph) -> None:
+        super().bind_to_graph(graph)
+        for statement in self.statements:
+            graph.register_policy_statement(statement)
 
 
 @jsii.implements(IValidation)

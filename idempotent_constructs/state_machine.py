@@ -20,6 +20,7 @@ from .errors import IdempotencyConfigurationError, Problems
 from .functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
 from .guard import DEFAULT_LEASE, STATE_NAMES, IdempotencyGuard, acquire
 from .guard.config import OPTIONS
+from .guard_states import GUARD_STATES, GuardedState, guard_document
 from .key import IdempotencyKey, namespace_problems
 from .names import generated_name, name_prefix
 from .outcome_metrics import states_entered
@@ -36,6 +37,7 @@ STATE_MACHINE_OPTIONS: dict[str, options.Kind] = {
     "definition": options.CHAINABLE,
     "definition_body": options.DEFINITION_BODY,
     "definition_substitutions": options.SUBSTITUTIONS,
+    "guard_states": GUARD_STATES,
     "state_machine_type": options.STATE_MACHINE_TYPE,
     "state_machine_name": options.TEXT,
     "timeout": options.DURATION,
@@ -133,6 +135,7 @@ class IdempotentStateMachine(Construct):
         definition: sfn.IChainable | None = None,
         definition_body: sfn.DefinitionBody | Mapping[str, Any] | None = None,
         definition_substitutions: Mapping[str, str] | None = None,
+        guard_states: Mapping[str, IdempotencyKey | GuardedState] | None = None,
         key: IdempotencyKey | None = None,
         payload: IdempotencyPayload | None = None,
         namespace: str | None = None,
@@ -171,6 +174,12 @@ class IdempotentStateMachine(Construct):
         :param definition_substitutions: values of the document's ``${Name}`` placeholders (tokens,
             such as a function's ARN, too), as ``sfn.StateMachine`` takes them. Default: none; a
             placeholder without a value fails synth with its name.
+        :param guard_states: states of the document (``definition_body``) that also run each inside an
+            ``IdempotencyGuard`` of its own, by name: ``{"ChargePayment": IdempotencyKey.from_paths("$.order_id")}``,
+            or a ``GuardedState`` for the guard's other options. A Task, Parallel or Map state, at the top
+            level, in a Parallel branch or a Map item processor; its Retry, Catch, Next and End work as the
+            file says, and a run after a later step failed replays it. Each guard's records are under
+            ``{namespace}/{state name}``, unless it names its namespace. Default: none.
         :param key: how the key is derived. Default: ``IdempotencyKey.whole_input()``.
         :param payload: the part of the input a duplicate must repeat, or else fail with
             ``Idempotency.PayloadMismatch``: select the message, not an envelope AWS changes on
@@ -243,11 +252,38 @@ class IdempotentStateMachine(Construct):
                 f"{problem} (this is the default, the construct path: pass namespace=...)"
                 for problem in namespace_problems(self.node.path)
             )
+        if guard_states and document is None and (definition is not None or definition_body is not None):
+            problems.add(
+                "guard_states: only the states of a document (definition_body=DefinitionBody.from_file(...)) are "
+                "guarded by name; in a chain, wrap the step in IdempotencyGuard(..., body=step)"
+            )
         problems.raise_if_any()
+        generated = state_machine_name is None and not express
+        if generated:
+            # A name known at synth time lets the role be limited to this state machine's own
+            # executions for the owner check (a generated name would make the role depend on the
+            # state machine, which depends on the role).
+            state_machine_name = generated_name(self)
+        # The guards of guard_states, by state name.
+        self.guards: dict[str, IdempotencyGuard] = {}
         if document is not None:
+            statements: list[iam.PolicyStatement] = []
+            if guard_states:
+                guarded = guard_document(
+                    self,
+                    document,
+                    guard_states,
+                    table=table,
+                    namespace=namespace if namespace is not None else self.node.path,
+                    defaults={
+                        "lease": EXPRESS_MAX_DURATION if express else None,
+                        "owner_state_machine_name": None if express else state_machine_name,
+                    },
+                )
+                document, statements, self.guards = guarded.document, guarded.statements, guarded.guards
             # Read and checked above; the guard's Body holds the document itself (finish.body), so this
             # state's own Parallel never enters the graph.
-            chain = DocumentState(self, "Definition", document=document)
+            chain = DocumentState(self, "Definition", document=document, statements=statements)
         assert chain is not None
         effective_lease = lease or (EXPRESS_MAX_DURATION if express else DEFAULT_LEASE)
         # Standard workflows check a lapsed holder's execution before taking over; Express cannot.
@@ -259,12 +295,6 @@ class IdempotentStateMachine(Construct):
                 "that is still running",
             )
 
-        generated = state_machine_name is None and not express
-        if generated:
-            # A name known at synth time lets the role be limited to this state machine's own
-            # executions for the owner check (a generated name would make the role depend on the
-            # state machine, which depends on the role).
-            state_machine_name = generated_name(self)
         self.guard = IdempotencyGuard(
             self,
             GUARD_ID,

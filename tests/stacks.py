@@ -19,6 +19,7 @@ from idempotent_constructs import (
     CompletedPolicy,
     ExtendLease,
     FailurePolicy,
+    GuardedState,
     IdempotencyDashboard,
     IdempotencyGuard,
     IdempotencyKey,
@@ -230,6 +231,34 @@ class DocumentsStack(Stack):
             **FAST,
         )
         sfn.StateMachine(self, "GuardedRefund", definition_body=sfn.DefinitionBody.from_chainable(guard))
+
+        # Issue 31: one state of a document guarded by name (guard_states), the file unchanged: in a plain
+        # state machine around an AslFragment, and in an IdempotentStateMachine (whole and Charge guarded).
+        charge_and_ship = functions("Charge", "Ship")
+        shop = {"ChargeFunction": charge_and_ship["Charge"], "ShipFunction": charge_and_ship["Ship"]}
+        order = AslFragment(
+            self,
+            "ChargeAndShipStep",
+            definition_body=sfn.DefinitionBody.from_file(str(DOCUMENTS / "charge-and-ship.asl.json")),
+            definition_substitutions=shop,
+            table=table,
+            guard_states={"Charge": GuardedState(key=IdempotencyKey.from_paths("$.trip_id"), **FAST)},
+        )
+        plain = sfn.StateMachine(self, "ChargeAndShip", definition_body=sfn.DefinitionBody.from_chainable(order))
+        plain.add_to_role_policy(iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=list(charge_and_ship.values())))
+        whole = IdempotentStateMachine(
+            self,
+            "ChargeAndShipOnce",
+            table=table,
+            definition_body=sfn.DefinitionBody.from_file(str(DOCUMENTS / "charge-and-ship.asl.json")),
+            definition_substitutions=shop,
+            key=IdempotencyKey.from_paths("$.trip_id"),
+            guard_states={"Charge": GuardedState(key=IdempotencyKey.from_paths("$.trip_id"), **FAST)},
+            **FAST,
+        )
+        whole.state_machine.add_to_role_policy(
+            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=list(charge_and_ship.values()))
+        )
 
 
 class BehaviourStack(Stack):

@@ -87,6 +87,11 @@ STATE_MACHINE_ONLY = {
     ),
     "query_language": ("JSONata", "'JSONata' (a str) is not a sfn.QueryLanguage; pass sfn.QueryLanguage.JSONATA"),
     "definition_location": ("asset", "'asset' (a str) is not a DefinitionLocation; pass DefinitionLocation.ASSET"),
+    "guard_states": (
+        {"ChargePayment": "$.order_id"},
+        "is not a mapping of state names to an IdempotencyKey or a GuardedState; "
+        'pass {"ChargePayment": IdempotencyKey.from_paths("$.order_id")}',
+    ),
 }
 FRAGMENT = {
     "definition_body": (
@@ -100,6 +105,12 @@ FRAGMENT = {
         'pass {"ReserveFlightFunction": function.function_arn}',
     ),
     "state_name": (3, '3 (an int) is not a string; pass a string, such as "3"'),
+    "table": ("orders", "'orders' (a str) is not an IdempotencyTable or a table (dynamodb.ITable); pass the IdempotencyTable"),
+    "guard_states": (
+        ["ChargePayment"],
+        "is not a mapping of state names to an IdempotencyKey or a GuardedState; "
+        'pass {"ChargePayment": IdempotencyKey.from_paths("$.order_id")}',
+    ),
 }
 TABLE = {
     "table": (

@@ -69,7 +69,7 @@ def test_the_readmes_tests_of_a_users_workflow_pass_on_the_local_emulator(user_a
 def test_the_readmes_existing_workflow_examples_synthesize_and_the_graph_command_draws_the_first(tmp_path, monkeypatch):
     section = (ROOT / "README.md").read_text().split("## Existing workflows (ASL files)\n")[1].split("\n## ")[0]
     (document,) = re.findall(r"^```json\n(.*?)^```$", section, flags=re.MULTILINE | re.DOTALL)
-    whole, step = re.findall(r"^```python\n(.*?)^```$", section, flags=re.MULTILINE | re.DOTALL)
+    whole, step, guarded = re.findall(r"^```python\n(.*?)^```$", section, flags=re.MULTILINE | re.DOTALL)
     (tmp_path / "statemachine").mkdir()
     (tmp_path / "statemachine" / "booking.asl.json").write_text(document)
     (tmp_path / "statemachine" / "refund.asl.json").write_text((DOCUMENTS / "refund.asl.json").read_text())
@@ -88,7 +88,11 @@ def test_the_readmes_existing_workflow_examples_synthesize_and_the_graph_command
             "validate": sfn.Pass(trips, "Validate"),
         },
     )
+    exec(guarded, names)  # guard_states: the same file, one of its states guarded too
     app.synth()
+    assert "ReserveFlight.Guarded" in json.dumps(
+        state_machine_definitions(json.loads((tmp_path / "cdk.out" / "Trips.template.json").read_text()))
+    )
     assert json.loads(document)["States"]["BookingFailed"] == {"Type": "Fail", "Error": "BookingFailed"}
     command = re.search(r"`idempotent-constructs (graph [^`]*)`", section).group(1).split()
     drawn = CliRunner().invoke(cli, command)

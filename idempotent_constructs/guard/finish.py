@@ -65,9 +65,7 @@ def body(guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChaina
     state = chain.state if isinstance(chain, AslFragment) else chain
     if isinstance(state, DocumentState) and state.stands_alone:
         # A CustomState is named by its construct id: the guard's name for Body.
-        parallel = sfn.CustomState(
-            guard, guard.config.name("Body"), state_json={"Type": "Parallel", "Branches": [state.document.branch()]}
-        )
+        parallel = state.as_branch_of(guard, guard.config.name("Body"))
     else:
         parallel = Body(guard).branch(chain)
     parallel.add_catch(on_failure, errors=["States.ALL"])

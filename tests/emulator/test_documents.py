@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from idempotent_constructs import IdempotencyKey
 from idempotent_constructs.lambda_src import schema
 
@@ -153,3 +155,47 @@ def test_a_document_runs_as_its_file_says_a_discarded_result_discarded_and_its_n
     replay = documents.run("Nulls", {"trip_id": unique})
     assert (replay.status, replay.output) == ("SUCCEEDED", first.output)
     assert "Shape" not in replay.entered_states()
+
+
+# --- issue 31: one state of a document guarded by name (guard_states), the file unchanged -------------
+SHOP = ("Charge", "Ship")
+
+
+def order(unique: str, run_type: str = "success") -> dict[str, str]:
+    return {"trip_id": unique, "run_type": run_type}
+
+
+@pytest.mark.parametrize("workflow", ["ChargeAndShip", "ChargeAndShipOnce"])
+def test_a_rerun_after_a_later_step_failed_replays_the_guarded_state_and_runs_the_rest(documents, unique, workflow):
+    payload = order(unique, "failShipOnce")
+    failed = documents.run(workflow, payload)
+    assert (failed.status, failed.error) == ("FAILED", "StepFailed")
+    assert side_effect_runs(documents, unique, *SHOP) == {"Charge": 1, "Ship": 1}
+
+    again = documents.run(workflow, payload)
+    assert again.status == "SUCCEEDED", (again.error, again.cause)
+    assert again.output == {**payload, "charge": {"charged": "done"}, "ship": {"shipped": "done"}}
+    assert "Charge.Replay" in again.entered_states() and "Charge" not in again.entered_states()
+    assert side_effect_runs(documents, unique, *SHOP) == {"Charge": 1, "Ship": 2}
+
+
+def test_concurrent_duplicates_run_the_guarded_state_once_and_the_rest_each(documents, unique):
+    payload = order(unique)
+    with ThreadPoolExecutor(max_workers=5) as pool:
+        arns = list(pool.map(lambda i: documents.start("ChargeAndShip", payload, name=f"shop-{unique}-{i}"), range(5)))
+        executions = list(pool.map(documents.wait, arns))
+    assert [execution.status for execution in executions] == ["SUCCEEDED"] * 5, [e.cause for e in executions]
+    assert len({json.dumps(execution.output, sort_keys=True) for execution in executions}) == 1
+    assert side_effect_runs(documents, unique, *SHOP) == {"Charge": 1, "Ship": 5}
+
+
+def test_a_failure_of_the_guarded_state_goes_to_its_catch_and_releases_its_key_so_a_rerun_runs_it_again(documents, unique):
+    payload = order(unique, "failChargeOnce")
+    failed = documents.run("ChargeAndShip", payload)
+    # The file's Catch sends the failure to its Fail state, as without the guard.
+    assert (failed.status, failed.error, failed.cause) == ("FAILED", "ChargeFailed", "the payment service failed")
+    assert {"Charge.Release", "Charge failed"} <= set(failed.entered_states())
+    assert documents.records_of(failed, "Idempotency") == {}  # released
+    again = documents.run("ChargeAndShip", payload)
+    assert again.status == "SUCCEEDED", (again.error, again.cause)
+    assert side_effect_runs(documents, unique, *SHOP) == {"Charge": 2, "Ship": 1}

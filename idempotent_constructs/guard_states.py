@@ -1,0 +1,349 @@
+"""``guard_states``: states of an Amazon States Language document guarded by name, the file unchanged (B21).
+
+    IdempotentStateMachine(self, "Booking", table=table, key=IdempotencyKey.from_paths("$.trip_id"),
+        definition_body=sfn.DefinitionBody.from_file("statemachine/booking.asl.json"),
+        guard_states={"ProcessPayment": IdempotencyKey.from_paths("$.trip_id")})
+
+Each named state ``X`` (a Task, Parallel or Map, at the top level, in a Parallel branch or in a Map item
+processor) runs inside an ``IdempotencyGuard`` of its own: the guard is rendered alone (its own graph) and
+its states take ``X``'s place in ``X``'s own scope of the document. Every transition to ``X`` there goes
+to the guard's first state; the guard's last states go where ``X`` went (its ``Next``, or ``End``); the
+guard's ``Body`` branch is ``X`` itself, with its name, its fields and its ``Retry`` (a retry runs while
+the key is held). A Catch inside the branch cannot reach the states outside it, so ``X`` with a Catch
+runs in a Parallel ``X.Guarded`` that carries it: its input is ``X``'s input, its output ``X``'s output.
+The guard's own errors (``Idempotency.InFlight``, ``PayloadMismatch``, ...: the request, not the step)
+pass that Catch by (``X.Raise`` raises them again), so that a duplicate that waited too long does not
+run the compensation of a step another execution is running.
+
+Refused at synth, with the fix: a name that is no state of the document, a state with nothing to
+protect (Choice, Pass, Wait, Succeed, Fail), a state with ``Assign`` (it would assign inside the
+Body branch, where no later state sees the variable), and a Catch naming one of Step Functions' own
+errors other than ``States.ALL`` (a guarded step's ``States.*`` error arrives as
+``Idempotency.BodyFailed``, which such a Catch would not match).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+from aws_cdk import Duration
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from . import asl, options
+from .errors import Problems
+from .key import IdempotencyKey, namespace_problems
+from .lambda_src import schema
+from .payload import IdempotencyPayload
+from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
+
+if TYPE_CHECKING:
+    from .guard import IdempotencyGuard
+    from .table import IdempotencyTable
+
+
+@dataclass(frozen=True, kw_only=True)
+class GuardedState:
+    """How one state of a document is guarded (``guard_states={"ChargePayment": GuardedState(...)}``):
+    the options ``IdempotencyGuard`` takes, each with the guard's default. An ``IdempotencyKey`` alone
+    stands for ``GuardedState(key=...)``.
+
+    :param key: how the key is derived from the state's input. Default: ``IdempotencyKey.whole_input()``.
+    :param payload: the part of the state's input a duplicate must repeat. Default:
+        ``IdempotencyPayload.whole_input()``.
+    :param namespace: prefix of this state's record ids. Default: the namespace of the workflow
+        (``IdempotentStateMachine``) or the construct path (``AslFragment``), ``/``, and the state's
+        name (its characters that a namespace may not hold written ``_``).
+    :param expires_after: how long a finished record is kept. Default: 24 hours.
+    :param lease: how long a holder is trusted. Default: 15 minutes (5 minutes in an Express workflow).
+    :param poll_interval: first delay between polls of a waiting duplicate. Default: 1 second.
+    :param max_wait: how long a duplicate waits before ``Idempotency.InFlight``. Default: 5 minutes.
+    :param on_in_flight: ``WAIT`` or ``FAIL``. Default: ``InFlightPolicy.WAIT``.
+    :param on_failure: ``RELEASE`` or ``CACHE`` when the state fails. Default: ``FailurePolicy.RELEASE``.
+    :param on_completed: ``REPLAY`` or ``REJECT``. Default: ``CompletedPolicy.REPLAY``.
+    :param replay_marker: a top-level field marking a replayed object output. Default: none.
+    :param cache_errors: with ``CACHE``, the error names to remember. Default: every error.
+    :param result_storage: how results are kept. Default: ``ResultStorage.inline()``.
+    :param state_name_prefix: prefix of the guard's state names. Default: ``"{state name}."``
+        (``ChargePayment.Acquire``); shorter for a long state name (80 characters at most).
+    """
+
+    key: IdempotencyKey | None = None
+    payload: IdempotencyPayload | None = None
+    namespace: str | None = None
+    expires_after: Duration | None = None
+    lease: Duration | None = None
+    poll_interval: Duration | None = None
+    max_wait: Duration | None = None
+    on_in_flight: InFlightPolicy | None = None
+    on_failure: FailurePolicy | None = None
+    on_completed: CompletedPolicy | None = None
+    replay_marker: str | None = None
+    cache_errors: Sequence[str] | None = None
+    result_storage: ResultStorage | None = None
+    state_name_prefix: str | None = None
+
+
+def _kinds() -> dict[str, options.Kind]:
+    """What each option of a ``GuardedState`` takes: the guard's own kinds, but the table's."""
+    from .guard.config import OPTIONS  # the guard package imports this module's users
+
+    return {**{name: kind for name, kind in OPTIONS.items() if name != "table"}, "state_name_prefix": options.TEXT}
+
+
+def _accepts(value: Any) -> bool:
+    return isinstance(value, Mapping) and all(
+        isinstance(name, str) and isinstance(guarded, (IdempotencyKey, GuardedState)) for name, guarded in value.items()
+    )
+
+
+# What the option takes, as construct options are checked (options.check).
+GUARD_STATES = options.Kind(
+    "mapping of state names to an IdempotencyKey or a GuardedState",
+    _accepts,
+    lambda value: '{"ChargePayment": IdempotencyKey.from_paths("$.order_id")}, or GuardedState(key=..., ...) as a value',
+)
+# The kinds of state that do work a guard can protect: the others call no service.
+GUARDABLE = ("Task", "Parallel", "Map")
+# The guard's own errors, about the request (its key, its payload, another execution holding it), not
+# the step: they pass a guarded state's Catch by, as if it had none.
+PROTOCOL_ERRORS = [
+    schema.KEY_MISSING,
+    schema.PAYLOAD_MISSING,
+    schema.PAYLOAD_MISMATCH,
+    schema.IN_FLIGHT,
+    schema.ALREADY_COMPLETED,
+    schema.REPLAY_MARKER_UNSUPPORTED,
+    schema.LEASE_LOST,
+    schema.RESULT_MISSING,
+    schema.INPUT_TOO_LARGE,
+    schema.RESULT_TOO_LARGE,
+]
+# A Parallel's output unwrapped, per query language: its result is the one-item list of its branch's output.
+_UNWRAP = {asl.JSONPATH: {"OutputPath": "$[0]"}, asl.JSONATA: {"Output": "{% $states.result[0] %}"}}
+_NOT_IN_NAMESPACES = re.compile(r"[^A-Za-z0-9_.:/=+@-]")
+_TRANSITIONS = ("Next", "Default")
+
+
+@dataclass(frozen=True)
+class GuardedDocument:
+    """A document with its guarded states spliced in: what runs, the guards by state name, and the
+    policy statements of the guards' states (to register into the graph the document is bound to)."""
+
+    document: asl.Document
+    guards: dict[str, IdempotencyGuard]
+    statements: list[iam.PolicyStatement]
+
+
+def guard_document(
+    owner: Construct,
+    document: asl.Document,
+    guard_states: Mapping[str, IdempotencyKey | GuardedState],
+    *,
+    table: IdempotencyTable | dynamodb.ITable,
+    namespace: str,
+    defaults: Mapping[str, Any] | None = None,
+) -> GuardedDocument:
+    """``document`` with each state named in ``guard_states`` inside a guard of its own (made under
+    ``owner``), its records in ``table`` under ``{namespace}/{state name}`` unless it names its own
+    namespace; ``defaults`` are the guards' options its ``GuardedState`` leaves out (the lease of an
+    Express workflow, the owner state machine of a Standard one). Every problem at once, under ``owner``."""
+    wanted = {name: value if isinstance(value, GuardedState) else GuardedState(key=value) for name, value in guard_states.items()}
+    found = Problems(owner)
+    found.extend(_problems(document, wanted, namespace))
+    found.raise_if_any()
+    from .guard import IdempotencyGuard
+
+    definition = copy.deepcopy(document.definition)
+    guards: dict[str, IdempotencyGuard] = {}
+    statements: list[iam.PolicyStatement] = []
+    holder = Construct(owner, "GuardStates")
+    # The innermost first: a guarded Parallel or Map then holds its guarded states already spliced.
+    for name in [name for name in reversed(document.state_names()) if name in wanted]:
+        located = _scope_of(definition, name, document.language)
+        assert located is not None  # checked above
+        scope, scope_language = located
+        guarded = wanted[name]
+        state = scope["States"][name]
+        language = str(state.get("QueryLanguage", scope_language))
+        own_scope = Construct(holder, name.replace("/", "|"))
+        step = {field: value for field, value in state.items() if field not in ("Next", "End", "Catch")}
+        values = {field.name: getattr(guarded, field.name) for field in fields(guarded)}
+        guard = IdempotencyGuard(
+            own_scope,
+            "Guard",
+            table=table,
+            # What the guard checks of its body (a replay marker's object output, ...) is the state's
+            # own JSON; its branch is replaced by the state as the file has it, nulls kept, below.
+            body=sfn.CustomState(own_scope, "Step", state_json=asl.with_json_nulls(step)),
+            **{
+                **(defaults or {}),
+                **{field: value for field, value in values.items() if value is not None},
+                "namespace": _namespace(guarded, namespace, name),
+                "state_name_prefix": _prefix(guarded, name),
+            },
+        )
+        guards[name] = guard
+        graph = sfn.StateGraph(guard.start_state, f"the guard of {name}")
+        rendered = dict(graph.to_graph_json())
+        statements.extend(graph.policy_statements)
+        states: dict[str, Any] = dict(rendered["States"])
+        body = states[guard.state_name("Body")]
+        body["Branches"] = [{"StartAt": name, "States": {name: {**step, "End": True}}}]
+        declared = {"QueryLanguage": language} if language != scope_language else {}
+        body.update(declared)
+        entry = rendered["StartAt"]
+        if "Catch" in state:
+            entry = guard.state_name("Guarded")
+        # Where the state went, where the guard now goes (a state that went to itself goes to its guard).
+        following = {"Next": entry if state["Next"] == name else state["Next"]} if "Next" in state else {"End": True}
+        if "Catch" in state:
+            raised = guard.state_name("Raise")
+            catches = [{**catch, "Next": entry} if catch.get("Next") == name else catch for catch in state["Catch"]]
+            spliced = {
+                entry: {
+                    "Type": "Parallel",
+                    **declared,
+                    "Comment": f"{name} once per idempotency key, its Catch as the document has it",
+                    "Branches": [{"StartAt": rendered["StartAt"], "States": states}],
+                    **_UNWRAP[language],
+                    "Catch": [{"ErrorEquals": PROTOCOL_ERRORS, "Next": raised}, *catches],
+                    **following,
+                },
+                raised: {
+                    "Type": "Fail",
+                    "QueryLanguage": asl.JSONATA,
+                    "Comment": f"The guard of {name} failed (not {name}): its error passes {name}'s Catch by",
+                    "Error": "{% $states.input.Error %}",
+                    "Cause": "{% $exists($states.input.Cause) ? $states.input.Cause : '' %}",
+                },
+            }
+        else:
+            spliced = states
+            for guard_state in states.values():
+                if guard_state.get("End") is True and "Next" in following:
+                    del guard_state["End"]
+                    guard_state["Next"] = following["Next"]
+        _replace(scope, name, spliced, entry)
+    return GuardedDocument(asl.Document(definition, document.source), guards, statements)
+
+
+def _replace(scope: dict[str, Any], name: str, spliced: dict[str, Any], entry: str) -> None:
+    """In ``scope``, the state ``name`` replaced by the states ``spliced`` (at its place), and every
+    transition to it sent to ``entry``."""
+    old = scope["States"]
+    scope["States"] = {}
+    for other, state in old.items():
+        if other == name:
+            scope["States"].update(spliced)
+            continue
+        scope["States"][other] = state
+        for field in _TRANSITIONS:
+            if state.get(field) == name:
+                state[field] = entry
+        for rule in _objects(state.get("Choices")) + _objects(state.get("Catch")):
+            if rule.get("Next") == name:
+                rule["Next"] = entry
+    if scope.get("StartAt") == name:
+        scope["StartAt"] = entry
+
+
+def _problems(document: asl.Document, wanted: Mapping[str, GuardedState], namespace: str) -> list[str]:
+    found: list[str] = []
+    states = {name: (where, state) for name, where, state in asl.all_states(document.definition, "")}
+    from .guard.protocol import STATE_NAMES
+
+    generated: dict[str, str] = {}  # a state name a guard generates -> the guarded state
+    namespaces: dict[str, str] = {}
+    kinds = _kinds()
+    for name, guarded in wanted.items():
+        values = {field.name: getattr(guarded, field.name) for field in fields(guarded)}
+        found += [f"guard_states[{name!r}].{problem}" for problem in options.problems(kinds, values)]
+        if name not in states:
+            listed = ", ".join(repr(state) for state in list(states)[:20]) + (", ..." if len(states) > 20 else "")
+            found.append(f"guard_states: {name!r} names no state of {document.source}; its states: {listed}")
+            continue
+        where, state = states[name]
+        kind = state.get("Type")
+        if kind not in GUARDABLE:
+            found.append(
+                f"guard_states: {name!r} ({where}) is a {kind} state, which calls no service: a guard has nothing to "
+                "protect there; guard the Task, Parallel or Map state that does the work"
+            )
+            continue
+        if "Assign" in state:
+            found.append(
+                f"guard_states: {name!r} ({where}) has Assign, which would assign its variables inside the guard's "
+                "Body branch, where no state after it sees them; move the Assign to a Pass state after it in the "
+                f"document (the Pass reads {name}'s output), or leave {name!r} out of guard_states"
+            )
+        for index, catch in enumerate(_objects(state.get("Catch"))):
+            own = [error for error in catch.get("ErrorEquals", []) if str(error).startswith("States.") and error != "States.ALL"]
+            if own:
+                found.append(
+                    f"guard_states: {name!r} ({where}/Catch[{index}]) catches {', '.join(own)}: inside its guard, a "
+                    f"failure with one of Step Functions' own errors (States.*) ends as {schema.BODY_FAILED} (its "
+                    "Cause holds the original error), which this Catch would not match; catch States.ALL, or "
+                    f"{schema.BODY_FAILED} and the state's own error names"
+                )
+        if isinstance(guarded.namespace, str) or guarded.namespace is None:
+            chosen = _namespace(guarded, namespace, name)
+            problems = namespace_problems(chosen, f"guard_states[{name!r}].namespace")
+            found += problems
+            if not problems and chosen in namespaces:
+                found.append(
+                    f"guard_states: {name!r} and {namespaces[chosen]!r} would keep their records under one namespace, "
+                    f"{chosen!r}; pass GuardedState(namespace=...) to one"
+                )
+            namespaces.setdefault(chosen, name)
+        prefix = _prefix(guarded, name)
+        names = [f"{prefix}{generated_name}" for generated_name in (*STATE_NAMES, "Guarded", "Raise")]
+        for generated_name in names:
+            if generated_name in states:
+                found.append(
+                    f"guard_states: the state {generated_name!r} of {document.source} has the name of a state the guard "
+                    f"of {name!r} generates; pass GuardedState(state_name_prefix=...) (now {prefix!r})"
+                )
+            elif generated_name in generated:
+                found.append(
+                    f"guard_states: the guards of {generated[generated_name]!r} and {name!r} would both generate a "
+                    f"state {generated_name!r}; pass GuardedState(state_name_prefix=...) to one"
+                )
+            generated.setdefault(generated_name, name)
+    return found
+
+
+def _namespace(guarded: GuardedState, namespace: str, name: str) -> str:
+    return guarded.namespace if guarded.namespace is not None else f"{namespace}/{_NOT_IN_NAMESPACES.sub('_', name)}"
+
+
+def _prefix(guarded: GuardedState, name: str) -> str:
+    return guarded.state_name_prefix if guarded.state_name_prefix is not None else f"{name}."
+
+
+def _scope_of(scope: dict[str, Any], name: str, language: str) -> tuple[dict[str, Any], str] | None:
+    """The scope (the document, a branch, an item processor) whose own states hold ``name``, and its
+    query language."""
+    states = scope.get("States")
+    if not isinstance(states, dict):
+        return None
+    if name in states:
+        return scope, language
+    for state in states.values():
+        own = str(state.get("QueryLanguage", language))
+        inner = [branch for branch in _objects(state.get("Branches"))]
+        inner += [state[field] for field in ("ItemProcessor", "Iterator") if isinstance(state.get(field), dict)]
+        for nested in inner:
+            if (found := _scope_of(nested, name, own)) is not None:
+                return found
+    return None
+
+
+def _objects(value: Any) -> list[dict[str, Any]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
