@@ -49,28 +49,34 @@ class GuardGraph:
     edges: list[Edge] = field(default_factory=list)
     polled_edges: list[Edge] = field(default_factory=list)
     paths: dict[str, list[str]] = field(default_factory=dict)
+    prefix: str = ""  # the guard's state-name prefix, e.g. "Idempotency."
 
 
-def read_guard(definition: dict[str, Any]) -> GuardGraph:
-    prefix = next(
-        (
-            name[: -len("Acquire")]
-            for name in definition["States"]
-            if name.endswith("Acquire") and name[: -len("Acquire")] + "Body" in definition["States"]
-        ),
-        None,
-    )
-    if prefix is None:
-        raise NoGuard("this state machine has no guard states (…Acquire and …Body) at its top level")
+def read_guard(definition: dict[str, Any], guard: str | None = None) -> GuardGraph:
+    """The outermost guard of ``definition``, or the guard whose state-name prefix is ``guard`` (its
+    construct id, e.g. ``ChargeOnce`` for ``ChargeOnce.Acquire``), found at any depth."""
+    if guard is None:
+        container = definition
+        prefix = next((p for p in _prefixes(definition["States"])), None)
+        if prefix is None:
+            raise NoGuard("this state machine has no guard states (…Acquire and …Body) at its top level")
+    else:
+        found = next(
+            ((f"{guard}.", c) for c in _containers(definition) if f"{guard}." in _prefixes(c["States"])),
+            None,
+        )
+        if found is None:
+            raise NoGuard(f"this state machine has no guard {guard!r} (no {guard}.Acquire and {guard}.Body states)")
+        prefix, container = found
 
     def ours(states: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return {name[len(prefix) :]: state for name, state in states.items() if name.startswith(prefix)}
 
-    states = ours(definition["States"])
+    states = ours(container["States"])
     polled = ours(
         {name: state for branch in states.get("Await", {}).get("Branches", []) for name, state in branch["States"].items()}
     )
-    graph = GuardGraph(states, polled, definition["StartAt"][len(prefix) :])
+    graph = GuardGraph(states, polled, _entry(container, prefix)[len(prefix) :], prefix=prefix)
     graph.edges = _edges(states, prefix)
     graph.polled_edges = _edges(polled, prefix)
     for outcome, forms in OUTCOMES.items():
@@ -83,20 +89,63 @@ def read_guard(definition: dict[str, Any]) -> GuardGraph:
     return graph
 
 
-def _edges(states: dict[str, dict[str, Any]], prefix: str) -> list[Edge]:
-    """The transitions between ``states``: Next, Choice rules, Default ("otherwise") and Catch."""
-    found = []
-    for name, state in states.items():
-        targets = [(state.get("Next"), ""), (state.get("Default"), "otherwise")]
-        targets += [(rule["Next"], "") for rule in state.get("Choices", [])]
-        targets += [
-            (catch["Next"], "catch " + ", ".join(e.split(".")[-1] for e in catch["ErrorEquals"]))
-            for catch in state.get("Catch", [])
-        ]
-        for target, label in targets:
-            if target and target[len(prefix) :] in states and target.startswith(prefix):
-                found.append(Edge(name, target[len(prefix) :], label))
+def guard_names(definition: dict[str, Any]) -> list[str]:
+    """The state-name prefix (the construct id) of every guard in ``definition``, at any depth."""
+    return [p.removesuffix(".") for c in _containers(definition) for p in _prefixes(c["States"]) if p]
+
+
+def _prefixes(states: dict[str, Any]) -> list[str]:
+    """The prefixes of the guards whose states are among ``states`` (``X.`` for ``X.Acquire`` and ``X.Body``)."""
+    return [name[: -len("Acquire")] for name in states if name.endswith("Acquire") and name[: -len("Acquire")] + "Body" in states]
+
+
+def _children(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """The state lists nested in a state: a Parallel's branches, a Map's item processor."""
+    nested = list(state.get("Branches", []))
+    nested += [state[key] for key in ("ItemProcessor", "Iterator") if isinstance(state.get(key), dict)]
+    return [n for n in nested if isinstance(n.get("States"), dict)]
+
+
+def _containers(definition: dict[str, Any]) -> list[dict[str, Any]]:
+    """``definition`` and every branch and item processor in it, at any depth (each has StartAt, States)."""
+    found = [definition]
+    for container in found:
+        found += [child for state in container["States"].values() for child in _children(state)]
     return found
+
+
+def _entry(container: dict[str, Any], prefix: str) -> str:
+    """The guard's first state: where its container starts, or where a state outside the guard goes into it."""
+    if container["StartAt"].startswith(prefix):
+        return str(container["StartAt"])
+    into = (
+        target
+        for name, state in container["States"].items()
+        if not name.startswith(prefix)
+        for target, _ in _transitions(state)
+        if target.startswith(prefix)
+    )
+    return next(into, prefix + "Acquire")
+
+
+def _transitions(state: dict[str, Any]) -> list[tuple[str, str]]:
+    """A state's targets and their labels: Next, Choice rules, Default ("otherwise") and Catch."""
+    targets = [(state.get("Next"), ""), (state.get("Default"), "otherwise")]
+    targets += [(rule.get("Next"), "") for rule in state.get("Choices", [])]
+    targets += [
+        (catch["Next"], "catch " + ", ".join(e.split(".")[-1] for e in catch["ErrorEquals"])) for catch in state.get("Catch", [])
+    ]
+    return [(target, label) for target, label in targets if isinstance(target, str)]
+
+
+def _edges(states: dict[str, dict[str, Any]], prefix: str) -> list[Edge]:
+    """The transitions between ``states`` (named without ``prefix``)."""
+    return [
+        Edge(name, target[len(prefix) :], label)
+        for name, state in states.items()
+        for target, label in _transitions(state)
+        if target.startswith(prefix) and target[len(prefix) :] in states
+    ]
 
 
 def _through(edges: list[Edge], waypoints: list[str]) -> list[str] | None:
@@ -123,35 +172,129 @@ def _through(edges: list[Edge], waypoints: list[str]) -> list[str] | None:
     return route
 
 
-def mermaid(definition: dict[str, Any], title: str = "") -> str:
-    """The outermost guard's states as a Mermaid flowchart: the protected chain collapsed into Body,
-    the poll drawn inside Await, each outcome's transitions labelled and coloured, and each path
-    listed in a comment at the end."""
-    graph = read_guard(definition)
+def mermaid(definition: dict[str, Any], title: str = "", guard: str | None = None, collapse_guards: bool = False) -> str:
+    """The outermost guard's states (or those of the guard ``guard`` names) as a Mermaid flowchart:
+    the protected chain's own states drawn inside Body (each Parallel branch and Map item processor a
+    subgraph, each guard in it a subgraph titled by its prefix, or one node with ``collapse_guards``),
+    the poll drawn inside Await, each outcome's transitions labelled and coloured, and each path listed
+    in a comment at the end."""
+    graph = read_guard(definition, guard)
     names = sorted(graph.states) + sorted(set(graph.polled) - set(graph.states))
     ids = {name: f"s{index}" for index, name in enumerate(names)}
+    drawing = _Drawing(len(names), collapse_guards)
 
     def node(name: str, state: dict[str, Any]) -> str:
-        label = "Body: the protected chain" if name == "Body" else name
-        return ids[name] + _SHAPES.get(state["Type"], "[{}]").format(f'"{label}"')
-
-    def arrow(edge: Edge, label: str) -> str:
-        return f"{ids[edge.source]} -->{f'|{label}|' if label else ''} {ids[edge.target]}"
+        return ids[name] + _SHAPES.get(state["Type"], "[{}]").format(_quote(name))
 
     lines = [f"%% {title or 'idempotent-constructs graph'}", "flowchart TD"]
-    lines += [f"    {node(name, graph.states[name])}" for name in sorted(graph.states) if name != "Await" or not graph.polled]
+    drawing.lines = lines
+    for name in sorted(graph.states):
+        state = graph.states[name]
+        if name == "Body" and _children(state):
+            lines.append(f'    subgraph {ids[name]}["Body: the protected chain"]')
+            for branch in _children(state):
+                drawing.branch(branch, "        ", several=len(_children(state)) > 1)
+            lines.append("    end")
+        elif name != "Await" or not graph.polled:
+            lines.append(f"    {node(name, state)}")
     styles = []
     if graph.polled:
         lines.append(f'    subgraph {ids["Await"]}["Await: poll the record"]')
         lines += [f"        {node(name, graph.polled[name])}" for name in sorted(graph.polled)]
-        lines += [f"        {arrow(edge, edge.label)}" for edge in graph.polled_edges]
+        for edge in graph.polled_edges:
+            drawing.arrow("        ", ids[edge.source], ids[edge.target], edge.label)
         lines.append("    end")
     for edge in graph.edges:
         outcomes = [o for o, path in graph.paths.items() if (edge.source, edge.target) in itertools.pairwise(path)]
-        lines.append("    " + arrow(edge, " / ".join(filter(None, [edge.label, *outcomes]))))
+        index = drawing.arrow("    ", ids[edge.source], ids[edge.target], " / ".join(filter(None, [edge.label, *outcomes])))
         if outcomes:
-            index = len(graph.polled_edges) + graph.edges.index(edge)
             styles.append(f"    linkStyle {index} stroke:{_COLORS[outcomes[0]]},stroke-width:3px")
     lines += styles
     lines += [f"%% {outcome}: {' -> '.join(path)}" for outcome, path in graph.paths.items()]
     return "\n".join(lines) + "\n"
+
+
+def _quote(label: str) -> str:
+    return '"' + label.replace('"', "#quot;") + '"'
+
+
+class _Drawing:
+    """The states of a body, drawn level by level: a Parallel's branches and a Map's item processor as
+    subgraphs, each guard among them as a subgraph titled by its prefix (or one node, collapsed)."""
+
+    def __init__(self, first_id: int, collapse_guards: bool) -> None:
+        self.lines: list[str] = []
+        self.next_id = first_id
+        self.edges = 0  # the arrows drawn so far: the index linkStyle gives the next one
+        self.collapse_guards = collapse_guards
+
+    def new_id(self) -> str:
+        self.next_id += 1
+        return f"s{self.next_id - 1}"
+
+    def arrow(self, indent: str, source: str, target: str, label: str = "") -> int:
+        self.lines.append(f"{indent}{source} -->{f'|{label}|' if label else ''} {target}")
+        self.edges += 1
+        return self.edges - 1
+
+    def branch(self, branch: dict[str, Any], indent: str, several: bool, strip: str = "") -> None:
+        """A branch (or item processor): in a subgraph of its own if its state has several."""
+        states = branch["States"]
+        strip = strip if all(name.startswith(strip) for name in states) else ""
+        if several:
+            self.lines.append(f"{indent}subgraph {self.new_id()}[{_quote('branch ' + str(branch['StartAt']))}]")
+            self.level(states, indent + "    ", strip)
+            self.lines.append(f"{indent}end")
+        else:
+            self.level(states, indent, strip)
+
+    def level(self, states: dict[str, Any], indent: str, strip: str = "") -> None:
+        """The states of one level and the transitions between them."""
+        prefixes = sorted((p for p in _prefixes(states) if p and p != strip), key=len, reverse=True)
+        group = {name: next((p for p in prefixes if name.startswith(p)), None) for name in states}
+        titled = {p: self.new_id() for p in prefixes}  # each guard's subgraph, or its node when collapsed
+        collapsed = titled if self.collapse_guards else {}
+        ids = {name: collapsed.get(group[name] or "") or self.new_id() for name in states}
+        inside: dict[str, list[tuple[str, str, str]]] = {p: [] for p in prefixes}
+        between: list[tuple[str, str, str]] = []
+        for name, state in states.items():
+            for target, label in _transitions(state):
+                if target not in states or ids[name] == ids[target]:
+                    continue
+                arrow = (ids[name], ids[target], label)
+                same = group[name] if group[name] == group[target] and group[name] not in collapsed else None
+                edges = inside[same] if same else between
+                if arrow not in edges:
+                    edges.append(arrow)
+        drawn: set[str] = set()
+        for name, state in states.items():
+            prefix = group[name]
+            if prefix is None:
+                self.state(ids[name], name.removeprefix(strip), state, indent, strip)
+            elif prefix not in drawn:
+                drawn.add(prefix)
+                title = prefix.removesuffix(".")
+                if prefix in collapsed:
+                    self.lines.append(f"{indent}{collapsed[prefix]}[[{_quote(title)}]]")
+                    continue
+                self.lines.append(f"{indent}subgraph {titled[prefix]}[{_quote(title)}]")
+                for member, member_state in states.items():
+                    if group[member] == prefix:
+                        self.state(ids[member], member.removeprefix(prefix), member_state, indent + "    ", prefix)
+                for source, target, label in inside[prefix]:
+                    self.arrow(indent + "    ", source, target, label)
+                self.lines.append(f"{indent}end")
+        for source, target, label in between:
+            self.arrow(indent, source, target, label)
+
+    def state(self, id_: str, label: str, state: dict[str, Any], indent: str, strip: str) -> None:
+        """A state: a node, or a subgraph holding the states of its branches or item processor."""
+        children = _children(state)
+        if not children:
+            self.lines.append(f"{indent}{id_}" + _SHAPES.get(state["Type"], "[{}]").format(_quote(label)))
+            return
+        title = f"{label}: each item" if state["Type"] == "Map" else label
+        self.lines.append(f"{indent}subgraph {id_}[{_quote(title)}]")
+        for child in children:
+            self.branch(child, indent + "    ", several=len(children) > 1, strip=strip)
+        self.lines.append(f"{indent}end")

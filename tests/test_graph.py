@@ -13,11 +13,19 @@ from aws_cdk import aws_stepfunctions as sfn
 from click.testing import CliRunner
 
 from example.stack import OrdersStack
-from idempotent_constructs import IdempotencyKey, IdempotencyTable, IdempotentStateMachine, InFlightPolicy
+from idempotent_constructs import (
+    AslFragment,
+    IdempotencyGuard,
+    IdempotencyKey,
+    IdempotencyTable,
+    IdempotentStateMachine,
+    InFlightPolicy,
+)
 from idempotent_constructs.assembly import state_machine_definitions
 from idempotent_constructs.cli import cli
 from idempotent_constructs.graph import NoGuard, mermaid, read_guard
 from tests.conftest import ROOT
+from tests.stacks import DOCUMENTS
 
 
 @pytest.fixture(scope="module")
@@ -154,3 +162,79 @@ def test_a_name_that_matches_nothing_in_a_template_alone_lists_its_state_machine
     assert all(f"RefundsApp/{logical_id}" in result.output for logical_id in state_machine_ids(alone).values())
     result = CliRunner().invoke(cli, ["graph", str(alone)])
     assert result.exit_code == 1 and all(logical_id in result.output for logical_id in state_machine_ids(alone).values())
+
+
+def subgraph(picture: str, title: str) -> str:
+    """The lines of the subgraph titled ``title``, down to its own ``end``."""
+    lines = picture.splitlines()
+    (start,) = [i for i, line in enumerate(lines) if re.fullmatch(rf'\s*subgraph s\d+\["{re.escape(title)}"\]', line)]
+    indent = lines[start][: len(lines[start]) - len(lines[start].lstrip())]
+    end = next(i for i in range(start + 1, len(lines)) if lines[i] == f"{indent}end")
+    return "\n".join(lines[start : end + 1])
+
+
+def test_the_example_bodys_own_states_are_drawn_inside_the_body_subgraph(assembly):
+    picture = mermaid(definition(assembly, "IdempotentOrders", "Orders"), title="Orders")
+    body = subgraph(picture, "Body: the protected chain")
+    for state in ("Validate", "Charge", "ExpressShipping?", "ShipStandard", "ShipExpress"):
+        assert re.search(rf'^\s+s\d+\W*"{re.escape(state)}"', body, flags=re.MULTILINE), state
+    assert re.search(r"-->\|otherwise\| s\d+", body)  # the Choice's Default, between the body's states
+    assert "%% first run: Acquire -> Body -> Complete" in picture
+
+
+def test_a_nested_guard_is_a_subgraph_titled_by_its_prefix_and_one_node_with_collapse_guards(assembly):
+    orders = definition(assembly, "IdempotentOrders", "Orders")
+    guard = subgraph(mermaid(orders), "ChargeOnce")
+    assert '["Acquire"]' in guard and '["Charge"]' in subgraph(guard, "Body")
+    collapsed = mermaid(orders, collapse_guards=True)
+    assert not re.search(r'subgraph s\d+\["ChargeOnce"\]', collapsed) and '"Charge"' not in collapsed
+    (node,) = re.findall(r'(s\d+)\[\["ChargeOnce"\]\]', subgraph(collapsed, "Body: the protected chain"))
+    assert re.search(rf"s\d+ --> {node}$", collapsed, flags=re.MULTILINE)  # Validate goes into the guard
+    assert "%% replay: Acquire -> Inspect -> Route -> Replay" in collapsed
+
+
+def test_a_guard_is_found_by_its_construct_id_and_drawn_as_the_outermost(assembly):
+    result = CliRunner().invoke(cli, ["graph", assembly, "--state-machine", "ChargeOnce"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("%% IdempotentOrders/Orders/StateMachine: guard ChargeOnce\n")
+    body = subgraph(result.output, "Body: the protected chain")
+    assert '["Charge"]' in body and "Validate" not in result.output
+    assert "%% first run: Acquire -> Body -> Complete" in result.output
+    result = CliRunner().invoke(cli, ["graph", assembly, "--state-machine", "ChargeTwice"])
+    assert result.exit_code == 1 and "guard ChargeOnce in IdempotentOrders/Orders/StateMachine" in result.output
+
+
+@pytest.fixture(scope="module")
+def composed(tmp_path_factory) -> Path:
+    """A plain state machine whose guard runs a document (an AslFragment), a Map of guarded items and a Parallel."""
+    app = App(outdir=str(tmp_path_factory.mktemp("composed")))
+    stack = Stack(app, "Composed")
+    table = IdempotencyTable(stack, "Idempotency")
+    step = AslFragment(
+        stack,
+        "RefundStep",
+        definition_body=sfn.DefinitionBody.from_string((DOCUMENTS / "refund.asl.json").read_text()),
+        definition_substitutions={"RefundFunction": "arn:aws:lambda:eu-west-1:123456789012:function:refund"},
+    )
+    each = sfn.Map(stack, "EachItem", items_path="$.items", result_path="$.done").item_processor(
+        IdempotencyGuard(stack, "ItemOnce", table=table, body=sfn.Pass(stack, "ItemWork"), key=IdempotencyKey.from_paths("$.sku"))
+    )
+    fork = sfn.Parallel(stack, "Fork", result_path="$.fork").branch(sfn.Pass(stack, "Left")).branch(sfn.Pass(stack, "Right"))
+    body = sfn.Pass(stack, "RefundReceived").next(step).next(each).next(fork)
+    guard = IdempotencyGuard(stack, "RefundOnce", table=table, body=body, key=IdempotencyKey.from_paths("$.trip_id"))
+    sfn.StateMachine(stack, "GuardedRefund", definition_body=sfn.DefinitionBody.from_chainable(guard))
+    return Path(app.synth().directory)
+
+
+def test_a_documents_states_and_nested_maps_parallels_and_guards_are_drawn_in_the_body(composed):
+    result = CliRunner().invoke(cli, ["graph", str(composed), "--state-machine", "GuardedRefund"])
+    assert result.exit_code == 0, result.output
+    body = subgraph(result.output, "Body: the protected chain")
+    document = json.loads((DOCUMENTS / "refund.asl.json").read_text())
+    assert all(f'"{state}"' in subgraph(body, "RefundStep") for state in document["States"])
+    item = subgraph(subgraph(body, "EachItem: each item"), "ItemOnce")
+    assert '"ItemWork"' in subgraph(item, "Body")
+    fork = subgraph(body, "Fork")
+    assert '"Left"' in subgraph(fork, "branch Left") and '"Right"' in subgraph(fork, "branch Right")
+    found = CliRunner().invoke(cli, ["graph", str(composed), "--state-machine", "RefundOnce"])
+    assert found.exit_code == 0 and subgraph(found.output, "Body: the protected chain") == body
