@@ -105,8 +105,9 @@ def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable) -> tuple[ItemT
         payload["bucket"] = guard.results_bucket.bucket_name
     store = invoke(guard, config, "StoreResult", guard.result_function, payload, after_body=True, outputs=expression(RESULT))
     # Retrying is safe (the object name is fixed per holder and the record write is fenced), except
-    # for the two answers retrying cannot change.
-    store.add_retry(errors=[schema.LEASE_LOST, schema.RESULT_TOO_LARGE], max_attempts=0)
+    # for the answers retrying cannot change: the function's two, and a result refused before the task
+    # is built (QUERY_FAILED, below), which States.ALL would retry for minutes while the key is held.
+    store.add_retry(errors=[schema.LEASE_LOST, schema.RESULT_TOO_LARGE, QUERY_FAILED], max_attempts=0)
     retry_transient(store, ["States.ALL"], after_body=True)
     store.add_catch(lease_lost, errors=[schema.LEASE_LOST])
     store.add_catch(on_failure, errors=[schema.RESULT_TOO_LARGE], outputs=ERROR_OUTPUT)

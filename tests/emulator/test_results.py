@@ -103,6 +103,18 @@ def test_a_result_over_the_payload_limit_fails_the_execution_and_the_key_is_rele
     assert retried.status == "SUCCEEDED" and "Idempotency.Inspect" not in retried.entered_states()
 
 
+def test_a_result_too_large_to_send_to_the_result_function_is_refused_at_once_and_the_key_released(behaviour, unique):
+    # 255,408 bytes of compact JSON: within the 256 KiB a state may output, beyond what StoreResult may
+    # send (records.within_payload): a deliberate refusal, which no retry can change.
+    started = time.monotonic()
+    failed = behaviour.run("InlineResults", {"id": unique, "kib": 275})
+    assert (failed.status, failed.error) == ("FAILED", "Idempotency.ResultTooLarge"), failed.cause
+    assert time.monotonic() - started < 30  # States.ALL's retrier would hold the key for minutes
+    assert failed.entered_states().count("Idempotency.StoreResult") == 1
+    assert failed.lambda_invocations() == 1  # the body's own function: the result function was never called
+    assert "Idempotency.Release" in failed.entered_states() and not behaviour.records_of(failed, "Idempotency")
+
+
 def test_a_replay_whose_result_object_is_gone_fails_with_result_missing_and_never_runs_the_body(behaviour, unique):
     payload = {"id": unique, "kib": 100}
     first = behaviour.run("LargeResults", payload)
