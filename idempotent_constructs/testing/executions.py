@@ -154,7 +154,18 @@ class Deployment:
             if f"/{name}/" in f"/{self._path(logical_id)}/" or not name
         ]
         if len(matches) != 1:
-            raise LookupError(f"expected one {resource_type} matching {name!r}, found {matches}")
+            candidates = [self._path(logical_id) for logical_id in self._logical_ids(resource_type)]
+            found = f"{len(matches)} of them match" if name else f"there are {len(matches)}"
+            ids = sorted({path.split("/")[1] for path in candidates if "/" in path})
+            raise LookupError(
+                f"{self.stack_name} has {len(candidates)} {resource_type} ({', '.join(candidates) or 'none'}) and {found}"
+                f"{f' {name!r}' if name else ''}: name the one you mean by a construct id in its path"
+                + (
+                    f", one of {', '.join(repr(i) for i in ids)} (records_of(execution, table=...), table_name(...), run(...))"
+                    if ids
+                    else ""
+                )
+            )
         return str(self.resources[matches[0]])
 
     def _path(self, logical_id: str) -> str:

@@ -157,3 +157,12 @@ def test_the_key_command_prints_the_id_and_validation_the_workflow_wrote(recipes
 def test_the_key_command_names_a_payload_selection_that_selects_nothing():
     result = run_cli("key", "--namespace", "Sources/SqsPipe", "--payload-path", "$[0].body", input='[{"messageId": "m-1"}]')
     assert result.exit_code != 0 and f"{schema.PAYLOAD_MISSING}: the payload path $[0].body is missing" in result.output
+
+
+def test_records_of_a_stack_with_two_tables_names_the_candidates_and_the_fix(recipes, unique):
+    first = recipes.run("SqsPipe", RECIPES["SqsPipe"].deliver(unique).event)
+    with pytest.raises(LookupError) as raised:
+        recipes.records_of(first)
+    message = str(raised.value)
+    assert "Sources has 2 AWS::DynamoDB::Table (Sources/Idempotency/Table/Resource, Sources/SideEffects/Resource)" in message
+    assert "name the one you mean by a construct id in its path, one of 'Idempotency', 'SideEffects'" in message
