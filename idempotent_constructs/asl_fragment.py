@@ -39,11 +39,7 @@ FRAGMENT_OPTIONS: dict[str, options.Kind] = {
     "definition_body": options.DEFINITION_BODY,
     "definition_substitutions": options.SUBSTITUTIONS,
     "state_name": options.TEXT,
-    "table": options.Kind(
-        "IdempotencyTable or a table (dynamodb.ITable)",
-        lambda value: isinstance(value, IdempotencyTable) or options.implements(value, dynamodb.ITable),
-        options.table_fix,
-    ),
+    "table": options.WORKFLOW_TABLE,
     "guard_states": guard_states_module.GUARD_STATES,
 }
 # The fields a Parallel state's own output is unwrapped with, per query language: its result is the

@@ -155,6 +155,14 @@ def table_fix(value: Any) -> str:
     return f'the IdempotencyTable(self, "Idempotency") you created, or an existing table: {adopted}'
 
 
+def _workflow_table(value: Any) -> bool:
+    from .table import IdempotencyTable  # table.py builds on this module
+
+    return isinstance(value, IdempotencyTable) or implements(value, dynamodb.ITable)
+
+
+# Where a workflow's or a guard's records live.
+WORKFLOW_TABLE = Kind("IdempotencyTable or a table (dynamodb.ITable)", _workflow_table, table_fix)
 EXISTING_TABLE = Kind(
     "table (dynamodb.ITable)",
     lambda value: implements(value, dynamodb.ITable),

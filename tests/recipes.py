@@ -176,39 +176,23 @@ class SourcesStack(Stack):
         super().__init__(scope, construct_id)
         table = IdempotencyTable(self, "Idempotency", removal_policy=RemovalPolicy.DESTROY)
         counters = side_effects_table(self)
-        for name, recipe in RECIPES.items():
+        by_message = IdempotencyKey.from_paths("$[0].messageId")
+        workflows = {name: (recipe.key, recipe.payload, recipe.order) for name, recipe in RECIPES.items()}
+        # No payload compared: any message under a key gets the first one's result.
+        workflows["NoPayload"] = (by_message, IdempotencyPayload.none(), f"{_SQS_BODY}.orderId")
+        # The message id as key and the parsed body as payload: only the payload's JSONata may raise.
+        workflows["ParsedBody"] = (by_message, IdempotencyPayload.from_jsonata(_SQS_BODY), f"{_SQS_BODY}.orderId")
+        for name, (key, payload, order) in workflows.items():
             workflow = IdempotentStateMachine(
                 self,
                 name,
                 table=table,
-                definition=charge(self, name, recipe.order, counters.table_name),
-                key=recipe.key,
-                payload=recipe.payload,
+                definition=charge(self, name, order, counters.table_name),
+                key=key,
+                payload=payload,
                 **FAST,
             )
             counters.grant_write_data(workflow.state_machine)
-        # No payload compared: any message under a key gets the first one's result.
-        anything = IdempotentStateMachine(
-            self,
-            "NoPayload",
-            table=table,
-            definition=charge(self, "NoPayload", f"{_SQS_BODY}.orderId", counters.table_name),
-            key=IdempotencyKey.from_paths("$[0].messageId"),
-            payload=IdempotencyPayload.none(),
-            **FAST,
-        )
-        counters.grant_write_data(anything.state_machine)
-        # The message id as key and the parsed body as payload: only the payload's JSONata may raise.
-        parsed = IdempotentStateMachine(
-            self,
-            "ParsedBody",
-            table=table,
-            definition=charge(self, "ParsedBody", f"{_SQS_BODY}.orderId", counters.table_name),
-            key=IdempotencyKey.from_paths("$[0].messageId"),
-            payload=IdempotencyPayload.from_jsonata(_SQS_BODY),
-            **FAST,
-        )
-        counters.grant_write_data(parsed.state_machine)
         # Each record's order is blocked while the counters table holds "Blocked#{orderId}": a failure a
         # redelivery no longer meets once the test removes it.
         record_body = "$parse($states.input.body)"

@@ -17,13 +17,12 @@ from ..options import (
     DURATION,
     ERROR_NAMES,
     TEXT,
+    WORKFLOW_TABLE,
     Kind,
     enum_kind,
-    implements,
     instance_of,
     key_fix,
     payload_fix,
-    table_fix,
 )
 from ..payload import IdempotencyPayload
 from ..policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
@@ -47,11 +46,7 @@ STANDARD_HOLD = Duration.days(366)
 
 # What each option shared by IdempotencyGuard and IdempotentStateMachine takes.
 OPTIONS: dict[str, Kind] = {
-    "table": Kind(
-        "IdempotencyTable or a table (dynamodb.ITable)",
-        lambda value: isinstance(value, IdempotencyTable) or implements(value, dynamodb.ITable),
-        table_fix,
-    ),
+    "table": WORKFLOW_TABLE,
     "key": instance_of(IdempotencyKey, key_fix),
     "payload": instance_of(IdempotencyPayload, payload_fix),
     "namespace": TEXT,
