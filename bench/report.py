@@ -148,7 +148,8 @@ def overhead_section(results: dict[str, Any]) -> list[str]:
             )
     out += [
         "",
-        f"   Waiting duplicate: the holder's chain runs {overhead['holder_seconds']} s (within its lease); ours polls "
+        f"   Waiting duplicate: the holder is held in its chain (within its lease) until the duplicate has polled "
+        f"{overhead.get('waiting_polls', 2)} times; ours polls "
         f"after 1 s, doubling; the baseline every {overhead['baseline_poll_seconds']} s.",
     ]
     rows = []

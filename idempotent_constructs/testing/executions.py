@@ -192,14 +192,15 @@ class Deployment:
         # otherwise take the CPU from the executions they wait for.
         return wait_for_execution(self.emulator.client("stepfunctions"), execution_arn, history=self.history, timeout=timeout)
 
-    def wait_for_state(self, execution_arn: str, state_name: str, timeout: float = 60.0) -> None:
-        """Wait until a running execution has entered the state named ``state_name``."""
+    def wait_for_state(self, execution_arn: str, state_name: str, timeout: float = 60.0, *, times: int = 1) -> None:
+        """Wait until a running execution has entered the state named ``state_name`` ``times`` times."""
         deadline = time.monotonic() + timeout
-        while not any(
-            event.get("stateEnteredEventDetails", {}).get("name") == state_name for event in self.history(execution_arn)
+        while (
+            sum(event.get("stateEnteredEventDetails", {}).get("name") == state_name for event in self.history(execution_arn))
+            < times
         ):
             if time.monotonic() > deadline:
-                raise TimeoutError(f"{execution_arn} did not enter {state_name} within {timeout} s")
+                raise TimeoutError(f"{execution_arn} did not enter {state_name} {times} times within {timeout} s")
             time.sleep(0.1)
 
     def run(self, state_machine: str, payload: Any, name: str | None = None, timeout: float = 120.0) -> Execution:

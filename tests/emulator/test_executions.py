@@ -50,11 +50,12 @@ def test_without_a_key_equal_payloads_in_any_key_order_share_one_execution(behav
 def test_a_start_whose_execution_gave_up_in_flight_returns_the_holder_that_does_the_work(behaviour, unique):
     client, arn = behaviour.emulator.client("stepfunctions"), behaviour.state_machine_arn("SlowFailFast")
     payload = {"id": unique}
-    holder = behaviour.start("SlowFailFast", payload, name=f"{unique}-holder")  # started another way
-    behaviour.wait_for_state(holder, "FailFastSlow")
-    first = start_idempotent_execution(arn, payload, key=unique, client=client)
-    assert behaviour.wait(first.execution_arn).error == schema.IN_FLIGHT
-    again = start_idempotent_execution(arn, payload, key=unique, client=client)
+    with behaviour.emulator.hold("FailFastWork") as body:
+        holder = behaviour.start("SlowFailFast", payload, name=f"{unique}-holder")  # started another way
+        body.arrived()
+        first = start_idempotent_execution(arn, payload, key=unique, client=client)
+        assert behaviour.wait(first.execution_arn).error == schema.IN_FLIGHT
+        again = start_idempotent_execution(arn, payload, key=unique, client=client)
     assert again == IdempotentStart(holder, started=False, status="RUNNING", same_input=True, followed_from=first.execution_arn)
     as_it_is = start_idempotent_execution(arn, payload, key=unique, client=client, follow_holder=False)
     assert (as_it_is.execution_arn, as_it_is.status, as_it_is.followed_from) == (first.execution_arn, "FAILED", None)

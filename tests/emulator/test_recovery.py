@@ -14,11 +14,12 @@ def record_id(namespace: str, payload: dict) -> str:
 
 def test_a_waiting_duplicate_gives_up_after_max_wait_with_in_flight(behaviour, unique):
     payload = {"id": unique}
-    holder = behaviour.start("Impatient", payload, name=f"{unique}-holder")
-    behaviour.wait_for_state(holder, "ImpatientSlow")
-    started = time.monotonic()
-    waiter = behaviour.run("Impatient", payload)
-    waited = time.monotonic() - started
+    with behaviour.emulator.hold("ImpatientWork") as body:  # the holder stays in its body throughout
+        holder = behaviour.start("Impatient", payload, name=f"{unique}-holder")
+        body.arrived()
+        started = time.monotonic()
+        waiter = behaviour.run("Impatient", payload)
+        waited = time.monotonic() - started
     assert (waiter.status, waiter.error) == ("FAILED", schema.IN_FLIGHT)
     assert json.loads(waiter.cause)["holder_execution_arn"] == holder  # as the last poll read it
     assert "Idempotency.Await" in waiter.entered_states()
@@ -28,14 +29,15 @@ def test_a_waiting_duplicate_gives_up_after_max_wait_with_in_flight(behaviour, u
 
 def test_a_stale_holder_cannot_overwrite_the_record_of_the_owner_that_took_over(behaviour, emulator, unique):
     payload = {"id": unique}
-    holder = behaviour.start("Slow", payload, name=f"{unique}-stale")
-    behaviour.wait_for_state(holder, "SlowSlow")
-    # Another execution takes the key over while the first is still in its body.
     dynamodb = emulator.client("dynamodb")
     key = {"id": {"S": record_id("Behaviour/Slow", payload)}}
-    taken_over = dynamodb.get_item(TableName=behaviour.table_name("Idempotency"), Key=key, ConsistentRead=True)["Item"]
-    taken_over["owner"] = {"S": "arn:aws:states:us-east-1:123456789012:execution:x:newer#holder"}
-    dynamodb.put_item(TableName=behaviour.table_name("Idempotency"), Item=taken_over)
+    with emulator.hold("SlowWork") as body:
+        holder = behaviour.start("Slow", payload, name=f"{unique}-stale")
+        body.arrived()
+        # Another execution takes the key over while the first is still in its body.
+        taken_over = dynamodb.get_item(TableName=behaviour.table_name("Idempotency"), Key=key, ConsistentRead=True)["Item"]
+        taken_over["owner"] = {"S": "arn:aws:states:us-east-1:123456789012:execution:x:newer#holder"}
+        dynamodb.put_item(TableName=behaviour.table_name("Idempotency"), Item=taken_over)
 
     stale = behaviour.wait(holder)
     assert (stale.status, stale.error) == ("FAILED", schema.LEASE_LOST)
@@ -66,10 +68,11 @@ def test_a_holder_whose_record_was_released_meanwhile_still_stores_its_result(be
     # What a redriven execution meets: the release function freed its key when it failed, and the
     # redrive finishes the body. Nobody else took the key, so its result is stored.
     payload = {"id": unique}
-    holder = behaviour.start("Slow", payload, name=f"{unique}-redriven")
-    behaviour.wait_for_state(holder, "SlowSlow")
     key = {"id": {"S": record_id("Behaviour/Slow", payload)}}
-    emulator.client("dynamodb").delete_item(TableName=behaviour.table_name("Idempotency"), Key=key)
+    with emulator.hold("SlowWork") as body:
+        holder = behaviour.start("Slow", payload, name=f"{unique}-redriven")
+        body.arrived()
+        emulator.client("dynamodb").delete_item(TableName=behaviour.table_name("Idempotency"), Key=key)
     finished = behaviour.wait(holder)
     assert finished.status == "SUCCEEDED"
     replay = behaviour.run("Slow", payload)

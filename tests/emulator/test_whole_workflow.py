@@ -71,23 +71,26 @@ def test_different_key_expressions_in_one_namespace_never_collide(behaviour, uni
     assert ran_body(behaviour.run("ByFieldB", payload), "Fieldb")
 
 
-def test_a_duplicate_during_a_run_waits_and_then_returns_the_holders_result(behaviour, unique):
+def test_a_duplicate_during_a_run_waits_and_then_returns_the_holders_result(behaviour, emulator, unique):
     payload = {"id": unique}
-    holder = behaviour.start("Slow", payload, name=f"{unique}-holder")
-    behaviour.wait_for_state(holder, "SlowSlow")
-    waiter = behaviour.wait(behaviour.start("Slow", payload, name=f"{unique}-waiter"))
-    held = behaviour.wait(holder)
+    with emulator.hold("SlowWork") as body:  # the holder stops in its body, holding the key
+        holder = behaviour.start("Slow", payload, name=f"{unique}-holder")
+        body.arrived()
+        waiting = behaviour.start("Slow", payload, name=f"{unique}-waiter")
+        behaviour.wait_for_state(waiting, "Idempotency.Busy")
+    waiter, held = behaviour.wait(waiting), behaviour.wait(holder)
     assert held.status == waiter.status == "SUCCEEDED"
     assert ran_body(held, "SlowWork") and not ran_body(waiter, "SlowWork")
     assert "Idempotency.Await" in waiter.entered_states()
     assert waiter.output == held.output
 
 
-def test_with_the_fail_policy_a_duplicate_during_a_run_fails_at_once_with_in_flight(behaviour, unique):
+def test_with_the_fail_policy_a_duplicate_during_a_run_fails_at_once_with_in_flight(behaviour, emulator, unique):
     payload = {"id": unique}
-    holder = behaviour.start("SlowFailFast", payload, name=f"{unique}-holder")
-    behaviour.wait_for_state(holder, "FailFastSlow")
-    duplicate = behaviour.run("SlowFailFast", payload)
+    with emulator.hold("FailFastWork") as body:
+        holder = behaviour.start("SlowFailFast", payload, name=f"{unique}-holder")
+        body.arrived()
+        duplicate = behaviour.run("SlowFailFast", payload)
     assert duplicate.status == "FAILED"
     assert duplicate.error == schema.IN_FLIGHT
     assert not ran_body(duplicate, "FailFastWork")
@@ -96,18 +99,19 @@ def test_with_the_fail_policy_a_duplicate_during_a_run_fails_at_once_with_in_fli
 
 def test_in_flight_names_the_holder_its_lease_and_the_record_so_the_caller_can_attach_to_it(behaviour, emulator, unique):
     payload = {"id": unique, "card": "4111 1111 1111 1111"}
-    holder = behaviour.start("SlowFailFast", payload, name=f"{unique}-holder")
-    behaviour.wait_for_state(holder, "FailFastSlow")
-    duplicate = behaviour.run("SlowFailFast", payload)
-    cause = json.loads(duplicate.cause)
-    (item,) = [item for item in behaviour.items("Idempotency") if item["owner"]["S"].startswith(holder + "#")]
+    with emulator.hold("FailFastWork") as body:
+        holder = behaviour.start("SlowFailFast", payload, name=f"{unique}-holder")
+        body.arrived()
+        duplicate = behaviour.run("SlowFailFast", payload)
+        cause = json.loads(duplicate.cause)
+        (item,) = [item for item in behaviour.items("Idempotency") if item["owner"]["S"].startswith(holder + "#")]
+        attached = in_flight_holder(duplicate.arn, client=emulator.client("stepfunctions"))
     assert cause == {
         "record_id": item["id"]["S"],
         "holder_execution_arn": holder,
         "lease_expires_at": aws_time(int(item["in_progress_expiration"]["N"])),
     }
     assert "4111" not in duplicate.cause  # never a payload
-    attached = in_flight_holder(duplicate.arn, client=emulator.client("stepfunctions"))
     assert attached == IdempotentStart(holder, started=False, status="RUNNING", same_input=True, followed_from=duplicate.arn)
     assert in_flight_holder(holder, client=emulator.client("stepfunctions")) is None  # not an InFlight failure
     assert behaviour.wait(holder).status == "SUCCEEDED"
@@ -204,14 +208,17 @@ def test_a_jmespath_key_adds_the_key_function_to_each_path(behaviour, unique):
     assert first.lambda_invocations() == replay.lambda_invocations() == 1
 
 
-def test_each_poll_while_the_holder_runs_costs_three_states(behaviour, unique):
+def test_each_poll_while_the_holder_runs_costs_three_states(behaviour, emulator, unique):
     payload = {"id": unique}
-    holder = behaviour.start("Slow", payload, name=f"{unique}-holder")
-    behaviour.wait_for_state(holder, "SlowSlow")
-    waiter = behaviour.wait(behaviour.start("Slow", payload, name=f"{unique}-waiter"))
+    with emulator.hold("SlowWork") as body:
+        holder = behaviour.start("Slow", payload, name=f"{unique}-holder")
+        assert body.arrived() == [holder]
+        waiting = behaviour.start("Slow", payload, name=f"{unique}-waiter")
+        behaviour.wait_for_state(waiting, "Idempotency.Busy", times=2)
+    waiter = behaviour.wait(waiting)
     states = wrapper_states(waiter)
     busy_polls = states.count("Idempotency.Busy")
-    assert busy_polls >= 1
+    assert busy_polls >= 2
     # Every poll enters Poll and Check; a busy one also Busy, the last one Settled.
     assert states.count("Idempotency.Poll") == states.count("Idempotency.Check") == busy_polls + 1
     assert states.count("Idempotency.Settled") == 1
