@@ -116,6 +116,7 @@ def resolve(value: Any, template: dict[str, Any]) -> Any:
         "AWS::AccountId": ACCOUNT,
         "AWS::URLSuffix": "amazonaws.com",
         "AWS::StackName": STACK,
+        "AWS::StackId": f"arn:aws:cloudformation:{REGION}:{ACCOUNT}:stack/{STACK}/12345678-1234-1234-1234-123456789012",
     }
     if isinstance(value, list):
         return [resolve(item, template) for item in value]

@@ -25,7 +25,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct, IValidation
 
-from . import asl, options, state_names
+from . import asl, options, quotas, state_names
 from . import guard_states as guard_states_module
 from .errors import Problems
 from .table import IdempotencyTable
@@ -69,6 +69,7 @@ class DocumentState(sfn.CustomState):
         self.in_a_graph = False  # whether a state machine renders it (not when a guard's Body holds the document)
         self.node.add_validation(_NameOfItsOwn(self, state_name))
         state_names.check_app(self)
+        quotas.check_app(self)
 
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
         super().bind_to_graph(graph)

@@ -1,10 +1,10 @@
-"""The physical names of the Standard state machines ``IdempotentStateMachine`` generates."""
+"""The physical names ``IdempotentStateMachine`` generates: its Standard state machine's and its log group's."""
 
 from __future__ import annotations
 
 import re
 
-from aws_cdk import Stack, Token
+from aws_cdk import Aws, Fn, Stack, Token
 from constructs import Construct
 
 MAX_NAME_LENGTH = 80
@@ -39,3 +39,17 @@ def _stack_label(stack: Stack) -> str:
         outer = _stack_label(parent)
         return f"{outer}-{_NOT_IN_NAMES.sub('-', stack.node.id)}" if outer else ""
     return "" if Token.is_unresolved(stack.stack_name) else _NOT_IN_NAMES.sub("-", stack.stack_name)
+
+
+# Log groups Step Functions may write to without adding each to the account's CloudWatch Logs resource
+# policy (5,120 characters per account and Region): "Avoiding Amazon CloudWatch Logs resource policy
+# size restrictions", Step Functions Developer Guide (bp-cwl.html).
+VENDED_LOGS_PREFIX = "/aws/vendedlogs/"
+
+
+def vended_log_group_name(construct: Construct) -> str:
+    """``/aws/vendedlogs/states/{generated_name}-{the stack's id}``: under the prefix that keeps the
+    account's log resource policy from growing, stable across deploys, and new when the stack is
+    created again (the log group is retained, so its name must not be taken on a new create)."""
+    stack_id = Fn.select(2, Fn.split("/", Aws.STACK_ID))
+    return f"{VENDED_LOGS_PREFIX}states/{generated_name(construct)}-{stack_id}"

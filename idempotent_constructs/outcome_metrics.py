@@ -1,13 +1,11 @@
 """Outcome metrics: the outcome states a workflow's executions entered, counted from its execution log
-by one metric filter (created on first use, so a stack without metrics gets no extra resource), by
-state name; no Lambda call."""
+by one metric filter (created on first use, so a stack without metrics gets no extra resource; more
+if the names overflow one filter pattern), by state name; no Lambda call."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import jsii
-from aws_cdk import IStableStringProducer, Lazy
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -68,32 +66,47 @@ def outcome_states(guard: IdempotencyGuard) -> dict[str, str]:
     return states
 
 
-@jsii.implements(IStableStringProducer)
-class _Pattern:
-    """The filter pattern, produced at synth: extend_lease() states may be added after the first metric."""
+# CloudWatch Logs' longest filter pattern ("CloudWatch Logs quotas": 1,024 characters; cfn-lint E3033).
+MAX_FILTER_PATTERN = 1024
 
-    def __init__(self, guard: IdempotencyGuard) -> None:
-        self.guard = guard
 
-    def produce(self) -> str:
-        entered = " || ".join(
-            f'($.type = "{event}" && $.details.name = "{self.guard.state_name(state)}")'
-            for state, event in outcome_states(self.guard).items()
-        )
-        return f"{{ {entered} }}"
+def filter_patterns(guard: IdempotencyGuard) -> list[str]:
+    """The filter patterns that match the entries of the guard's outcome states: their names grouped by
+    the type of their "entered" event, in as few patterns of at most ``MAX_FILTER_PATTERN`` characters as
+    they fit."""
+    patterns: list[dict[str, list[str]]] = [{}]
+    for state, event in outcome_states(guard).items():
+        name = guard.state_name(state)
+        grown = {**patterns[-1], event: [*patterns[-1].get(event, []), name]}
+        if patterns[-1] and len(_pattern(grown)) > MAX_FILTER_PATTERN:
+            patterns.append({event: [name]})
+        else:
+            patterns[-1] = grown
+    return [_pattern(pattern) for pattern in patterns]
+
+
+def _pattern(names_by_event: dict[str, list[str]]) -> str:
+    return f"{{ {' || '.join(_group(event, names) for event, names in names_by_event.items())} }}"
+
+
+def _group(event: str, names: list[str]) -> str:
+    matches = " || ".join(f'$.details.name = "{name}"' for name in names)
+    return f'($.type = "{event}" && ({matches}))' if len(names) > 1 else f'($.type = "{event}" && {matches})'
 
 
 def _metric_filter(scope: Construct, guard: IdempotencyGuard, log_group: logs.ILogGroup) -> None:
+    """The filters "Outcomes" (and "Outcomes2", ... if the guard has more outcome states than one pattern
+    holds), made once the guard's graph is rendered, so that its ``extend_lease()`` states are known."""
     if scope.node.try_find_child("Outcomes") is not None:
         return
-
-    logs.MetricFilter(
-        scope,
-        "Outcomes",
-        log_group=log_group,
-        filter_pattern=logs.FilterPattern.literal(Lazy.string(_Pattern(guard))),
-        metric_namespace=schema.metrics_namespace(guard.namespace),
-        metric_name=schema.STATES_ENTERED_METRIC,
-        metric_value="1",
-        dimensions={"State": "$.details.name"},
-    )
+    for index, pattern in enumerate(filter_patterns(guard), start=1):
+        logs.MetricFilter(
+            scope,
+            "Outcomes" if index == 1 else f"Outcomes{index}",
+            log_group=log_group,
+            filter_pattern=logs.FilterPattern.literal(pattern),
+            metric_namespace=schema.metrics_namespace(guard.namespace),
+            metric_name=schema.STATES_ENTERED_METRIC,
+            metric_value="1",
+            dimensions={"State": "$.details.name"},
+        )

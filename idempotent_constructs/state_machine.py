@@ -19,13 +19,15 @@ from .definition import DefinitionLocation, asset_body, inline_body, render, sha
 from .errors import IdempotencyConfigurationError, Problems
 from .functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
 from .guard import DEFAULT_LEASE, STATE_NAMES, IdempotencyGuard, acquire
-from .guard.config import OPTIONS
+from .guard.config import DEFAULT_MAX_WAIT, OPTIONS
 from .guard_states import GUARD_STATES, GuardedState, guard_document
+from .inline_role import InlineRole
 from .key import IdempotencyKey, namespace_problems
-from .names import generated_name, name_prefix
+from .names import generated_name, name_prefix, vended_log_group_name
 from .outcome_metrics import states_entered
 from .payload import IdempotencyPayload
 from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
+from .quotas import WAIT_SHARE
 from .table import IdempotencyTable
 
 EXPRESS_MAX_DURATION = Duration.minutes(5)
@@ -117,6 +119,13 @@ def _definition(
     return None, document
 
 
+def bounded_max_wait(longest_run: Duration) -> Duration:
+    """The default ``max_wait`` of an execution that may run at most ``longest_run`` (an Express one, or
+    one with a timeout): 5 minutes, or less, so that the waiting schedule fits the run with margin."""
+    share = int(longest_run.to_seconds() * WAIT_SHARE)
+    return Duration.seconds(max(1, min(share, int(DEFAULT_MAX_WAIT.to_seconds()))))
+
+
 class IdempotentStateMachine(Construct):
     """A Step Functions state machine that runs its definition once per idempotency key.
 
@@ -192,7 +201,8 @@ class IdempotentStateMachine(Construct):
             minutes (5 minutes, the longest an Express execution runs, for Express).
         :param poll_interval: first delay between polls of a waiting duplicate. Default: 1 second.
         :param max_wait: how long a duplicate waits before failing with ``Idempotency.InFlight``.
-            Default: 5 minutes.
+            Default: 5 minutes, or 80% of the longest run if that is shorter (4 minutes for Express),
+            so that a waiting duplicate ends in ``Idempotency.InFlight``, not ``States.Timeout``.
         :param on_in_flight: ``WAIT`` or ``FAIL``. Default: ``InFlightPolicy.WAIT``.
         :param on_failure: ``RELEASE`` or ``CACHE``. Default: ``FailurePolicy.RELEASE``.
         :param on_completed: ``REPLAY`` or ``REJECT`` (``Idempotency.AlreadyCompleted``) a duplicate
@@ -213,7 +223,9 @@ class IdempotentStateMachine(Construct):
         :param logs: logging options. Default: a new log group (1 year retention), level ALL,
             without execution data, so no payload reaches the logs.
         :param tracing_enabled: X-Ray tracing. Default: ``True``.
-        :param role: the execution role. Default: a new role with exactly the permissions used.
+        :param role: the execution role. Default: a new role with exactly the permissions used, in its
+            inline policy (``InlineRole``; the CDK's role, with a policy of its own, for a definition with a
+            Distributed Map).
         :param query_language: the state machine's query language, as ``sfn.StateMachine`` takes it
             (``QueryLanguage.JSONATA`` makes it the default of ``definition``'s states). The generated
             states are JSONata either way. Default: a document's own top-level ``QueryLanguage``, else
@@ -258,6 +270,8 @@ class IdempotentStateMachine(Construct):
                 "guarded by name; in a chain, wrap the step in IdempotencyGuard(..., body=step)"
             )
         problems.raise_if_any()
+        if max_wait is None and longest_run is not None:
+            max_wait = bounded_max_wait(longest_run)
         generated = state_machine_name is None and not express
         if generated:
             # A name known at synth time lets the role be limited to this state machine's own
@@ -277,6 +291,7 @@ class IdempotentStateMachine(Construct):
                     namespace=namespace if namespace is not None else self.node.path,
                     defaults={
                         "lease": EXPRESS_MAX_DURATION if express else None,
+                        "max_wait": max_wait,
                         "owner_state_machine_name": None if express else state_machine_name,
                     },
                 )
@@ -318,7 +333,7 @@ class IdempotentStateMachine(Construct):
         )
         if logs is None:
             self.log_group: logs_module.ILogGroup | None = logs_module.LogGroup(
-                self, "Logs", retention=logs_module.RetentionDays.ONE_YEAR
+                self, "Logs", log_group_name=vended_log_group_name(self), retention=logs_module.RetentionDays.ONE_YEAR
             )
             logs = sfn.LogOptions(destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=False)
         else:
@@ -347,7 +362,7 @@ class IdempotentStateMachine(Construct):
             timeout=timeout,
             logs=logs,
             tracing_enabled=tracing_enabled is not False,
-            role=role,
+            role=role or (InlineRole(self, "Role", service="states.amazonaws.com") if InlineRole.fits(rendered) else None),
             query_language=query_language,
         )
         # As sfn.StateMachine does for a chain: a Distributed Map's permissions on this state machine.
@@ -361,7 +376,7 @@ class IdempotentStateMachine(Construct):
         if role is None:
             # cdk-nag (AwsSolutionsChecks): the one wildcard of the role we create is inherent to the
             # logging and tracing that are on by default.
-            Validations.of(self.state_machine).acknowledge(
+            Validations.of(self).acknowledge(
                 Acknowledgment(
                     id="AwsSolutions::AwsSolutions-IAM5[Resource::*]",
                     reason="X-Ray (xray:PutTraceSegments, xray:PutTelemetryRecords, xray:GetSamplingRules, "
@@ -379,7 +394,7 @@ class IdempotentStateMachine(Construct):
                 name_prefix=prefix if generated and prefix and state_machine_name.startswith(prefix) else None,
             )
             acknowledge_own_executions(
-                self.state_machine,
+                self,
                 state_machine_name,
                 "states:DescribeExecution on this state machine's own executions (any execution name): "
                 "the owner check before a takeover reads whether the holder still runs.",

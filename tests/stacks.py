@@ -477,7 +477,11 @@ class BehaviourStack(Stack):
     def _sized_results(self, table: IdempotencyTable) -> None:
         """Issue 4: results of any size up to the payload limit, kept inline or as large results."""
         make = packaged_lambda(self, "Sized", "sized.handler")
-        for construct_id, storage in (("InlineResults", None), ("LargeResults", ResultStorage.large())):
+        for construct_id, storage, kind in (
+            ("InlineResults", None, sfn.StateMachineType.STANDARD),
+            ("LargeResults", ResultStorage.large(), sfn.StateMachineType.STANDARD),
+            ("ExpressInlineResults", None, sfn.StateMachineType.EXPRESS),
+        ):
             IdempotentStateMachine(
                 self,
                 construct_id,
@@ -491,6 +495,7 @@ class BehaviourStack(Stack):
                 ),
                 key=IdempotencyKey.from_paths("$.id"),
                 result_storage=storage,
+                state_machine_type=kind,
                 **FAST,
             )
 

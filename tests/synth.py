@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -70,3 +71,28 @@ def allows(statements: list[dict[str, Any]], action: str, resource: Any, leading
 
     applicable = [statement for statement in statements if matches(statement)]
     return any(s["Effect"] == "Allow" for s in applicable) and not any(s["Effect"] == "Deny" for s in applicable)
+
+
+def role_statements(tpl: Template | dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """The policy statements of the roles whose logical id starts with ``prefix``: their inline policies
+    (the library's roles hold theirs there) and the ``AWS::IAM::Policy`` resources attached to them."""
+    found = tpl if isinstance(tpl, dict) else dict(tpl.to_json())
+    roles = {lid for lid, r in found["Resources"].items() if r["Type"] == "AWS::IAM::Role" and lid.startswith(prefix)}
+    statements = []
+    for logical_id, resource in found["Resources"].items():
+        properties = resource.get("Properties", {})
+        if logical_id in roles:
+            statements += [s for policy in properties.get("Policies", []) for s in policy["PolicyDocument"]["Statement"]]
+        elif resource["Type"] == "AWS::IAM::Policy" and any(role.get("Ref") in roles for role in properties["Roles"]):
+            statements += properties["PolicyDocument"]["Statement"]
+    return statements
+
+
+def filter_pattern_entries(pattern: str) -> set[tuple[str, str]]:
+    """The ``(event type, state name)`` pairs an outcome metric filter pattern matches: its groups, one per
+    event type, ``($.type = "TaskStateEntered" && ($.details.name = "A" || $.details.name = "B"))``."""
+    found = set()
+    group = r'\(\$\.type = "(\w+)" && \(?((?:\$\.details\.name = "[^"]+"(?: \|\| )?)+)\)?\)'
+    for event, names in re.findall(group, pattern):
+        found |= {(event, name) for name in re.findall(r'"([^"]+)"', names)}
+    return found

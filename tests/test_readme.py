@@ -63,7 +63,7 @@ def test_the_readmes_tests_of_a_users_workflow_pass_on_the_local_emulator(user_a
     assert installed.returncode == 0, installed.stderr[-3000:]
     result = user_app.run("pytest test_orders.py -q -p no:cacheprovider", timeout=600)
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-3000:]
-    assert re.search(r"^2 passed", result.stdout, flags=re.MULTILINE), result.stdout
+    assert re.search(r"^3 passed", result.stdout, flags=re.MULTILINE), result.stdout
 
 
 def test_the_readmes_existing_workflow_examples_synthesize_and_the_graph_command_draws_the_first(tmp_path, monkeypatch):

@@ -16,6 +16,7 @@ from constructs import Construct
 
 from idempotent_constructs import DefinitionLocation, IdempotencyKey, IdempotencyTable, IdempotentStateMachine
 from idempotent_constructs.testing import TEMPLATE_MAX_BYTES, state_machine_definitions
+from tests.synth import role_statements
 
 
 def chain(scope: Construct) -> sfn.IChainable:
@@ -104,12 +105,7 @@ def _one(location: DefinitionLocation | None) -> tuple[dict[str, Any], Path]:
 
 
 def _policy(template: dict[str, Any]) -> list[Any]:
-    (policy,) = [
-        resource["Properties"]["PolicyDocument"]["Statement"]
-        for logical_id, resource in template["Resources"].items()
-        if resource["Type"] == "AWS::IAM::Policy" and logical_id.startswith("Workflow0")
-    ]
-    return sorted(policy, key=json.dumps)
+    return sorted(role_statements(template, "Workflow0"), key=json.dumps)
 
 
 def test_an_asset_definition_is_the_template_definition_once_its_substitutions_are_made():

@@ -13,7 +13,7 @@ from aws_cdk.assertions import Annotations, Match
 
 from idempotent_constructs import IdempotencyConfigurationError, IdempotencyTable, IdempotentStateMachine
 from tests.stacks import DOCUMENTS, SAGA_FUNCTIONS
-from tests.synth import allows, only_definition, resources, stack, template
+from tests.synth import allows, only_definition, resources, role_statements, stack, template
 
 
 def workflow(**options):
@@ -42,8 +42,7 @@ def test_the_role_may_do_exactly_the_record_operations_on_the_table_and_invoke_t
     (table_id,) = resources(tpl, "AWS::DynamoDB::Table")
     versions = [{"Ref": version} for version in resources(tpl, "AWS::Lambda::Version")]
     assert len(versions) == 2
-    policy = next(p for p in resources(tpl, "AWS::IAM::Policy").values() if "StateMachineRole" in str(p["Properties"]["Roles"]))
-    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    statements = role_statements(tpl, "OrdersRole")
     dynamodb = {
         a
         for s in statements
@@ -123,16 +122,16 @@ def test_standard_workflows_get_a_synth_time_name_and_check_lapsed_holders_with_
     name = machine["Properties"]["StateMachineName"]
     assert name.startswith("Test_Orders-") and len(name) <= 80
     assert "Idempotency.OwnerCheck" in only_definition(tpl)["States"]
-    assert f":execution:{name}:*" in json.dumps(resources(tpl, "AWS::IAM::Policy"))
+    assert f":execution:{name}:*" in json.dumps(role_statements(tpl, "OrdersRole"))
 
 
 def test_express_workflows_rely_on_the_lease_alone():
     tpl = workflow(state_machine_type=sfn.StateMachineType.EXPRESS)
     assert "Idempotency.OwnerCheck" not in only_definition(tpl)["States"]
-    assert "states:DescribeExecution" not in json.dumps(resources(tpl, "AWS::IAM::Policy"))
+    assert "states:DescribeExecution" not in json.dumps(role_statements(tpl, "OrdersRole"))
 
 
-def test_each_further_workflow_adds_only_its_state_machine_role_policy_and_log_group():
+def test_each_further_workflow_adds_only_its_state_machine_its_role_with_its_permissions_inline_and_log_group():
     def count(n):
         def build(s):
             table = IdempotencyTable(s, "Table")
@@ -149,7 +148,6 @@ def test_each_further_workflow_adds_only_its_state_machine_role_policy_and_log_g
     assert {kind: n for kind, n in growth.items() if n} == {
         "AWS::StepFunctions::StateMachine": 2,
         "AWS::IAM::Role": 2,
-        "AWS::IAM::Policy": 2,
         "AWS::Logs::LogGroup": 2,
     }
 
@@ -163,12 +161,8 @@ def test_a_workflow_may_touch_only_its_own_namespaces_items_as_its_synthesized_p
     tpl = template(build)
     (table_id,) = resources(tpl, "AWS::DynamoDB::Table")
     table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
-    policies = {
-        path: policy["Properties"]["PolicyDocument"]["Statement"]
-        for path, policy in resources(tpl, "AWS::IAM::Policy").items()
-        if path.startswith(("AStateMachineRole", "BStateMachineRole"))
-    }
-    statements_of_a = next(statements for path, statements in policies.items() if path.startswith("A"))
+    statements_of_a = role_statements(tpl, "ARole")
+    assert role_statements(tpl, "BRole") and not any("orders/B" in json.dumps(s) for s in statements_of_a)
     for action in ("dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"):
         assert allows(statements_of_a, action, table_arn, "orders/A#0f3a")
         assert not allows(statements_of_a, action, table_arn, "orders/B#0f3a")
@@ -252,11 +246,7 @@ def test_a_document_from_a_file_is_the_guards_body_as_it_is_with_its_placeholder
 def test_the_role_gets_no_permission_for_what_the_document_calls_as_with_sfn_state_machine():
     tpl = document_workflow(saga_options)
     (function,) = [logical_id for logical_id in resources(tpl, "AWS::Lambda::Function") if logical_id.startswith("Reserve")]
-    statements = [
-        statement
-        for policy in resources(tpl, "AWS::IAM::Policy").values()
-        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
-    ]
+    statements = role_statements(tpl, "")
     assert not allows(statements, "lambda:InvokeFunction", {"Fn::GetAtt": [function, "Arn"]}, "")
     assert not allows(statements, "sns:Publish", "arn:aws:sns:us-east-1:123456789012:trips", "")
 

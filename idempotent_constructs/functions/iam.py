@@ -3,15 +3,16 @@ records, a table's key, a state machine's own executions, and cdk-nag acknowledg
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import jsii
-from aws_cdk import Acknowledgment, Aws, IStableAnyProducer, Lazy, Validations
+from aws_cdk import Acknowledgment, Annotations, Aws, IStableAnyProducer, Lazy, Validations
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_stepfunctions as sfn
-from constructs import IConstruct
+from constructs import IConstruct, IValidation
 
 from ..lambda_src import schema
 
@@ -73,32 +74,85 @@ def as_nag_renders(resolved: Any) -> str:
     return f"<{'.'.join(resolved['Fn::GetAtt'])}>"
 
 
+# The characters a shared function's ``dynamodb:LeadingKeys`` list may take of IAM's 10,240 per role
+# (inline policies, whitespace not counted): the rest of its policy takes under 2,000.
+LEADING_KEYS_BUDGET = 7000
+
+
+def leading_keys(namespaces: Iterable[str], budget: int = LEADING_KEYS_BUDGET) -> tuple[list[str], bool]:
+    """``(patterns, widened)``: the ``dynamodb:LeadingKeys`` patterns of the records of ``namespaces``
+    (``{namespace}#*`` each), or, if they take more than ``budget`` characters, of the namespaces under
+    their ``/``-separated prefixes, cut from the deepest up until they fit (``orders/eu/*``), and at worst
+    every record (``*``)."""
+    patterns = {(tuple(namespace.split("/")), True) for namespace in namespaces}
+    widened = False
+    while _size(patterns) > budget:
+        depth = max(len(segments) for segments, _ in patterns)
+        if depth == 1:
+            return ["*"], True
+        patterns = {(segments[:-1], False) if len(segments) == depth else (segments, exact) for segments, exact in patterns}
+        widened = True
+    return sorted(_text(pattern) for pattern in patterns), widened
+
+
+def _text(pattern: tuple[tuple[str, ...], bool]) -> str:
+    segments, exact = pattern
+    return schema.id_prefix("/".join(segments)) + "*" if exact else "/".join(segments) + "/*"
+
+
+def _size(patterns: set[tuple[tuple[str, ...], bool]]) -> int:
+    return sum(len(_text(pattern)) + 3 for pattern in patterns)  # quoted, and a comma
+
+
+@jsii.implements(IValidation)
 class ItemGrants:
     """``actions`` on the records of the namespaces ``add``ed, for a role serving many: one statement
-    per table listing the namespaces (rendered at synth time), plus the use of its customer managed
-    key, so the policy grows by a namespace's name, not a statement, per namespace."""
+    per table listing the namespaces (rendered at synth time, ``leading_keys``), plus the use of its
+    customer managed key, so the policy grows by a namespace's name, not a statement, per namespace, and
+    stays within IAM's size for a role (a warning says when the list had to be widened to fit)."""
 
     def __init__(self, role: iam.IRole, *actions: str) -> None:
         self.role, self.actions = role, list(actions)
-        self._patterns: dict[str, list[str]] = {}  # table node path -> dynamodb:LeadingKeys patterns
+        self._namespaces: dict[str, list[str]] = {}  # table node path -> namespaces
+        role.node.add_validation(self)
 
     def add(self, table: dynamodb.ITable, namespace: str) -> None:
         path = table.node.path
-        if path not in self._patterns:
-            patterns: list[str] = []
-            self._patterns[path] = patterns
+        if path not in self._namespaces:
+            namespaces: list[str] = []
+            self._namespaces[path] = namespaces
             self.role.add_to_principal_policy(
                 iam.PolicyStatement(
                     actions=self.actions,
                     resources=[table.table_arn],
-                    conditions={
-                        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": Lazy.any(ListProducer(patterns, unique=True))}
-                    },
+                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": Lazy.any(_LeadingKeys(namespaces))}},
                 )
             )
             if table.encryption_key is not None:
                 self.role.add_to_principal_policy(key_statement(table.encryption_key))
-        self._patterns[path].append(schema.id_prefix(namespace) + "*")
+        self._namespaces[path].append(namespace)
+
+    def validate(self) -> list[str]:
+        for path, namespaces in self._namespaces.items():
+            patterns, widened = leading_keys(namespaces)
+            if widened:
+                Annotations.of(self.role).add_warning_v2(
+                    "idempotent-constructs:shared-access-widened",
+                    f"{', '.join(self.actions)} on the records of {path}: the {len(set(namespaces))} namespaces of this "
+                    f"stack's workflows would take more than IAM's 10,240 characters of policy for one role, so the "
+                    f"function may touch the records under {', '.join(patterns[:5])}{', ...' if len(patterns) > 5 else ''}; "
+                    'give the workflows namespaces under a few common prefixes ("orders/..."), or spread them over stacks',
+                )
+        return []
+
+
+@jsii.implements(IStableAnyProducer)
+class _LeadingKeys:
+    def __init__(self, namespaces: list[str]) -> None:
+        self._namespaces = namespaces
+
+    def produce(self) -> list[str]:
+        return leading_keys(self._namespaces)[0]
 
 
 @jsii.implements(IStableAnyProducer)

@@ -31,7 +31,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from .. import options, state_names
+from .. import options, quotas, state_names
 from ..asl_fragment import DocumentState
 from ..errors import IdempotencyConfigurationError
 from ..functions import KeyFunction, ResultFunction, key_function, records_of, result_function, results_bucket
@@ -41,7 +41,7 @@ from ..policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultSto
 from ..table import IdempotencyTable
 from . import acquire, finish, marker, route, wait
 from .advice import advise
-from .config import DEFAULT_LEASE, EVENTS_PER_POLL, GUARD_OPTIONS, MAX_POLLS, GuardConfig, poll_schedule
+from .config import DEFAULT_LEASE, EVENTS_PER_POLL, GUARD_OPTIONS, MAX_POLLS, GuardConfig, poll_schedule, waiting_seconds
 from .lease import ExtendLease, adopt_within
 from .protocol import STATE_NAMES, TRANSIENT_DYNAMODB_ERRORS, Facts
 
@@ -54,6 +54,7 @@ __all__ = [
     "ExtendLease",
     "IdempotencyGuard",
     "poll_schedule",
+    "waiting_seconds",
 ]
 
 
@@ -178,6 +179,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         self.result_function.serve(config.table, config.namespace, self.results_bucket)
         self.rendered_by: str | None = None  # the workflow whose definition holds this guard, once rendered
         state_names.check_app(self)
+        quotas.check_app(self)
         adopt_within(self, body.start_state)  # what is bound already; the rest when its Body is bound
         self._build(body)
         advise(self, body)

@@ -73,7 +73,9 @@ GUARD_OPTIONS: dict[str, Kind] = {
 
 def poll_schedule(poll_interval: int, max_wait: int) -> tuple[int, int]:
     """``(max_attempts, max_delay)`` of the poll retrier: delays double from ``poll_interval`` up to
-    ``max_delay`` and add up to at least ``max_wait`` (the first wait is the ``Backoff`` state).
+    ``max_delay`` and, with the first wait (the ``Backoff`` state), add up to ``max_wait`` at most,
+    and to more than ``max_wait`` less one delay: a duplicate never waits longer than ``max_wait``,
+    so that a schedule shorter than its execution's limit fits in it (``waiting_seconds``).
 
     ``max_delay`` is 30 s, or more for long waits, so that a waiter never polls more than
     ``MAX_POLLS`` times: its history stays below MAX_POLLS * EVENTS_PER_POLL events, far from
@@ -81,11 +83,18 @@ def poll_schedule(poll_interval: int, max_wait: int) -> tuple[int, int]:
     """
     max_delay = max(poll_interval, min(MAX_POLL_DELAY_SECONDS, max_wait), -(-max_wait // (MAX_POLLS // 2)))
     waited, delay, attempts = poll_interval, poll_interval, 0
-    while waited < max_wait:
+    while waited + delay <= max_wait:
         attempts += 1
         waited += delay
         delay = min(delay * 2, max_delay)
     return attempts, max_delay
+
+
+def waiting_seconds(poll_interval: int, attempts: int, max_delay: int) -> int:
+    """How long a duplicate waits in all before ``Idempotency.InFlight``: the ``Backoff`` state's
+    ``poll_interval`` and the poll retrier's delays (``IntervalSeconds``, doubled up to ``MaxDelaySeconds``,
+    ``MaxAttempts`` times), as Step Functions runs them."""
+    return poll_interval + sum(int(min(poll_interval * 2**attempt, max_delay)) for attempt in range(attempts))
 
 
 class GuardConfig:

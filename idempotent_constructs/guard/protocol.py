@@ -129,9 +129,14 @@ QUERY_FAILED = "States.QueryEvaluationError"
 CONDITION_FAILED = "DynamoDB.ConditionalCheckFailedException"
 # Transient errors of the DynamoDB service integration ("DynamoDB.<error>"). AWS documents the prefix,
 # not the names: each is listed as the API's error code and as the SDK's exception name where the two
-# differ. "DynamoDB.AmazonDynamoDBException" is not among them: it is what the integration raises for
-# errors without a name of their own, permanent ones too (a validation error, access denied), which
-# retrying cannot mend.
+# differ, and so are the two names a failure without a name of its own arrives with (the evidence:
+# LocalStack's integration, checked against AWS-recorded snapshots, names a service error
+# "DynamoDB.<code>" and anything else "DynamoDB.AmazonDynamoDBException"; AWS's own sample
+# "Synchronous Express workflow" retries that name; the causes are the AWS SDK for Java's, whose
+# client-side failures, timeouts and dropped connections, are "SdkClientException", as this protocol
+# already meets "Sfn.SdkClientException"). Those two cover permanent errors too (access denied), which a
+# retry delays by about a minute and cannot make worse: every write here is safe to repeat (a retried
+# write that was applied finds its own effect, testing/faults.py "dynamodb_lost_replies").
 TRANSIENT_DYNAMODB_ERRORS = [
     "DynamoDB.ProvisionedThroughputExceededException",
     "DynamoDB.ThrottlingException",
@@ -141,6 +146,8 @@ TRANSIENT_DYNAMODB_ERRORS = [
     "DynamoDB.InternalServerErrorException",
     "DynamoDB.ServiceUnavailable",
     "DynamoDB.ServiceUnavailableException",
+    "DynamoDB.AmazonDynamoDBException",
+    "DynamoDB.SdkClientException",
 ]
 # Transient errors of the Step Functions API, called through the AWS SDK integration.
 # ("Sfn.SfnException" is the generic name a throttled or failed call may arrive with.)

@@ -28,6 +28,7 @@ from moto import mock_aws
 
 from ..assembly import ACCOUNT, REGION, construct_paths, publish_file_assets, state_machine_definitions
 from ..errors import TemplateTooLarge
+from ..quotas import TEMPLATE_MAX_BYTES
 from . import faults as fault_injection
 from . import gaps, unmodelled
 from .events import StatusChangeEvents
@@ -42,12 +43,10 @@ from .executions import (
     wait_for_execution,
 )
 from .faults import Faults
+from .holds import Hold, Holds
 from .items import item_size, write_units
 from .lambdas import FunctionOutput, InProcessLambda
 from .patches import Patches
-
-# CloudFormation's limit for a template in S3 ("Template body size in an Amazon S3 object").
-TEMPLATE_MAX_BYTES = 1_000_000
 
 __all__ = [
     "ACCOUNT",
@@ -58,6 +57,7 @@ __all__ = [
     "Execution",
     "ExpressHistoryUnavailable",
     "Faults",
+    "Hold",
     "LocalEmulator",
     "TemplateTooLarge",
     "execution_history",
@@ -93,6 +93,7 @@ class LocalEmulator:
         self.lambdas = InProcessLambda()
         self._patches = Patches()
         self._faults = Faults()
+        self._holds = Holds()
         self._skipped_deploy_steps: set[str] = set()
         self._mock = mock_aws(config={"stepfunctions": {"execute_state_machine": True}})
         self._saved_environment: dict[str, str | None] = {}
@@ -116,6 +117,7 @@ class LocalEmulator:
             self._patches.install(name, install)
         self._patches.install("harness.lambdas", self.lambdas.install)
         self._patches.install("harness.faults", lambda patch: fault_injection.install(patch, lambda: self._faults))
+        self._patches.install("harness.holds", self._holds.install)
         self._patches.install("harness.status_change_events", self.status_change_events.install)
         self.status_change_events.start()
         LocalEmulator._running.append(self)
@@ -172,6 +174,20 @@ class LocalEmulator:
             yield faults
         finally:
             self._faults = previous
+
+    @contextlib.contextmanager
+    def hold(self, state: str, *, state_machine: str | None = None) -> Iterator[Hold]:
+        """Executions that reach the state named ``state`` (of the state machine ``state_machine``, a name
+        or an ARN; of any, by default) wait before entering it until the test calls ``release()`` or the
+        block ends: ``with emulator.hold("ChargePayment") as gate:`` start the first run, ``gate.arrived()``
+        (it now holds the key, its body not yet run), start the duplicate, ``gate.release()``.
+        Deterministic on a loaded machine, where a slow body is a race."""
+        gate = Hold(state, state_machine.split(":")[-1] if state_machine else None)
+        self._holds.add(gate)
+        try:
+            yield gate
+        finally:
+            self._holds.remove(gate)
 
     @contextlib.contextmanager
     def without_workaround(self, name: str) -> Iterator[None]:

@@ -20,8 +20,9 @@ class Faults:
     """Transient failures to inject, as fractions of calls (0.0 to 1.0).
 
     ``dynamodb``: item reads and writes (GetItem, PutItem, UpdateItem, DeleteItem) fail with
-    ``ProvisionedThroughputExceededException``, as DynamoDB does when it throttles. Scans, which the
-    tests use to read the table, are never failed.
+    ``dynamodb_error`` (``ProvisionedThroughputExceededException``, as DynamoDB does when it throttles;
+    ``AmazonDynamoDBException`` or ``SdkClientException``, the names a transient failure may take in Step
+    Functions' integration). Scans, which the tests use to read the table, are never failed.
     ``lambda_invocations``: invocations fail with ``TooManyRequestsException`` or
     ``ServiceException``, as the Lambda service does under load.
     ``dynamodb_lost_replies``: item writes (PutItem, UpdateItem, DeleteItem) are applied, and then
@@ -32,6 +33,7 @@ class Faults:
     dynamodb: float = 0.0
     lambda_invocations: float = 0.0
     dynamodb_lost_replies: float = 0.0
+    dynamodb_error: str = "ProvisionedThroughputExceededException"
     seed: int | None = None
     injected: dict[str, int] = field(default_factory=lambda: {"dynamodb": 0, "lambda": 0, "dynamodb_lost_replies": 0})
 
@@ -71,7 +73,7 @@ def install(patch: Patch, current: Callable[[], Faults]) -> None:
 
         def faulty_item_operation(handler: Any, _original: Callable[..., Any] = original, _name: str = name) -> Any:
             if current().hit("dynamodb"):
-                raise DynamodbException("ProvisionedThroughputExceededException", _INJECTED)
+                raise DynamodbException(current().dynamodb_error, _INJECTED)
             reply = _original(handler)
             if _name != "get_item" and current().hit("dynamodb_lost_replies"):
                 raise DynamodbException("InternalServerError", _INJECTED)

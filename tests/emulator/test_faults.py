@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from idempotent_constructs.testing import Faults
 
 
@@ -39,6 +41,20 @@ def test_with_lambda_faults_a_jmespath_key_computed_by_the_key_function_runs_eac
     assert sum(e.lambda_invocations() for e in executions) == 20 + faults.injected["lambda"]
     assert [e.status for e in executions] == ["SUCCEEDED"] * 20, [(e.error, e.cause) for e in executions if e.error]
     assert sum("FlakyFine" in e.entered_states() for e in executions) == 4
+
+
+@pytest.mark.parametrize("error", ["AmazonDynamoDBException", "SdkClientException"])
+def test_dynamodb_failures_under_the_integrations_unspecific_names_are_retried_too(behaviour, emulator, unique, error):
+    payloads = [{"id": f"{unique}-{n % 3}"} for n in range(12)]
+    with (
+        emulator.faults(Faults(dynamodb=0.3, dynamodb_error=error, seed=20261126)) as faults,
+        ThreadPoolExecutor(max_workers=12) as pool,
+    ):
+        arns = list(pool.map(lambda n: behaviour.start("SlowPatient", payloads[n], name=f"{unique}-{n}"), range(12)))
+        executions = list(pool.map(lambda arn: behaviour.wait(arn, timeout=300), arns))
+    assert faults.injected["dynamodb"] > 3
+    assert [e.status for e in executions] == ["SUCCEEDED"] * 12, [(e.error, e.cause) for e in executions if e.error]
+    assert sum("PatientWork" in e.entered_states() for e in executions) == 3
 
 
 def test_a_dynamodb_fault_is_drawn_once_per_request_whatever_moto_calls_inside(emulator, scratch_table):

@@ -5,22 +5,21 @@ the clauses of the deployed metric filter, which counts ``StatesEntered`` by sta
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from idempotent_constructs.testing import Deployment, Execution
-
-CLAUSE = re.compile(r'\(\$\.type = "(\w+)" && \$\.details\.name = "([^"]+)"\)')
+from tests.synth import filter_pattern_entries
 
 
 def counted(deployment: Deployment, workflow: str, execution: Execution) -> Counter[str]:
-    """What the metric filter of ``workflow`` counts in one execution's log, by state name."""
-    (pattern,) = (
-        resource["Properties"]["FilterPattern"]
+    """What the metric filters of ``workflow`` count in one execution's log, by state name."""
+    clauses = {
+        clause
         for logical_id, resource in deployment.template["Resources"].items()
         if resource["Type"] == "AWS::Logs::MetricFilter" and f"/{workflow}/" in deployment.paths[logical_id]
-    )
-    clauses = set(CLAUSE.findall(pattern))
+        for clause in filter_pattern_entries(resource["Properties"]["FilterPattern"])
+    }
+    assert clauses
     logged = (
         (event["type"], details.get("name"))
         for event in execution.history

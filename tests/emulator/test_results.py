@@ -115,6 +115,17 @@ def test_a_result_too_large_to_send_to_the_result_function_is_refused_at_once_an
     assert "Idempotency.Release" in failed.entered_states() and not behaviour.records_of(failed, "Idempotency")
 
 
+def test_an_express_workflow_refuses_a_result_too_large_at_once_too_and_a_retry_runs_with_the_key_free(behaviour, unique):
+    # An Express execution retrying the refusal would reach its 5 minutes holding the key (States.Timeout).
+    # AWS keeps no history of it: what shows is the time, the error and the record.
+    started = time.monotonic()
+    failed = behaviour.run("ExpressInlineResults", {"id": unique, "kib": 275})
+    assert (failed.status, failed.error) == ("FAILED", "Idempotency.ResultTooLarge"), failed.cause
+    assert time.monotonic() - started < 30
+    assert not behaviour.records_of(failed, "Idempotency")
+    assert behaviour.run("ExpressInlineResults", {"id": unique, "kib": 1}).status == "SUCCEEDED"
+
+
 def test_a_replay_whose_result_object_is_gone_fails_with_result_missing_and_never_runs_the_body(behaviour, unique):
     payload = {"id": unique, "kib": 100}
     first = behaviour.run("LargeResults", payload)

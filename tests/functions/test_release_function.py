@@ -8,12 +8,11 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Template
 
 from idempotent_constructs import IdempotencyGuard, IdempotencyTable, IdempotentStateMachine
-from tests.synth import allows, resources, template
+from tests.synth import allows, resources, role_statements, template
 
 
 def release_function_statements(tpl):
-    (policy,) = [p for name, p in resources(tpl, "AWS::IAM::Policy").items() if name.startswith("IdempotencyReleaseFunction")]
-    return policy["Properties"]["PolicyDocument"]["Statement"]
+    return role_statements(tpl, "IdempotencyReleaseFunction")
 
 
 def test_the_release_function_may_delete_only_records_of_the_namespaces_its_workflows_and_their_guards_use():

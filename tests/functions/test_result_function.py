@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from tests.functions.build import large_results
-from tests.synth import resources
+from tests.synth import role_statements
 
 
 def test_the_result_function_may_touch_only_its_namespaces_records_and_objects():
     tpl = large_results()
-    (policy,) = [p for name, p in resources(tpl, "AWS::IAM::Policy").items() if name.startswith("IdempotencyResultFunction")]
-    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    statements = role_statements(tpl, "IdempotencyResultFunction")
     dynamodb = [s for s in statements if any(a.startswith("dynamodb:") for a in s["Action"])]
     (records,) = dynamodb  # one statement for the table, listing the namespaces
     assert records["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] == ["orders/orders#*", "orders/refunds#*"]

@@ -14,17 +14,17 @@ from idempotent_constructs import (
     IdempotencyTable,
     ResultStorage,
 )
-from idempotent_constructs.guard import EVENTS_PER_POLL, MAX_POLLS, STATE_NAMES, poll_schedule
+from idempotent_constructs.guard import EVENTS_PER_POLL, MAX_POLLS, STATE_NAMES, poll_schedule, waiting_seconds
 from tests.guard.build import guarded
 from tests.synth import stack
 
 
 @pytest.mark.parametrize(("interval", "max_wait"), [(1, 1), (1, 60), (1, 300), (5, 3600), (30, 30)])
-def test_the_poll_schedule_adds_up_to_at_least_max_wait_and_no_more_than_one_delay_beyond(interval, max_wait):
+def test_the_poll_schedule_waits_at_most_max_wait_and_less_than_one_further_delay_short_of_it(interval, max_wait):
     attempts, max_delay = poll_schedule(interval, max_wait)
-    delays = [min(interval * 2**i, max_delay) for i in range(attempts)]
-    assert interval + sum(delays) >= max_wait
-    assert interval + sum(delays[:-1]) < max_wait or attempts == 0
+    delays = [min(interval * 2**i, max_delay) for i in range(attempts + 1)]
+    assert waiting_seconds(interval, attempts, max_delay) == interval + sum(delays[:-1]) <= max_wait
+    assert interval + sum(delays) > max_wait
 
 
 @pytest.mark.parametrize("max_wait", [60, 3600, 86400, 365 * 86400])

@@ -44,7 +44,7 @@ def test_key_namespace_retention_and_lease_reach_the_acquire():
     assert "$now + 120000" in acquire["Arguments"] and "+ 604800" in states["ChargeOnce.Complete"]["Arguments"]
 
 
-def test_dynamodb_errors_without_a_name_of_their_own_are_not_retried_as_transient():
+def test_every_dynamodb_task_retries_the_transient_errors_under_every_name_the_integration_may_give():
     retried = {
         error
         for state in guarded()["States"].values()
@@ -53,7 +53,9 @@ def test_dynamodb_errors_without_a_name_of_their_own_are_not_retried_as_transien
         for error in retry["ErrorEquals"]
     }
     assert "DynamoDB.InternalServerError" in retried and "DynamoDB.InternalServerErrorException" in retried
-    assert "DynamoDB.AmazonDynamoDBException" not in retried
+    # The names a failure without a name of its own arrives with (protocol.TRANSIENT_DYNAMODB_ERRORS).
+    assert {"DynamoDB.AmazonDynamoDBException", "DynamoDB.SdkClientException"} <= retried
+    assert "DynamoDB.ConditionalCheckFailedException" not in retried
 
 
 def test_a_value_too_large_to_send_to_a_function_is_refused_before_the_task_is_built():
