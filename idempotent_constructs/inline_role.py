@@ -23,7 +23,7 @@ class InlineRole(iam.Role):
     """A role for ``service`` (``states.amazonaws.com``) whose statements are its inline policy ``Policy``."""
 
     def __init__(self, scope: Construct, construct_id: str, *, service: str, description: str | None = None) -> None:
-        self.document = iam.PolicyDocument()
+        self.document = iam.PolicyDocument(minimize=True)
         super().__init__(
             scope,
             construct_id,

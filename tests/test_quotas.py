@@ -43,14 +43,14 @@ def namespace(index: int) -> str:
     return f"team{index}/" + "orders-" * 40 + f"{index}"[:256]
 
 
-def guarded_workflows(stack: Stack, table: IdempotencyTable, count: int) -> list[IdempotentStateMachine]:
-    """``count`` workflows with 256-character namespaces, 8 ExtendLease states each and every metric."""
-    machines = []
+def guarded_workflows(stack: Stack, table: IdempotencyTable, count: int, *, leases: int) -> None:
+    """``count`` workflows with 256-character namespaces, ``leases`` ExtendLease states each and every
+    metric; with ExtendLease states, their definitions in S3 (eight of them take 14 kB a workflow)."""
     for index in range(count):
         scope = Construct(stack, f"W{index}")
         first = sfn.Pass(scope, "Start")
         chain: sfn.INextable = first
-        for lease in range(8):
+        for lease in range(leases):
             chain = chain.next(ExtendLease(scope, f"Heartbeat{lease}"))
         machine = IdempotentStateMachine(
             scope,
@@ -59,30 +59,42 @@ def guarded_workflows(stack: Stack, table: IdempotencyTable, count: int) -> list
             definition=first,
             key=IdempotencyKey.from_paths("$.order_id"),
             namespace=namespace(index)[:256],
-            definition_location=DefinitionLocation.ASSET,
+            definition_location=DefinitionLocation.ASSET if leases else None,
         )
-        for metric in METRICS:
+        for metric in METRICS if leases else METRICS[:-1]:
             getattr(machine, f"metric_{metric}")()
-        machines.append(machine)
-    return machines
+
+
+def synthesized(leases: int) -> tuple[dict[str, Any], int, Stack]:
+    app = App()
+    table = IdempotencyTable(Stack(app, "Records"), "Idempotency")
+    orders = Stack(app, "Orders")
+    guarded_workflows(orders, table, WORKFLOWS, leases=leases)
+    artifact = app.synth().get_stack_by_name("Orders")
+    path = Path(artifact.template_full_path)
+    return json.loads(path.read_text()), path.stat().st_size, orders
 
 
 @pytest.fixture(scope="module")
 def at_scale() -> tuple[dict[str, Any], int, Stack]:
-    app = App()
-    table = IdempotencyTable(Stack(app, "Records"), "Idempotency")
-    orders = Stack(app, "Orders")
-    guarded_workflows(orders, table, WORKFLOWS)
-    artifact = app.synth().get_stack_by_name("Orders")
-    path = Path(artifact.template_full_path)
-    return json.loads(path.read_text()), path.stat().st_size, orders
+    return synthesized(leases=8)
+
+
+def test_a_hundred_and_twenty_workflows_with_long_namespaces_and_every_metric_fit_one_template_by_default():
+    template, size, _ = synthesized(leases=0)
+
+    assert "IdempotentDefinitions" in template["Mappings"]  # DefinitionLocation.TEMPLATE
+    assert len(of_type(template, "AWS::StepFunctions::StateMachine")) == WORKFLOWS
+    assert len(of_type(template, "AWS::Logs::MetricFilter")) == WORKFLOWS
+    assert size <= TEMPLATE_MAX_BYTES
+    assert check_template(template, size) == []
 
 
 def of_type(template: dict[str, Any], kind: str) -> dict[str, Any]:
     return {logical_id: r for logical_id, r in template["Resources"].items() if r["Type"] == kind}
 
 
-def test_a_hundred_and_twenty_workflows_with_long_namespaces_and_every_metric_fit_one_stack(at_scale):
+def test_a_hundred_and_twenty_workflows_with_long_namespaces_eight_extend_lease_states_and_every_metric_fit_one_stack(at_scale):
     template, size, _ = at_scale
 
     assert len(namespace(0)[:256]) == 256

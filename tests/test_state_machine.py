@@ -55,8 +55,9 @@ def test_the_role_may_do_exactly_the_record_operations_on_the_table_and_invoke_t
         if str(action).startswith("dynamodb:") or "dynamodb:" in str(action):
             assert table_id in str(statement["Resource"]) and "*" not in str(statement["Resource"]).replace("/index/*", "")
         if "lambda:InvokeFunction" in str(action):
-            # Exactly the published version the state invokes, not the function and all its versions.
-            assert statement["Resource"] in versions
+            # Exactly the published versions the states invoke, not the functions and all their versions.
+            invoked = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+            assert invoked and all(version in versions for version in invoked)
 
 
 def test_express_workflows_default_the_lease_to_the_five_minutes_an_express_execution_may_run():

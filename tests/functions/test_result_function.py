@@ -13,5 +13,5 @@ def test_the_result_function_may_touch_only_its_namespaces_records_and_objects()
     (records,) = dynamodb  # one statement for the table, listing the namespaces
     assert records["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] == ["orders/orders#*", "orders/refunds#*"]
     assert sorted(records["Action"]) == ["dynamodb:GetItem", "dynamodb:UpdateItem"]
-    objects = [s for s in statements if s["Action"] == ["s3:PutObject", "s3:GetObject"]]
-    assert [s["Resource"]["Fn::Join"][1][-1] for s in objects] == ["/orders/orders#/*", "/orders/refunds#/*"]
+    (objects,) = [s for s in statements if sorted(s["Action"]) == ["s3:GetObject", "s3:PutObject"]]
+    assert [resource["Fn::Join"][1][-1] for resource in objects["Resource"]] == ["/orders/orders#/*", "/orders/refunds#/*"]
