@@ -63,7 +63,7 @@ class GuardedState:
     :param expires_after: how long a finished record is kept. Default: 24 hours.
     :param lease: how long a holder is trusted. Default: 15 minutes (5 minutes in an Express workflow).
     :param poll_interval: first delay between polls of a waiting duplicate. Default: 1 second.
-    :param max_wait: how long a duplicate waits before ``Idempotency.InFlight``. Default: the workflow's (5 minutes, or 80% of its longest run if shorter).
+    :param max_wait: how long a duplicate waits, at most, before ``Idempotency.InFlight``. Default: the workflow's (5 minutes, or 80% of its longest run if shorter).
     :param on_in_flight: ``WAIT`` or ``FAIL``. Default: ``InFlightPolicy.WAIT``.
     :param on_failure: ``RELEASE`` or ``CACHE`` when the state fails. Default: ``FailurePolicy.RELEASE``.
     :param on_completed: ``REPLAY`` or ``REJECT``. Default: ``CompletedPolicy.REPLAY``.

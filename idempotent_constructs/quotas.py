@@ -87,7 +87,7 @@ QUOTAS = [
         "a duplicate's waiting schedule against its execution's limit (Express 300 s, or the timeout)",
         f"{WAIT_SHARE:.0%} of the limit",
         "Step Functions quotas (Express duration); this library's margin",
-        "error",
+        "error",  # past the limit itself; past the margin only, a warning (Finding.severity)
     ),
 ]
 _BY_RULE = {quota.rule: quota for quota in QUOTAS}
@@ -99,18 +99,41 @@ class Finding:
     description: str
     fix: str
     logical_id: str | None = None  # None: the stack as a whole
+    severity: str | None = None  # None: the quota's
 
 
-def check_template(template: dict[str, Any], size: int) -> list[Finding]:
-    """What of ``template`` (``size`` bytes as written) AWS would refuse or fail for a quota."""
-    resources: dict[str, Any] = template.get("Resources", {})
-    return [
-        *_template_findings(template, size),
-        *_policy_findings(resources),
-        *_filter_findings(resources),
-        *_log_group_findings(resources),
-        *_definition_findings(template),
-    ]
+def check_template(template: dict[str, Any], size: int, directory: Path | None = None) -> list[Finding]:
+    """What of ``template`` (``size`` bytes as written, in the cloud assembly ``directory``, where the
+    definitions stored as assets are) AWS would refuse or fail for a quota. A part the checks cannot read
+    (written as an intrinsic function, such as ``Fn::If``) is left to AWS."""
+    resources = template.get("Resources", {})
+    found = list(_guarded(_template_findings, template, size))
+    for logical_id, resource in resources.items() if isinstance(resources, dict) else ():
+        found += _guarded(_resource_findings, template, logical_id, resource, directory)
+    found += _guarded(_inline_policy_findings, resources)
+    return found
+
+
+def _guarded(check: Any, *arguments: Any) -> list[Finding]:
+    try:
+        return list(check(*arguments))
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError):
+        return []
+
+
+def _resource_findings(
+    template: dict[str, Any], logical_id: str, resource: dict[str, Any], directory: Path | None
+) -> Iterator[Finding]:
+    kind, properties = resource.get("Type"), resource.get("Properties", {})
+    if kind == "AWS::IAM::Role":
+        yield from _managed_policies_findings(logical_id, properties)
+    elif kind == "AWS::IAM::ManagedPolicy":
+        yield from _managed_policy_findings(logical_id, properties)
+    elif kind == "AWS::Logs::MetricFilter":
+        yield from _filter_findings(logical_id, properties)
+    elif kind == "AWS::StepFunctions::StateMachine":
+        yield from _log_group_findings(template["Resources"], logical_id, properties)
+        yield from _definition_findings(template, logical_id, properties, directory)
 
 
 def _template_findings(template: dict[str, Any], size: int) -> Iterator[Finding]:
@@ -168,36 +191,42 @@ def _estimated(value: Any) -> Any:
     return {key: _estimated(item) for key, item in value.items()}
 
 
-def _policy_findings(resources: dict[str, Any]) -> Iterator[Finding]:
+def _managed_policies_findings(logical_id: str, properties: dict[str, Any]) -> Iterator[Finding]:
+    attached = properties.get("ManagedPolicyArns", [])
+    if isinstance(attached, list) and len(attached) > MANAGED_POLICIES_PER_ROLE:
+        yield Finding(
+            "managed-policies-per-role",
+            f"the role has {len(attached)} managed policies; IAM attaches {MANAGED_POLICIES_PER_ROLE} unless the quota is raised (20 at most)",
+            "raise the quota in Service Quotas, or merge policies",
+            logical_id,
+        )
+
+
+def _managed_policy_findings(logical_id: str, properties: dict[str, Any]) -> Iterator[Finding]:
+    characters = policy_characters(properties["PolicyDocument"])
+    if characters > MANAGED_POLICY_CHARACTERS:
+        yield Finding(
+            "managed-policy-size",
+            f"the managed policy takes about {characters:,} characters; IAM takes at most {MANAGED_POLICY_CHARACTERS:,}",
+            "split it into several policies",
+            logical_id,
+        )
+
+
+def _inline_policy_findings(resources: dict[str, Any]) -> Iterator[Finding]:
+    """Each role's inline policies (its own ``Policies`` and the ``AWS::IAM::Policy`` attached to it by ``Ref``) together."""
     inline: dict[str, int] = {}
     for logical_id, resource in resources.items():
         properties = resource.get("Properties", {})
-        if resource["Type"] == "AWS::IAM::Role":
+        if resource.get("Type") == "AWS::IAM::Role":
             inline[logical_id] = inline.get(logical_id, 0) + sum(
-                policy_characters(policy["PolicyDocument"]) for policy in properties.get("Policies", [])
+                _guarded_size(policy, "PolicyDocument") for policy in _listed(properties.get("Policies"))
             )
-            attached = properties.get("ManagedPolicyArns", [])
-            if len(attached) > MANAGED_POLICIES_PER_ROLE:
-                yield Finding(
-                    "managed-policies-per-role",
-                    f"the role has {len(attached)} managed policies; IAM attaches {MANAGED_POLICIES_PER_ROLE} unless the quota is raised (20 at most)",
-                    "raise the quota in Service Quotas, or merge policies",
-                    logical_id,
-                )
-        elif resource["Type"] == "AWS::IAM::Policy":
-            characters = policy_characters(properties.get("PolicyDocument"))
-            for role in properties.get("Roles", []):
-                if isinstance(role, dict) and "Ref" in role:
+        elif resource.get("Type") == "AWS::IAM::Policy":
+            characters = _guarded_size(properties, "PolicyDocument")
+            for role in _listed(properties.get("Roles")):
+                if isinstance(role, dict) and isinstance(role.get("Ref"), str):
                     inline[role["Ref"]] = inline.get(role["Ref"], 0) + characters
-        elif resource["Type"] == "AWS::IAM::ManagedPolicy":
-            characters = policy_characters(properties.get("PolicyDocument"))
-            if characters > MANAGED_POLICY_CHARACTERS:
-                yield Finding(
-                    "managed-policy-size",
-                    f"the managed policy takes about {characters:,} characters; IAM takes at most {MANAGED_POLICY_CHARACTERS:,}",
-                    "split it into several policies",
-                    logical_id,
-                )
     for logical_id, characters in inline.items():
         if characters > ROLE_INLINE_POLICY_CHARACTERS and logical_id in resources:
             yield Finding(
@@ -209,39 +238,40 @@ def _policy_findings(resources: dict[str, Any]) -> Iterator[Finding]:
             )
 
 
-def _filter_findings(resources: dict[str, Any]) -> Iterator[Finding]:
-    for logical_id, resource in resources.items():
-        pattern = resource.get("Properties", {}).get("FilterPattern")
-        if (
-            resource["Type"] == "AWS::Logs::MetricFilter"
-            and isinstance(pattern, str)
-            and len(pattern) > FILTER_PATTERN_CHARACTERS
-        ):
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _guarded_size(holder: Any, field: str) -> int:
+    try:
+        return policy_characters(holder[field])
+    except (KeyError, TypeError):
+        return 0
+
+
+def _filter_findings(logical_id: str, properties: dict[str, Any]) -> Iterator[Finding]:
+    pattern = properties.get("FilterPattern")
+    if isinstance(pattern, str) and len(pattern) > FILTER_PATTERN_CHARACTERS:
+        yield Finding(
+            "filter-pattern-length",
+            f"the filter pattern is {len(pattern):,} characters; CloudWatch Logs takes at most {FILTER_PATTERN_CHARACTERS:,}",
+            "split it over several metric filters",
+            logical_id,
+        )
+
+
+def _log_group_findings(resources: dict[str, Any], logical_id: str, properties: dict[str, Any]) -> Iterator[Finding]:
+    for destination in _listed(properties.get("LoggingConfiguration", {}).get("Destinations")):
+        name = _log_group_name(resources, destination.get("CloudWatchLogsLogGroup", {}).get("LogGroupArn"))
+        if name is not None and not name.startswith(VENDED_LOGS_PREFIX):
             yield Finding(
-                "filter-pattern-length",
-                f"the filter pattern is {len(pattern):,} characters; CloudWatch Logs takes at most {FILTER_PATTERN_CHARACTERS:,}",
-                "split it over several metric filters",
+                "log-resource-policy",
+                f"the state machine logs to {name!r}, outside {VENDED_LOGS_PREFIX}: Step Functions adds each such log group to "
+                "the account's CloudWatch Logs resource policy (5,120 characters per account and Region), and once it is full "
+                "CreateStateMachine fails with InvalidLoggingConfiguration",
+                f"name the log group under {VENDED_LOGS_PREFIX}states/ (IdempotentStateMachine's default log group is)",
                 logical_id,
             )
-
-
-def _log_group_findings(resources: dict[str, Any]) -> Iterator[Finding]:
-    for logical_id, resource in resources.items():
-        if resource["Type"] != "AWS::StepFunctions::StateMachine":
-            continue
-        logging = resource.get("Properties", {}).get("LoggingConfiguration", {})
-        for destination in logging.get("Destinations", []):
-            arn = destination.get("CloudWatchLogsLogGroup", {}).get("LogGroupArn")
-            name = _log_group_name(resources, arn)
-            if name is not None and not name.startswith(VENDED_LOGS_PREFIX):
-                yield Finding(
-                    "log-resource-policy",
-                    f"the state machine logs to {name!r}, outside {VENDED_LOGS_PREFIX}: Step Functions adds each such log group to "
-                    "the account's CloudWatch Logs resource policy (5,120 characters per account and Region), and once it is full "
-                    "CreateStateMachine fails with InvalidLoggingConfiguration",
-                    f"name the log group under {VENDED_LOGS_PREFIX}states/ (IdempotentStateMachine's default log group is)",
-                    logical_id,
-                )
 
 
 def _log_group_name(resources: dict[str, Any], arn: Any) -> str | None:
@@ -262,40 +292,53 @@ def _log_group_name(resources: dict[str, Any], arn: Any) -> str | None:
     return None
 
 
-def _definition_findings(template: dict[str, Any]) -> Iterator[Finding]:
-    resources = template.get("Resources", {})
-    readable = {
-        logical_id: {"Resources": {logical_id: resource}, "Mappings": template.get("Mappings", {})}
-        for logical_id, resource in resources.items()
-        if resource["Type"] == "AWS::StepFunctions::StateMachine" and "DefinitionString" in resource.get("Properties", {})
-    }
-    for logical_id, single in readable.items():
-        try:
-            (definition,) = state_machine_definitions(single).values()
-        except (ValueError, KeyError, TypeError):
-            continue  # a definition built in ways the reader does not follow: checked by Step Functions only
-        size = len(json.dumps(definition, separators=(",", ":")).encode())
-        if size > DEFINITION_MAX_BYTES:
+def _definition_findings(
+    template: dict[str, Any], logical_id: str, properties: dict[str, Any], directory: Path | None
+) -> Iterator[Finding]:
+    definition = _definition(template, logical_id, properties, directory)
+    if definition is None:
+        return  # a definition built in ways the reader does not follow: checked by Step Functions only
+    size = len(json.dumps(definition, separators=(",", ":")).encode())
+    if size > DEFINITION_MAX_BYTES:
+        yield Finding(
+            "definition-size",
+            f"the definition is about {size:,} bytes; Step Functions takes at most {DEFINITION_MAX_BYTES:,}",
+            "move states into a state machine of their own (a nested workflow)",
+            logical_id,
+        )
+    limit = definition.get("TimeoutSeconds")
+    if properties.get("StateMachineType") == "EXPRESS":
+        limit = min(limit, EXPRESS_MAX_SECONDS) if isinstance(limit, int) else EXPRESS_MAX_SECONDS
+    if not isinstance(limit, int):
+        return
+    margin = int(limit * WAIT_SHARE)
+    for guard, waited in waiting_schedules(definition):
+        if waited > margin:
+            ends = "ends in" if waited >= limit else "risks ending in"
             yield Finding(
-                "definition-size",
-                f"the definition is about {size:,} bytes; Step Functions takes at most {DEFINITION_MAX_BYTES:,}",
-                "move states into a state machine of their own (a nested workflow)",
+                "waiting-schedule",
+                f"a duplicate waiting in {guard} may wait {waited} s, and its execution may run {limit} s: it {ends} "
+                f"States.Timeout, not {schema.IN_FLIGHT}",
+                f"give that guard a max_wait of at most {margin} seconds ({WAIT_SHARE:.0%} of the run), or a longer timeout",
                 logical_id,
+                severity="error" if waited >= limit else "warning",
             )
-        properties = resources[logical_id]["Properties"]
-        express = properties.get("StateMachineType") == "EXPRESS"
-        limit = definition.get("TimeoutSeconds", EXPRESS_MAX_SECONDS if express else None)
-        if not isinstance(limit, int):
-            continue
-        for guard, waited in waiting_schedules(definition):
-            if waited > limit * WAIT_SHARE:
-                yield Finding(
-                    "waiting-schedule",
-                    f"a duplicate waiting in {guard} may wait {waited} s, and its execution may run {limit} s: past "
-                    f"{int(limit * WAIT_SHARE)} s ({WAIT_SHARE:.0%}) it risks ending in States.Timeout, not {schema.IN_FLIGHT}",
-                    f"give that guard a max_wait of at most {int(limit * WAIT_SHARE)} seconds, or a longer timeout",
-                    logical_id,
-                )
+
+
+def _definition(template: dict[str, Any], logical_id: str, properties: dict[str, Any], directory: Path | None) -> Any:
+    """The state machine's definition as Step Functions gets it: from ``DefinitionString``, or from its
+    asset file in ``directory`` (``DefinitionS3Location``), with its substitutions made; None if unreadable."""
+    if "DefinitionString" not in properties:
+        key = properties.get("DefinitionS3Location", {}).get("Key")
+        asset = directory / f"asset.{key}" if directory is not None and isinstance(key, str) else None
+        if asset is None or not asset.is_file():
+            return None
+        properties = {**properties, "DefinitionString": asset.read_text()}
+    single = {"Resources": {logical_id: {"Type": "AWS::StepFunctions::StateMachine", "Properties": properties}}}
+    try:
+        return next(iter(state_machine_definitions({**single, "Mappings": template.get("Mappings", {})}).values()))
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
 
 
 def waiting_schedules(definition: dict[str, Any]) -> list[tuple[str, int]]:
@@ -312,7 +355,10 @@ def waiting_schedules(definition: dict[str, Any]) -> list[tuple[str, int]]:
                 )
                 interval, backoff = retry.get("IntervalSeconds", 1), retry.get("BackoffRate", 2.0)
                 attempts, ceiling = retry.get("MaxAttempts", 3), retry.get("MaxDelaySeconds")
-                delays = [interval * backoff**attempt for attempt in range(attempts)]
+                numbers = (first, interval, backoff, attempts, ceiling or 0)
+                if not all(isinstance(number, int | float) for number in numbers):
+                    continue  # a JSONata expression ("{% ... %}"): known only when it runs
+                delays = [interval * backoff**attempt for attempt in range(int(attempts))]
                 found.append((name, int(first + sum(min(delay, ceiling) if ceiling else delay for delay in delays))))
     return found
 
@@ -340,28 +386,38 @@ class QuotaCheck:
         stacks = {stack.template_file: stack for stack in _stacks(self._app)}
         violations = []
         for template_path in context.template_paths:
-            path = Path(template_path)
-            stack = stacks.get(path.name)
-            for finding in check_template(json.loads(path.read_text()), path.stat().st_size):
-                where = (
-                    cdk.PolicyViolatingResource(
-                        locations=["Properties"], resource_logical_id=finding.logical_id, template_path=template_path
-                    )
-                    if finding.logical_id is not None
-                    else cdk.PolicyViolatingResource(locations=["/"], construct_path=stack.node.path if stack else path.stem)
-                )
-                quota = _BY_RULE[finding.rule]
-                violations.append(
-                    cdk.PolicyViolation(
-                        rule_name=finding.rule,
-                        description=f"{finding.description} ({quota.source})",
-                        fix=finding.fix,
-                        severity=quota.severity,
-                        violating_resources=[where],
-                    )
-                )
-        errors = any(_BY_RULE[violation.rule_name].severity == "error" for violation in violations)
+            directory = Path(template_path).parent
+            violations += self._violations(Path(template_path), stacks.get(Path(template_path).name), directory, nested=False)
+        # The CDK hands the plugin the top-level templates only: a nested stack's is beside them.
+        for stack in stacks.values():
+            path = directory / stack.template_file if context.template_paths else None
+            if stack.nested and path is not None and path.is_file():
+                violations += self._violations(path, stack, directory, nested=True)
+        errors = any(violation.severity == "error" for violation in violations)
         return cdk.PolicyValidationPluginReport(success=not errors, violations=violations)
+
+    def _violations(self, path: Path, stack: Any, directory: Path, *, nested: bool) -> list[cdk.PolicyViolation]:
+        violations = []
+        for finding in check_template(json.loads(path.read_text()), path.stat().st_size, directory):
+            if finding.logical_id is not None and not nested:
+                where = cdk.PolicyViolatingResource(
+                    locations=["Properties"], resource_logical_id=finding.logical_id, template_path=str(path)
+                )
+            else:  # the stack as a whole, or a resource of a nested stack (named in the description)
+                at = f"{stack.node.path if stack else path.stem}"
+                where = cdk.PolicyViolatingResource(locations=[finding.logical_id or "/"], construct_path=at)
+            quota = _BY_RULE[finding.rule]
+            named = f"{finding.logical_id}: " if nested and finding.logical_id else ""
+            violations.append(
+                cdk.PolicyViolation(
+                    rule_name=finding.rule,
+                    description=f"{named}{finding.description} ({quota.source})",
+                    fix=finding.fix,
+                    severity=finding.severity or quota.severity,
+                    violating_resources=[where],
+                )
+            )
+        return violations
 
 
 def _stacks(app: IConstruct) -> list[Any]:

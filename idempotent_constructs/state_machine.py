@@ -200,8 +200,8 @@ class IdempotentStateMachine(Construct):
         :param lease: how long a holder is trusted before a duplicate may take over. Default: 15
             minutes (5 minutes, the longest an Express execution runs, for Express).
         :param poll_interval: first delay between polls of a waiting duplicate. Default: 1 second.
-        :param max_wait: how long a duplicate waits before failing with ``Idempotency.InFlight``.
-            Default: 5 minutes, or 80% of the longest run if that is shorter (4 minutes for Express),
+        :param max_wait: how long a duplicate waits, at most, before failing with ``Idempotency.InFlight``
+            (its doubling delays stop short of it by less than one delay). Default: 5 minutes, or 80% of the longest run if that is shorter (4 minutes for Express),
             so that a waiting duplicate ends in ``Idempotency.InFlight``, not ``States.Timeout``.
         :param on_in_flight: ``WAIT`` or ``FAIL``. Default: ``InFlightPolicy.WAIT``.
         :param on_failure: ``RELEASE`` or ``CACHE``. Default: ``FailurePolicy.RELEASE``.

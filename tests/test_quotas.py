@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aws_cdk import App, Duration, Stack
+from aws_cdk import App, Duration, NestedStack, Stack
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Annotations, Match
@@ -28,6 +29,7 @@ from idempotent_constructs.quotas import (
     MAX_RESOURCES,
     ROLE_INLINE_POLICY_CHARACTERS,
     TEMPLATE_MAX_BYTES,
+    Finding,
     check_template,
     policy_characters,
     waiting_schedules,
@@ -65,29 +67,40 @@ def guarded_workflows(stack: Stack, table: IdempotencyTable, count: int, *, leas
             getattr(machine, f"metric_{metric}")()
 
 
-def synthesized(leases: int) -> tuple[dict[str, Any], int, Stack]:
+@dataclass
+class Synthesized:
+    template: dict[str, Any]
+    size: int  # bytes as written
+    stack: Stack
+    directory: Path  # the cloud assembly, with the definitions stored as assets
+
+    def findings(self) -> list[Finding]:
+        return check_template(self.template, self.size, self.directory)
+
+
+def synthesized(leases: int) -> Synthesized:
     app = App()
     table = IdempotencyTable(Stack(app, "Records"), "Idempotency")
     orders = Stack(app, "Orders")
     guarded_workflows(orders, table, WORKFLOWS, leases=leases)
     artifact = app.synth().get_stack_by_name("Orders")
     path = Path(artifact.template_full_path)
-    return json.loads(path.read_text()), path.stat().st_size, orders
+    return Synthesized(json.loads(path.read_text()), path.stat().st_size, orders, path.parent)
 
 
 @pytest.fixture(scope="module")
-def at_scale() -> tuple[dict[str, Any], int, Stack]:
+def at_scale() -> Synthesized:
     return synthesized(leases=8)
 
 
 def test_a_hundred_and_twenty_workflows_with_long_namespaces_and_every_metric_fit_one_template_by_default():
-    template, size, _ = synthesized(leases=0)
+    default = synthesized(leases=0)
 
-    assert "IdempotentDefinitions" in template["Mappings"]  # DefinitionLocation.TEMPLATE
-    assert len(of_type(template, "AWS::StepFunctions::StateMachine")) == WORKFLOWS
-    assert len(of_type(template, "AWS::Logs::MetricFilter")) == WORKFLOWS
-    assert size <= TEMPLATE_MAX_BYTES
-    assert check_template(template, size) == []
+    assert "IdempotentDefinitions" in default.template["Mappings"]  # DefinitionLocation.TEMPLATE
+    assert len(of_type(default.template, "AWS::StepFunctions::StateMachine")) == WORKFLOWS
+    assert len(of_type(default.template, "AWS::Logs::MetricFilter")) == WORKFLOWS
+    assert default.size <= TEMPLATE_MAX_BYTES
+    assert default.findings() == []
 
 
 def of_type(template: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -95,17 +108,17 @@ def of_type(template: dict[str, Any], kind: str) -> dict[str, Any]:
 
 
 def test_a_hundred_and_twenty_workflows_with_long_namespaces_eight_extend_lease_states_and_every_metric_fit_one_stack(at_scale):
-    template, size, _ = at_scale
+    template = at_scale.template
 
     assert len(namespace(0)[:256]) == 256
     assert len(of_type(template, "AWS::StepFunctions::StateMachine")) == WORKFLOWS
     assert len(template["Resources"]) <= MAX_RESOURCES
-    assert size <= TEMPLATE_MAX_BYTES
-    assert check_template(template, size) == []
+    assert at_scale.size <= TEMPLATE_MAX_BYTES
+    assert at_scale.findings() == []  # the 120 definitions (assets) read and checked too
 
 
 def test_at_scale_every_role_keeps_its_permissions_within_what_iam_allows_a_role(at_scale):
-    template, _, _ = at_scale
+    template = at_scale.template
 
     # The workflows' and the shared functions' roles hold their permissions inline: no policy resources.
     assert of_type(template, "AWS::IAM::Policy") == {}
@@ -118,7 +131,7 @@ def test_at_scale_every_role_keeps_its_permissions_within_what_iam_allows_a_role
 
 
 def test_at_scale_the_shared_functions_access_is_widened_to_the_namespaces_prefixes_with_a_warning(at_scale):
-    template, _, orders = at_scale
+    template, orders = at_scale.template, at_scale.stack
 
     release = next(r for logical_id, r in of_type(template, "AWS::IAM::Role").items() if "ReleaseFunction" in logical_id)
     (deletes,) = [
@@ -132,7 +145,7 @@ def test_at_scale_the_shared_functions_access_is_widened_to_the_namespaces_prefi
 
 
 def test_at_scale_each_workflow_logs_under_vendedlogs_and_its_filter_patterns_fit(at_scale):
-    template, _, _ = at_scale
+    template = at_scale.template
 
     names = [group["Properties"].get("LogGroupName") for group in of_type(template, "AWS::Logs::LogGroup").values()]
     vended = [name for name in names if name is not None]
@@ -222,16 +235,85 @@ def test_the_check_reports_a_definition_beyond_one_megabyte():
     assert rules({"Resources": {"Machine": state_machine(big)}}) == ["definition-size"]
 
 
-def test_the_check_fails_the_synth_of_a_guard_whose_waiting_outlasts_its_express_execution():
+def express_guard(max_wait: Duration | None) -> App:
     app = App()
     s = Stack(app, "Jobs")
-    guard = IdempotencyGuard(s, "Once", table=IdempotencyTable(s, "Table"), body=sfn.Pass(s, "Work"), namespace="jobs")
+    guard = IdempotencyGuard(
+        s, "Once", table=IdempotencyTable(s, "Table"), body=sfn.Pass(s, "Work"), namespace="jobs", max_wait=max_wait
+    )
     sfn.StateMachine(
         s, "Machine", state_machine_type=sfn.StateMachineType.EXPRESS, definition_body=sfn.DefinitionBody.from_chainable(guard)
     )
+    return app
 
-    with pytest.raises(Exception, match=r"(?s)ValidationFailed.*Once.Await may wait 272 s, and its execution may run 300 s"):
+
+def test_the_check_reads_a_definition_stored_as_an_asset_beside_the_template(tmp_path):
+    big = {"StartAt": "A", "States": {"A": {"Type": "Pass", "Result": "x" * 1_100_000, "End": True}}}
+    (tmp_path / "asset.0123abcd.json").write_text(json.dumps(big))
+    machine = {"Type": "AWS::StepFunctions::StateMachine", "Properties": {"DefinitionS3Location": {"Key": "0123abcd.json"}}}
+
+    assert [f.rule for f in check_template({"Resources": {"Machine": machine}}, 1000, tmp_path)] == ["definition-size"]
+    assert check_template({"Resources": {"Machine": machine}}, 1000) == []  # without the assembly: not read
+
+
+def test_the_check_leaves_what_it_cannot_read_to_aws_and_still_checks_the_rest():
+    either = {"Fn::If": ["Prod", [{"PolicyName": "P", "PolicyDocument": {}}], {"Ref": "AWS::NoValue"}]}
+    role = {"Type": "AWS::IAM::Role", "Properties": {"Policies": either}}
+    logging = {"Fn::If": ["Prod", {"Destinations": []}, {"Ref": "AWS::NoValue"}]}
+    waits = {
+        "StartAt": "Backoff",
+        "States": {
+            "Backoff": {"Type": "Wait", "Seconds": "{% $states.input.delay %}", "Next": "Await"},
+            "Await": {"Type": "Pass", "Retry": [{"ErrorEquals": ["Idempotency.StillInFlight"]}], "End": True},
+        },
+    }
+    machine = state_machine(waits, StateMachineType="EXPRESS", LoggingConfiguration=logging)
+    untyped = {"Properties": {}}
+    long_filter = {"Type": "AWS::Logs::MetricFilter", "Properties": {"FilterPattern": "{ " + "x" * 1024 + " }"}}
+    template = {"Resources": {"Role": role, "Machine": machine, "Untyped": untyped, "Filter": long_filter}}
+
+    assert rules(template) == ["filter-pattern-length"]
+
+
+def test_the_check_reads_nested_stacks_templates_too():
+    app = App()
+    parent = Stack(app, "Parent")
+    nested = NestedStack(parent, "Jobs")
+    guard = IdempotencyGuard(
+        nested,
+        "Once",
+        table=IdempotencyTable(nested, "Table"),
+        body=sfn.Pass(nested, "Work"),
+        namespace="jobs",
+        max_wait=Duration.minutes(10),
+    )
+    sfn.StateMachine(
+        nested,
+        "Machine",
+        state_machine_type=sfn.StateMachineType.EXPRESS,
+        definition_body=sfn.DefinitionBody.from_chainable(guard),
+    )
+
+    with pytest.raises(
+        Exception, match=r"(?s)ValidationFailed.*Machine[0-9A-F]{8}: a duplicate waiting in Once.Await may wait 572 s"
+    ):
         app.synth()
+
+
+def test_the_check_fails_the_synth_of_a_guard_whose_waiting_outlasts_its_express_execution():
+    with pytest.raises(
+        Exception, match=r"(?s)ValidationFailed.*Once.Await may wait 572 s, and its execution may run 300 s: it ends in"
+    ):
+        express_guard(Duration.minutes(10)).synth()
+
+
+def test_a_guard_whose_waiting_leaves_its_express_execution_less_than_the_margin_gets_a_warning():
+    assembly = express_guard(None).synth()  # the guard's own default, 5 minutes: 272 s of waiting
+
+    report = json.loads((Path(assembly.directory) / "validation-report.json").read_text())
+    (plugin,) = [p for p in report["pluginReports"] if p["pluginName"] == "idempotent-constructs"]
+    assert [(v["ruleName"], v["severity"]) for v in plugin["violations"]] == [("waiting-schedule", "warning")]
+    assert "may wait 272 s, and its execution may run 300 s: it risks ending in" in plugin["violations"][0]["description"]
 
 
 @pytest.mark.parametrize(

@@ -123,6 +123,9 @@ class ItemGrants:
             self._namespaces[path] = namespaces
             self.role.add_to_principal_policy(
                 iam.PolicyStatement(
+                    # A statement with a Sid is never merged (PolicyDocument(minimize=True) compares the
+                    # unresolved lists, which look alike, and would merge two tables' statements into one).
+                    sid="".join(action.split(":")[1] for action in self.actions) + f"Table{len(self._namespaces) - 1}",
                     actions=self.actions,
                     resources=[table.table_arn],
                     conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": Lazy.any(_LeadingKeys(namespaces))}},

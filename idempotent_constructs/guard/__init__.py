@@ -107,8 +107,9 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             Default: 15 minutes.
         :param poll_interval: first delay between polls of a duplicate that waits; delays double up to
             30 seconds. Default: 1 second.
-        :param max_wait: how long a duplicate waits for the holder before failing with
-            ``Idempotency.InFlight``. Default: 5 minutes.
+        :param max_wait: how long a duplicate waits for the holder, at most, before failing with
+            ``Idempotency.InFlight`` (its doubling delays stop short of it by less than one delay: 272 s
+            of 5 minutes). Default: 5 minutes.
         :param on_in_flight: ``WAIT`` or ``FAIL`` while another execution holds the key. Default: ``WAIT``.
         :param on_failure: ``RELEASE`` or ``CACHE`` when the chain fails. Default: ``RELEASE``.
         :param on_completed: ``REPLAY`` the stored result to a duplicate after success, or ``REJECT`` it

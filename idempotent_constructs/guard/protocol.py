@@ -134,9 +134,11 @@ CONDITION_FAILED = "DynamoDB.ConditionalCheckFailedException"
 # "DynamoDB.<code>" and anything else "DynamoDB.AmazonDynamoDBException"; AWS's own sample
 # "Synchronous Express workflow" retries that name; the causes are the AWS SDK for Java's, whose
 # client-side failures, timeouts and dropped connections, are "SdkClientException", as this protocol
-# already meets "Sfn.SdkClientException"). Those two cover permanent errors too (access denied), which a
-# retry delays by about a minute and cannot make worse: every write here is safe to repeat (a retried
-# write that was applied finds its own effect, testing/faults.py "dynamodb_lost_replies").
+# already meets "Sfn.SdkClientException"). Those two cover permanent errors too (access denied), which
+# the retries delay, by about a minute before the body and up to about ten minutes after it (where
+# giving up would leave the key to a second run; an Express execution ends first), and cannot make
+# worse: every write here is safe to repeat (a retried write that was applied finds its own effect,
+# testing/faults.py "dynamodb_lost_replies").
 TRANSIENT_DYNAMODB_ERRORS = [
     "DynamoDB.ProvisionedThroughputExceededException",
     "DynamoDB.ThrottlingException",

@@ -29,7 +29,8 @@ class Hold:
 
     @property
     def waiting(self) -> list[str]:
-        """The ARNs of the executions waiting at the state now, in the order they arrived."""
+        """The ARNs of the executions waiting at the state now, in the order they arrived (an execution
+        once for each of its Map iterations or Parallel branches that waits there)."""
         with self._condition:
             return list(self._waiting)
 
@@ -89,8 +90,12 @@ class Holds:
 
         def held_entry(state: Any, env: Any) -> Any:
             execution = env.states.context_object.context_object_data["Execution"]["Id"]
-            for hold in [hold for hold in self._holds if hold.holds(state.name, execution)]:
+            with self._lock:
+                holding = [hold for hold in self._holds if hold.holds(state.name, execution)]
+            for hold in holding:
                 hold.wait_here(execution)
+            if holding and not env.is_running():
+                return None  # stopped while held: it never enters the state (moto checks before, not after)
             return enter(state, env)
 
         patch(CommonStateField, "_eval_body", held_entry)

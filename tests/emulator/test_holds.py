@@ -29,3 +29,13 @@ def test_the_end_of_the_block_releases_what_it_held_even_when_the_test_fails(beh
 def test_waiting_for_more_arrivals_than_come_times_out_naming_the_state(emulator):
     with emulator.hold("NeverReached") as gate, pytest.raises(TimeoutError, match="0 of 1 executions reached NeverReached"):
         gate.arrived(timeout=0.2)
+
+
+def test_an_execution_stopped_while_held_never_enters_the_held_state(behaviour, emulator, unique):
+    with emulator.hold("SlowWork") as body:
+        holder = behaviour.start("Slow", {"id": unique}, name=f"{unique}-stopped")
+        body.arrived()
+        emulator.client("stepfunctions").stop_execution(executionArn=holder)
+    stopped = behaviour.wait(holder)
+    assert stopped.status == "ABORTED"
+    assert "SlowWork" not in stopped.entered_states()

@@ -7,7 +7,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Template
 
-from idempotent_constructs import IdempotencyGuard, IdempotencyTable, IdempotentStateMachine
+from idempotent_constructs import IdempotencyGuard, IdempotencyTable, IdempotentStateMachine, ResultStorage
 from tests.synth import allows, resources, role_statements, template
 
 
@@ -43,6 +43,36 @@ def test_the_release_function_may_delete_only_records_of_the_namespaces_its_work
     (key_id,) = resources(tpl, "AWS::KMS::Key")
     kms_statements = [s for s in statements if s["Resource"] == {"Fn::GetAtt": [key_id, "Arn"]}]
     assert kms_statements and {"kms:Decrypt", "kms:GenerateDataKey"} <= set(kms_statements[0]["Action"])
+
+
+def test_with_two_tables_the_release_and_result_functions_touch_each_tables_records_of_its_own_namespaces_only():
+    def build(s):
+        for name in ("Orders", "Refunds"):
+            IdempotentStateMachine(
+                s,
+                name,
+                table=IdempotencyTable(s, f"{name}Table"),
+                definition=sfn.Pass(s, f"{name}Work"),
+                namespace=name.lower(),
+                result_storage=ResultStorage.large(),
+            )
+
+    tpl = template(build)
+    tables = {
+        name: {"Fn::GetAtt": [logical_id, "Arn"]}
+        for logical_id in resources(tpl, "AWS::DynamoDB::Table")
+        for name in ("Orders", "Refunds")
+        if logical_id.startswith(name)
+    }
+    for function, action in (
+        ("IdempotencyReleaseFunction", "dynamodb:DeleteItem"),
+        ("IdempotencyResultFunction", "dynamodb:UpdateItem"),
+    ):
+        statements = role_statements(tpl, function)
+        for name, table_arn in tables.items():
+            other = "refunds" if name == "Orders" else "orders"
+            assert allows(statements, action, table_arn, f"{name.lower()}#0f3a"), (function, name)
+            assert not allows(statements, action, table_arn, f"{other}#0f3a"), (function, name)
 
 
 def test_the_release_rule_matches_this_stacks_generated_names_and_no_other_stacks():
