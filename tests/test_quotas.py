@@ -261,10 +261,16 @@ def test_the_check_leaves_what_it_cannot_read_to_aws_and_still_checks_the_rest()
     role = {"Type": "AWS::IAM::Role", "Properties": {"Policies": either}}
     logging = {"Fn::If": ["Prod", {"Destinations": []}, {"Ref": "AWS::NoValue"}]}
     waits = {
+        "QueryLanguage": "JSONata",
         "StartAt": "Backoff",
         "States": {
             "Backoff": {"Type": "Wait", "Seconds": "{% $states.input.delay %}", "Next": "Await"},
-            "Await": {"Type": "Pass", "Retry": [{"ErrorEquals": ["Idempotency.StillInFlight"]}], "End": True},
+            "Await": {
+                "Type": "Parallel",
+                "Branches": [{"StartAt": "Poll", "States": {"Poll": {"Type": "Pass", "End": True}}}],
+                "Retry": [{"ErrorEquals": ["Idempotency.StillInFlight"]}],
+                "End": True,
+            },
         },
     }
     machine = state_machine(waits, StateMachineType="EXPRESS", LoggingConfiguration=logging)
