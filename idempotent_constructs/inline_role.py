@@ -13,21 +13,31 @@ from __future__ import annotations
 
 from typing import Any
 
+from aws_cdk import Aws
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from . import asl
 
 
-class InlineRole(iam.Role):
-    """A role for ``service`` (``states.amazonaws.com``) whose statements are its inline policy ``Policy``."""
+def state_machines_of_this_account() -> iam.IPrincipal:
+    """Step Functions, for the state machines of this account and Region only (``aws:SourceArn``): the
+    confused-deputy guard the CDK gives a state machine's own role since aws-cdk-lib 2.274."""
+    arn = f"arn:{Aws.PARTITION}:states:{Aws.REGION}:{Aws.ACCOUNT_ID}:stateMachine:*"
+    return iam.ServicePrincipal("states.amazonaws.com", conditions={"ArnLike": {"aws:SourceArn": arn}})
 
-    def __init__(self, scope: Construct, construct_id: str, *, service: str, description: str | None = None) -> None:
+
+class InlineRole(iam.Role):
+    """A role ``assumed_by`` a service whose statements are its inline policy ``Policy``."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, assumed_by: iam.IPrincipal, description: str | None = None
+    ) -> None:
         self.document = iam.PolicyDocument(minimize=True)
         super().__init__(
             scope,
             construct_id,
-            assumed_by=iam.ServicePrincipal(service),
+            assumed_by=assumed_by,
             description=description,
             inline_policies={"Policy": self.document},
         )

@@ -21,7 +21,7 @@ from .functions import KeyFunction, ReleaseFunction, acknowledge_own_executions,
 from .guard import DEFAULT_LEASE, STATE_NAMES, IdempotencyGuard, acquire
 from .guard.config import DEFAULT_MAX_WAIT, OPTIONS
 from .guard_states import GUARD_STATES, GuardedState, guard_document
-from .inline_role import InlineRole
+from .inline_role import InlineRole, state_machines_of_this_account
 from .key import IdempotencyKey, namespace_problems
 from .names import generated_name, name_prefix, vended_log_group_name
 from .outcome_metrics import states_entered
@@ -362,7 +362,8 @@ class IdempotentStateMachine(Construct):
             timeout=timeout,
             logs=logs,
             tracing_enabled=tracing_enabled is not False,
-            role=role or (InlineRole(self, "Role", service="states.amazonaws.com") if InlineRole.fits(rendered) else None),
+            role=role
+            or (InlineRole(self, "Role", assumed_by=state_machines_of_this_account()) if InlineRole.fits(rendered) else None),
             query_language=query_language,
         )
         # As sfn.StateMachine does for a chain: a Distributed Map's permissions on this state machine.

@@ -20,7 +20,7 @@ class SharedFunction(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, handler: str, description: str) -> None:
         super().__init__(scope, construct_id)
         self.log_group = logs.LogGroup(self, "Logs", retention=logs.RetentionDays.ONE_YEAR)
-        self.role = InlineRole(self, "Role", service="lambda.amazonaws.com", description=description)
+        self.role = InlineRole(self, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"), description=description)
         self.function = lambda_.Function(
             self,
             "Function",
