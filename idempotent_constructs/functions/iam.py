@@ -162,9 +162,8 @@ class _LeadingKeys:
 class ListProducer:
     """A list that is read when the template is synthesized, after every workflow has registered."""
 
-    def __init__(self, values: list[Any], *, unique: bool = False) -> None:
+    def __init__(self, values: list[Any]) -> None:
         self._values = values
-        self._unique = unique
 
     def produce(self) -> list[Any]:
-        return sorted(set(self._values)) if self._unique else list(self._values)
+        return list(self._values)
