@@ -11,13 +11,13 @@ from constructs import Construct
 
 from . import options
 from .errors import Problems
-from .functions import key_statement
+from .functions import TABLE_KEY_ACTIONS, WORKFLOW_ITEM_ACTIONS, key_statement
 from .key import namespace_problems
 from .lambda_src import schema
 
-# What a workflow does to its records: acquire, inspect, complete and release. Powertools'
-# DynamoDBPersistenceLayer makes the same four calls (get_item, put_item, update_item, delete_item).
-WORKFLOW_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+# What Powertools' DynamoDBPersistenceLayer does to its records: get_item, put_item (to acquire),
+# update_item and delete_item. A workflow's states never put (WORKFLOW_ITEM_ACTIONS).
+POWERTOOLS_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
 READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:DescribeTable")
 # What each option takes.
 TABLE_OPTIONS: dict[str, options.Kind] = {
@@ -103,8 +103,22 @@ class IdempotencyTable(Construct):
         return self.table.table_arn
 
     def grant_workflow_access(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Exactly what a workflow needs on its records: get, put, update and delete items."""
-        return self.table.grant(grantee, *WORKFLOW_ACTIONS)
+        """Exactly what a workflow's states call on its records, as the library's own workflow roles
+        have it: get, update and delete items (acquiring is a conditional update, never a put), plus
+        the use of the table's customer managed KMS key if it has one.
+
+        On every record of the table: the roles the library creates are limited further, to their
+        workflow's namespace.
+        """
+        grant = self.table.grant(grantee, *WORKFLOW_ITEM_ACTIONS)
+        if self.table.encryption_key is None:
+            return grant
+        # Table.grant leaves a customer managed key to the caller (its grant_*_data methods add more table actions).
+        return grant.combine(
+            iam.Grant.add_to_principal(
+                grantee=grantee, actions=TABLE_KEY_ACTIONS, resource_arns=[self.table.encryption_key.key_arn]
+            )
+        )
 
     def grant_read_records(self, grantee: iam.IGrantable) -> iam.Grant:
         """Read records for inspection tools: get, query, scan and describe the table."""
@@ -164,7 +178,7 @@ class IdempotencyTable(Construct):
             function.add_to_role_policy(key_statement(self.table.encryption_key))
         return iam.Grant.add_to_principal(
             grantee=function,
-            actions=list(WORKFLOW_ACTIONS),
+            actions=list(POWERTOOLS_ACTIONS),
             resource_arns=[self.table.table_arn],
             conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [schema.id_prefix(prefix) + "*"]}},
         )

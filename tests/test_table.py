@@ -10,11 +10,12 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Annotations, Match, Template
 
-from idempotent_constructs import IdempotencyConfigurationError, IdempotencyTable
-from idempotent_constructs.functions import RUNTIME
-from tests.synth import resources, stack, template
+from idempotent_constructs import IdempotencyConfigurationError, IdempotencyTable, IdempotentStateMachine
+from idempotent_constructs.functions import RUNTIME, TABLE_KEY_ACTIONS
+from tests.synth import resources, role_statements, stack, template
 
 
 def test_by_default_the_table_is_on_demand_encrypted_backed_up_retained_and_expires_records():
@@ -80,7 +81,7 @@ def test_fails_when_an_existing_table_comes_with_options_for_a_new_one():
 @pytest.mark.parametrize(
     ("grant", "actions"),
     [
-        ("grant_workflow_access", ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]),
+        ("grant_workflow_access", ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:UpdateItem"]),
         ("grant_read_records", ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan"]),
     ],
 )
@@ -96,6 +97,45 @@ def test_grants_give_exactly_the_actions_needed_on_the_table_only(grant, actions
     (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
     assert sorted(statement["Action"]) == actions
     assert [r for r in statement["Resource"] if r != {"Ref": "AWS::NoValue"}] == [{"Fn::GetAtt": [table_id, "Arn"]}]
+
+
+def test_workflow_access_is_what_the_librarys_own_workflow_roles_may_do_on_the_table():
+    def build(s):
+        table = IdempotencyTable(s, "Idempotency")
+        IdempotentStateMachine(s, "Orders", table=table, definition=sfn.Pass(s, "Work"))
+        table.grant_workflow_access(iam.Role(s, "Mine", assumed_by=iam.ServicePrincipal("states.amazonaws.com")))
+
+    tpl = template(build)
+
+    def dynamodb_actions(prefix):
+        listed = (s["Action"] if isinstance(s["Action"], list) else [s["Action"]] for s in role_statements(tpl, prefix))
+        return {action for actions in listed for action in actions if action.startswith("dynamodb:")}
+
+    assert (
+        dynamodb_actions("Mine")
+        == dynamodb_actions("OrdersRole")
+        == {"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}
+    )
+
+
+def test_workflow_access_to_a_table_with_a_customer_managed_key_includes_the_key_as_a_workflows_role_has_it():
+    def build(s):
+        table = IdempotencyTable(s, "Idempotency", encryption_key=kms.Key(s, "Key"))
+        IdempotentStateMachine(s, "Orders", table=table, definition=sfn.Pass(s, "Work"))
+        table.grant_workflow_access(iam.Role(s, "Mine", assumed_by=iam.ServicePrincipal("states.amazonaws.com")))
+
+    tpl = template(build)
+    (key_id,) = resources(tpl, "AWS::KMS::Key")
+
+    def key_actions(prefix):
+        return {
+            action
+            for s in role_statements(tpl, prefix)
+            if s["Resource"] == {"Fn::GetAtt": [key_id, "Arn"]}
+            for action in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])
+        }
+
+    assert key_actions("Mine") == key_actions("OrdersRole") == set(TABLE_KEY_ACTIONS)
 
 
 def powertools_user(scope) -> lambda_.Function:

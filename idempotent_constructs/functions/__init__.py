@@ -2,7 +2,15 @@
 code, and the IAM statements the guards and the functions share: one module each."""
 
 from .assets import BUNDLED_PACKAGES, DISABLE_ASSET_STAGING, RUNTIME, lambda_code, lambda_source_dir
-from .iam import TABLE_KEY_ACTIONS, acknowledge_own_executions, executions_arn, item_statement, key_statement, records_of
+from .iam import (
+    TABLE_KEY_ACTIONS,
+    WORKFLOW_ITEM_ACTIONS,
+    acknowledge_own_executions,
+    executions_arn,
+    item_statement,
+    key_statement,
+    records_of,
+)
 from .key_function import KEY_FUNCTION_ID, KeyFunction, key_function
 from .release_function import RELEASE_FUNCTION_ID, ReleaseFunction, release_function
 from .result_function import RESULT_FUNCTION_ID, ResultFunction, result_function
@@ -17,6 +25,7 @@ __all__ = [
     "RESULT_FUNCTION_ID",
     "RUNTIME",
     "TABLE_KEY_ACTIONS",
+    "WORKFLOW_ITEM_ACTIONS",
     "KeyFunction",
     "ReleaseFunction",
     "ResultFunction",

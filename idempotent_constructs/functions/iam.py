@@ -53,6 +53,13 @@ def records_of(graph: sfn.StateGraph) -> list[tuple[dynamodb.ITable, str]]:
     return list(dict.fromkeys(item for item in found if item is not None))
 
 
+# The DynamoDB item actions a workflow's own states call on its records (the guard's Tasks of the
+# optimized integration): a read of the record, conditional updates to acquire, complete, extend or mark
+# it failed, and a delete to release it. Never a put: acquiring is an update whose condition refuses a
+# live holder. The library's workflow roles and IdempotencyTable.grant_workflow_access grant these.
+WORKFLOW_ITEM_ACTIONS = ("dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+
+
 # What DynamoDB needs of a caller of a table encrypted with a customer managed key (named one by one:
 # no wildcard actions).
 TABLE_KEY_ACTIONS = ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey", "kms:ReEncryptFrom", "kms:ReEncryptTo"]

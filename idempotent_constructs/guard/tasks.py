@@ -19,7 +19,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from ..functions import executions_arn, item_statement, key_statement
+from ..functions import WORKFLOW_ITEM_ACTIONS, executions_arn, item_statement, key_statement
 from ..lambda_src import schema
 from .config import GuardConfig
 from .protocol import TRANSIENT_LAMBDA_ERRORS, TRANSIENT_SFN_ERRORS, expression
@@ -61,7 +61,11 @@ def item_fields(
 def item_statements(config: GuardConfig, action: str) -> list[iam.PolicyStatement]:
     """What a state machine needs to call ``action`` on the guard's items: the action on its namespace
     only, and the use of the table's customer managed KMS key if it has one."""
-    statements = [item_statement(config.table, config.namespace, f"dynamodb:{action[0].upper()}{action[1:]}")]
+    iam_action = f"dynamodb:{action[0].upper()}{action[1:]}"
+    # IdempotencyTable.grant_workflow_access grants WORKFLOW_ITEM_ACTIONS: a state calling another would
+    # be denied under a role granted that way.
+    assert iam_action in WORKFLOW_ITEM_ACTIONS, f"{iam_action} is not one of WORKFLOW_ITEM_ACTIONS"
+    statements = [item_statement(config.table, config.namespace, iam_action)]
     if config.table.encryption_key is not None:
         statements.append(key_statement(config.table.encryption_key))
     return statements
