@@ -3,9 +3,10 @@
 Teams that keep their workflows as ``statemachine.asl.json`` files (drawn in Workflow Studio, deployed
 by SAM or by ``sfn.DefinitionBody.from_file``) hand the library the file as it is. It is read when the
 app is synthesized, its ``${Name}`` placeholders are replaced as CloudFormation's
-``DefinitionSubstitutions`` would replace them (textually, so a value may be a token such as a
-function's ARN, which CDK then renders into the definition), and it is checked for what Step Functions
-would refuse at deploy time or what would clash with the guard around it: every problem at once.
+``DefinitionSubstitutions`` would replace them (``assembly.substitute``: textually, so a value may be a
+token such as a function's ARN, which CDK then renders into the definition, and again on the result
+until nothing changes), and it is checked for what Step Functions would refuse at deploy time or what
+would clash with the guard around it: every problem at once.
 
 The placeholders are replaced here rather than left to the state machine's ``DefinitionSubstitutions``
 because a document may be one step of a state machine the library does not create (``AslFragment``),
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,14 +29,11 @@ from typing import Any
 from aws_cdk import JsonNull, Token
 from aws_cdk import aws_stepfunctions as sfn
 
+from .assembly import substitute, unfilled
 from .jsonata_check import definition_problems
 
 JSONPATH = "JSONPath"
 JSONATA = "JSONata"
-# What CloudFormation replaces in a definition: ${Name}.
-PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
-# How a CDK token looks inside a string ("${Token[TOKEN.123]}"): a value, not a placeholder.
-_TOKEN_PLACEHOLDER = re.compile(r"Token\[[^\]]*\]")
 # The fields of a state that name another state of its own scope.
 _TRANSITIONS = ("Next", "Default")
 # The fields of a state that hold states of a scope of their own.
@@ -97,12 +94,20 @@ def read(
     text, source, problems = _text(definition_body)
     if text is None:
         return None, problems
-    text, missing = substitute(text, substitutions or {})
+    substitutions = substitutions or {}
     problems += [
         f"definition_substitutions: {source} uses ${{{name}}}, which has no value; "
         f'pass definition_substitutions={{"{name}": ...}}'
-        for name in missing
+        for name in unfilled(text, substitutions)
     ]
+    try:
+        text = substitute(text, substitutions)
+    except ValueError:
+        problems.append(
+            f"definition_substitutions: the values for {source} name each other's placeholders in a circle, "
+            f"so replacing them never ends: {dict(substitutions)!r}; give each a value without a placeholder of another"
+        )
+        return None, problems
     yaml_file = source.endswith((".yaml", ".yml"))
     try:
         definition = _parse_yaml(text) if yaml_file else json.loads(text)
@@ -115,22 +120,6 @@ def read(
     if problems:
         return None, problems
     return Document(definition, source), []
-
-
-def substitute(text: str, substitutions: Mapping[str, str]) -> tuple[str, list[str]]:
-    """``text`` with each ``${Name}`` of ``substitutions`` replaced by its value, and the names of the
-    placeholders left without one (a CDK token is a value, not a placeholder)."""
-    missing: list[str] = []
-
-    def replace(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name in substitutions:
-            return str(substitutions[name])
-        if not _TOKEN_PLACEHOLDER.fullmatch(name) and name not in missing:
-            missing.append(name)
-        return match.group(0)
-
-    return PLACEHOLDER.sub(replace, text), missing
 
 
 def problems(document: Document, *, reserved: Collection[str] = (), clash: str = "") -> list[str]:

@@ -1,7 +1,8 @@
 """A cloud assembly (``cdk.out``) read as `cdk deploy` reads it: its file assets, published to the CDK
 bootstrap bucket, the construct path of each resource, and each state machine's definition. Needs no
 emulator: the embedded one (moto) and the cross-check against ministack (``crosscheck/``) deploy with
-it, and the command-line tool's ``graph`` reads templates with it."""
+it, and the command-line tool's ``graph`` reads templates with it. Also the one replacement of ``${Name}``
+placeholders as CloudFormation makes it (``substitute``), which the synth uses as well."""
 
 from __future__ import annotations
 
@@ -10,12 +11,18 @@ import io
 import json
 import re
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 # The account and region of the embedded emulator (moto's), and of the placeholders in rendered definitions.
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
+# A placeholder CloudFormation replaces in a definition (DefinitionSubstitutions) or an asset manifest: ${Name}.
+PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
+# How the CDK writes an unresolved string token in a text (a name or ARN known only at deploy time),
+# "${Token[TOKEN.123]}": a value, never a placeholder of the user's.
+TOKEN = re.compile(r"\$\{Token\[[^\]]+\]\}")
 
 
 def construct_paths(assembly_dir: Path, stack_name: str) -> dict[str, str]:
@@ -57,15 +64,13 @@ def publish_file_assets(s3: Any, assembly_dir: Path, stack_name: str, *, account
     if not manifest_path.exists():
         return None
 
-    def substitute(value: str) -> str:
-        return value.replace("${AWS::AccountId}", account).replace("${AWS::Region}", region).replace("${AWS::Partition}", "aws")
-
+    pseudo = {"AWS::AccountId": account, "AWS::Region": region, "AWS::Partition": "aws"}
     template_url = None
     for asset in json.loads(manifest_path.read_text()).get("files", {}).values():
         source = assembly_dir / asset["source"]["path"]
         body = _zip_directory(source) if source.is_dir() else source.read_bytes()
         for destination in asset["destinations"].values():
-            bucket, key = substitute(destination["bucketName"]), substitute(destination["objectKey"])
+            bucket, key = substitute(destination["bucketName"], pseudo), substitute(destination["objectKey"], pseudo)
             with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
                 s3.create_bucket(Bucket=bucket)
             s3.put_object(Bucket=bucket, Key=key, Body=body)
@@ -83,11 +88,13 @@ def _zip_directory(directory: Path) -> bytes:
     return buffer.getvalue()
 
 
-def substitute(text: str, substitutions: dict[str, str]) -> str:
+def substitute(text: str, substitutions: Mapping[str, str]) -> str:
     """``text`` with its ``${name}`` placeholders replaced as the resource handler of
     AWS::StepFunctions::StateMachine replaces them (``StringUtils.replaceEachRepeatedly``, in
     aws-cloudformation-resource-providers-stepfunctions): every name at once, again on the result until
-    nothing changes; a placeholder no entry names stays as it is."""
+    nothing changes; a placeholder no entry names stays as it is (``unfilled`` names them). The one
+    implementation: a document's ``definition_substitutions`` (``asl``), the check of a shared definition
+    (``definition``) and the emulators' deploys all replace placeholders with it."""
     if not substitutions:
         return text
     pattern = re.compile("|".join(re.escape("${" + name + "}") for name in substitutions))
@@ -97,6 +104,18 @@ def substitute(text: str, substitutions: dict[str, str]) -> str:
             return text
         text = replaced
     raise ValueError("DefinitionSubstitutions refer to each other endlessly")
+
+
+def unfilled(text: str, substitutions: Mapping[str, str]) -> list[str]:
+    """The names of the placeholders of ``text`` that ``substitutions`` gives no value, in the order
+    they first appear (a CDK token is a value, not a placeholder)."""
+    return list(
+        dict.fromkeys(
+            match.group(1)
+            for match in PLACEHOLDER.finditer(text)
+            if match.group(1) not in substitutions and not TOKEN.fullmatch(match.group(0))
+        )
+    )
 
 
 def state_machine_definitions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:

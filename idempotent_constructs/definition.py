@@ -29,7 +29,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from .asl import JSONATA, JSONPATH, with_json_nulls
-from .assembly import substitute
+from .assembly import TOKEN, substitute
 
 
 class DefinitionLocation(Enum):
@@ -48,8 +48,6 @@ class DefinitionLocation(Enum):
     bytes of template per workflow, for stacks of more workflows than one template holds."""
 
 
-# How the CDK writes an unresolved string token (the name of a resource not created yet, an ARN).
-_TOKEN = re.compile(r"\$\{Token\[[^\]]+\]\}")
 SUBSTITUTION_PREFIX = "IdempotencyToken"
 
 
@@ -66,7 +64,7 @@ def placeholders(text: str) -> tuple[str, dict[str, str]]:
             substitutions[names[token]] = token
         return "${" + names[token] + "}"
 
-    replaced = _TOKEN.sub(name, text)
+    replaced = TOKEN.sub(name, text)
     assert all(Token.is_unresolved(token) for token in substitutions.values())
     return replaced, substitutions
 
@@ -159,7 +157,7 @@ def shared_body(scope: Construct, definition: dict[str, Any], own: dict[str, Any
         # One pass, the longest first, so that a part inside another, or a placeholder, is not cut again;
         # a token is matched whole first, so that no part is cut out of one.
         parts = "|".join(re.escape(written) for written in sorted(cuts, key=len, reverse=True))
-        pattern = re.compile(f"({_TOKEN.pattern})|{parts}")
+        pattern = re.compile(f"({TOKEN.pattern})|{parts}")
         shared = pattern.sub(lambda match: match.group(1) or "${" + cuts[match.group(0)] + "}", text)
     shared, substitutions = placeholders(shared)
     substitutions.update({name: written for written, name in cuts.items()})

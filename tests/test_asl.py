@@ -18,6 +18,7 @@ from idempotent_constructs import (
     IdempotentStateMachine,
     asl,
 )
+from idempotent_constructs.assembly import substitute, unfilled
 from idempotent_constructs.testing import state_machine_definitions
 from tests.stacks import DOCUMENTS, SAGA_FUNCTIONS
 
@@ -51,8 +52,22 @@ def test_fails_with_the_name_of_each_placeholder_without_a_value():
 
 
 def test_a_cdk_token_in_the_text_is_a_value_not_a_placeholder():
-    text, missing = asl.substitute('{"a": "${Token[TOKEN.12]}", "b": "${Fn}"}', {"Fn": "${Token[TOKEN.13]}"})
-    assert (text, missing) == ('{"a": "${Token[TOKEN.12]}", "b": "${Token[TOKEN.13]}"}', [])
+    text, substitutions = '{"a": "${Token[TOKEN.12]}", "b": "${Fn}"}', {"Fn": "${Token[TOKEN.13]}"}
+    assert unfilled(text, substitutions) == []
+    assert substitute(text, substitutions) == '{"a": "${Token[TOKEN.12]}", "b": "${Token[TOKEN.13]}"}'
+
+
+def test_a_value_naming_another_placeholder_is_replaced_again_as_cloudformation_does():
+    text = '{"StartAt": "W", "States": {"W": {"Type": "Pass", "Comment": "${Outer}", "End": true}}}'
+    read, found = asl.read(sfn.DefinitionBody.from_string(text), {"Outer": "in ${Inner}", "Inner": "eu-west-1"})
+    assert found == [] and read is not None and read.definition["States"]["W"]["Comment"] == "in eu-west-1"
+
+
+def test_values_naming_each_other_in_a_circle_are_a_problem_not_a_crash():
+    text = '{"StartAt": "W", "States": {"W": {"Type": "Pass", "Comment": "${A}", "End": true}}}'
+    read, found = asl.read(sfn.DefinitionBody.from_string(text), {"A": "${B}", "B": "${A}"})
+    assert read is None
+    assert len(found) == 1 and found[0].startswith("definition_substitutions: the values for the text given name each other")
 
 
 def test_a_placeholder_may_stand_where_a_number_goes_as_cloudformation_replaces_text():
@@ -182,9 +197,7 @@ def test_a_jsonpath_document_is_embedded_without_a_change():
         sfn.DefinitionBody.from_file(str(DOCUMENTS / "saga-pattern-sam.asl.json")), {n: "v" for n in SAGA_PLACEHOLDERS}
     )
     assert read is not None
-    original = json.loads(
-        asl.substitute((DOCUMENTS / "saga-pattern-sam.asl.json").read_text(), {n: "v" for n in SAGA_PLACEHOLDERS})[0]
-    )
+    original = json.loads(substitute((DOCUMENTS / "saga-pattern-sam.asl.json").read_text(), {n: "v" for n in SAGA_PLACEHOLDERS}))
     assert read.branch() == {"StartAt": original["StartAt"], "States": original["States"]}
 
 
@@ -237,7 +250,7 @@ def _declared(states: dict, file_states: dict, language: str) -> dict:
 @pytest.mark.parametrize("file", ROUND_TRIP)
 def test_every_document_reaches_the_definition_exactly_as_its_file_says_every_null_kept(file, construct, tmp_path):
     substitutions = ROUND_TRIP[file]
-    text, _ = asl.substitute((DOCUMENTS / file).read_text(), substitutions)
+    text = substitute((DOCUMENTS / file).read_text(), substitutions)
     original = json.loads(text)
     app = App(outdir=str(tmp_path))
     stack = Stack(app, "Documents")
