@@ -1,4 +1,4 @@
-"""``IdempotencyGuard``: the states that make any chain idempotent (DESIGN section 6).
+"""``IdempotencyGuard``: the states that make any chain idempotent (docs/explanation/how-it-runs.md).
 
 Shape of the generated states (names carry the guard's prefix; all JSONata)::
 

@@ -3,7 +3,7 @@
 ``Complete`` writes the result into the record natively when it can keep it exactly and small
 enough; otherwise (numbers ``$string`` would round, a result over the native limit) its request
 raises before anything is sent and ``StoreResult`` keeps the result through the result function:
-compressed in the record, or in S3. No task is ever built over 256 KiB from a result (DESIGN B16).
+compressed in the record, or in S3. No task is ever built over 256 KiB from a result (contract B16).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The optional replay marker: ``replay_marker="$.idempotency"`` merges
 ``{"replayed": true, "record_id": ..., "completed_at": ...}`` into a replayed output, so that callers
-and metrics can tell a stored answer from a fresh one. Off by default: DESIGN B1 says a replay's
+and metrics can tell a stored answer from a fresh one. Off by default: contract B1 says a replay's
 output is the body's output. Only an object can carry it: a body known not to output one is refused
 at synth time, and a replay of another kind of output fails with ``Idempotency.ReplayMarkerUnsupported``.
 """

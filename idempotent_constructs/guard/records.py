@@ -1,6 +1,6 @@
 """The reads and writes of a guard's record, as JSONata that builds each DynamoDB request.
 
-Every write after the acquire is fenced on the owner token (DESIGN B8); the acquire and the takeover
+Every write after the acquire is fenced on the owner token (contract B8); the acquire and the takeover
 are fenced on the record as it was found. Each function returns the JSONata text of a whole request.
 """
 
