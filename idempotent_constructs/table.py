@@ -11,7 +11,7 @@ from constructs import Construct
 
 from . import options
 from .errors import Problems
-from .functions import TABLE_KEY_ACTIONS, WORKFLOW_ITEM_ACTIONS, key_statement
+from .functions import TABLE_KEY_ACTIONS, WORKFLOW_ITEM_ACTIONS, key_statement, leading_keys, leading_keys_condition
 from .key import namespace_problems
 from .lambda_src import schema
 
@@ -180,5 +180,5 @@ class IdempotencyTable(Construct):
             grantee=function,
             actions=list(POWERTOOLS_ACTIONS),
             resource_arns=[self.table.table_arn],
-            conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [schema.id_prefix(prefix) + "*"]}},
+            conditions=leading_keys_condition(leading_keys([prefix])[0]),
         )

@@ -9,6 +9,8 @@ from .iam import (
     executions_arn,
     item_statement,
     key_statement,
+    leading_keys,
+    leading_keys_condition,
     records_of,
 )
 from .key_function import KEY_FUNCTION_ID, KeyFunction, key_function
@@ -37,6 +39,8 @@ __all__ = [
     "key_statement",
     "lambda_code",
     "lambda_source_dir",
+    "leading_keys",
+    "leading_keys_condition",
     "records_of",
     "release_function",
     "result_function",

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import jsii
-from aws_cdk import Acknowledgment, Annotations, Aws, IStableAnyProducer, Lazy, Validations
+from aws_cdk import Acknowledgment, Annotations, Aws, IResolvable, IStableAnyProducer, Lazy, Validations
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -40,7 +40,7 @@ def item_statement(table: dynamodb.ITable, namespace: str, *actions: str) -> iam
     statement = iam.PolicyStatement(
         actions=list(actions),
         resources=[table.table_arn],
-        conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [schema.id_prefix(namespace) + "*"]}},
+        conditions=leading_keys_condition(leading_keys([namespace])[0]),
     )
     statement.idempotency_records = (table, namespace)  # type: ignore[attr-defined]  # read by records_of
     return statement
@@ -102,6 +102,13 @@ def leading_keys(namespaces: Iterable[str], budget: int = LEADING_KEYS_BUDGET) -
     return sorted(_text(pattern) for pattern in patterns), widened
 
 
+def leading_keys_condition(patterns: list[str] | IResolvable) -> dict[str, Any]:
+    """The condition that limits a statement's item actions to the records whose partition key matches
+    one of ``patterns`` (``leading_keys``'s, or a token of them for a list complete only at synth): every
+    statement the library makes on records is limited with it."""
+    return {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": patterns}}
+
+
 def _text(pattern: tuple[tuple[str, ...], bool]) -> str:
     segments, exact = pattern
     return schema.id_prefix("/".join(segments)) + "*" if exact else "/".join(segments) + "/*"
@@ -135,7 +142,7 @@ class ItemGrants:
                     sid="".join(action.split(":")[1] for action in self.actions) + f"Table{len(self._namespaces) - 1}",
                     actions=self.actions,
                     resources=[table.table_arn],
-                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": Lazy.any(_LeadingKeys(namespaces))}},
+                    conditions=leading_keys_condition(Lazy.any(_LeadingKeys(namespaces))),
                 )
             )
             if table.encryption_key is not None:
