@@ -1,4 +1,4 @@
-"""The canonical key specification (``docs/canonical-key.md``) written in JSONata.
+"""The canonical key specification (``docs/explanation/canonical-key.md``) written in JSONata.
 
 The generated states compute record ids and payload hashes natively with these expressions; Python
 computes the same values with ``lambda_src/canonical.py`` (in this package). Each function returns JSONata text to

@@ -64,7 +64,7 @@ class IdempotencyKey(Selection):
 
     def record_id(self, payload: Any, *, namespace: str) -> str:
         """The id of the record that ``payload`` (a state's input) gets under this key in
-        ``namespace``: exactly what the generated states compute (docs/canonical-key.md).
+        ``namespace``: exactly what the generated states compute (docs/explanation/canonical-key.md).
 
         Raises ``KeyMissing`` (named ``Idempotency.KeyMissing``) when the selection is missing,
         null or empty."""

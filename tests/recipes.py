@@ -16,8 +16,9 @@ from typing import Any
 from aws_cdk import App, RemovalPolicy, Stack
 from aws_cdk import aws_stepfunctions as sfn
 
-from idempotent_constructs import IdempotencyGuard, IdempotencyKey, IdempotencyPayload, IdempotencyTable, IdempotentStateMachine
+from idempotent_constructs import IdempotencyKey, IdempotencyPayload, IdempotencyTable, IdempotentStateMachine
 from idempotent_constructs.testing import sources
+from tests.samples import docs_sample
 from tests.stacks import FAST, side_effects_table
 
 
@@ -216,30 +217,6 @@ class SourcesStack(Stack):
             .when(sfn.Condition.jsonata("{% $states.input.blocked = true %}"), sfn.Fail(self, "BatchItemFailed", error="Blocked"))
             .otherwise(charge(self, "Batch", f"{record_body}.orderId", counters.table_name))
         )
-        guard = IdempotencyGuard(
-            self,
-            "Record",
-            table=table,
-            body=work,
-            key=IdempotencyKey.from_paths("$.messageId"),
-            payload=IdempotencyPayload.from_paths("$.body"),
-            namespace="Sources/Batch",
-            **FAST,
-        )
-        # A record that fails is caught, so that the others finish (a failed Map would stop them) and the
-        # batch fails after: the pipe redelivers it.
-        item = sfn.Parallel.jsonata(self, "EachRecordGuarded", outputs="{% $states.result[0] %}").branch(guard)
-        item.add_catch(sfn.Pass.jsonata(self, "RecordFailed", outputs={"failed": True}))
-        each = sfn.Map.jsonata(
-            self, "EachRecord", max_concurrency=4, items=sfn.ProvideItems.jsonata("{% $states.input %}")
-        ).item_processor(item)
-        each.next(
-            sfn.Choice.jsonata(self, "AnyRecordFailed")
-            .when(
-                sfn.Condition.jsonata("{% $count($states.input[failed = true]) > 0 %}"),
-                sfn.Fail(self, "BatchFailed", error="RecordsFailed"),
-            )
-            .otherwise(sfn.Succeed(self, "BatchDone"))
-        )
+        each = docs_sample("batch").batch(self, table, work, namespace="Sources/Batch", **FAST)  # the event sources guide's
         batch = sfn.StateMachine(self, "Batch", definition_body=sfn.DefinitionBody.from_chainable(each))
         counters.grant_read_write_data(batch)

@@ -88,14 +88,16 @@ def test_the_picture_marks_each_outcomes_transitions_and_lists_its_states(assemb
     )
 
 
-def test_the_readme_shows_the_picture_the_example_app_synthesizes(assembly):
+def test_how_it_runs_shows_the_picture_the_example_app_synthesizes(assembly):
     result = CliRunner().invoke(cli, ["graph", assembly, "--state-machine", "Orders"])
     assert result.exit_code == 0, result.output
-    readme = (ROOT / "README.md").read_text()
-    shown = readme.split("<!-- graph: the example app (idempotent-constructs graph cdk.out) -->\n```mermaid\n")[1].split(
+    page = (ROOT / "docs" / "explanation" / "how-it-runs.md").read_text()
+    shown = page.split("<!-- graph: the example app (idempotent-constructs graph cdk.out) -->\n```mermaid\n")[1].split(
         "```\n<!-- /graph -->"
     )[0]
-    assert shown == result.output, "the README's picture is stale: paste `idempotent-constructs graph cdk.out` into it"
+    assert shown == result.output, (
+        "docs/explanation/how-it-runs.md's picture is stale: paste `idempotent-constructs graph cdk.out` into it"
+    )
 
 
 def test_several_state_machines_need_a_name_and_a_wrong_one_says_what_there_is(assembly):

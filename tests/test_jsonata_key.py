@@ -1,6 +1,6 @@
 """The canonical key in JSONata (idempotent_constructs.jsonata_key) gives the texts, digests and record
 ids of the Python implementation (idempotent_constructs/lambda_src/canonical.py), evaluated by jsonata-js 2.0.6, the JSONata
-that Step Functions implements (docs/canonical-key.md). The emulator's executions are checked against
+that Step Functions implements (docs/explanation/canonical-key.md). The emulator's executions are checked against
 the same corpus in tests/emulator/test_canonical_key.py."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Stdlib only (plus ``jmespath``, which the Lambda Python runtime ships as a dependency of boto3), so the
 same code runs in the key function, in the constructs' synth-time validation and in tools.
 
-It implements the canonical key specification, ``docs/canonical-key.md`` (version 2), which the
+It implements the canonical key specification, ``docs/explanation/canonical-key.md`` (version 2), which the
 generated JSONata states implement too (``idempotent_constructs.jsonata_key``): JSON values as
 JavaScript holds them (numbers are doubles), object members ordered by UTF-16 code units, numbers in
 ECMAScript's form to 15 digits plus an exact remainder, and long texts hashed in pieces.
@@ -27,7 +27,7 @@ except ImportError:  # imported by the Lambda runtime from the asset root
     import schema  # type: ignore[no-redef,import-not-found]
 
 SPEC_VERSION = 2
-HASH_PIECE = 2500  # code points hashed at once (docs/canonical-key.md, section 3)
+HASH_PIECE = 2500  # code points hashed at once (docs/explanation/canonical-key.md, section 3)
 EXACT_LIMIT = 2**53  # a key number of this magnitude or more is no longer exact as a double
 _FIFTEEN_DIGITS = 10**15
 # Python's own serialization is canonical already unless the text may hold a float or a long integer
@@ -144,7 +144,7 @@ def _write(value: Any, out: list[str], exact: bool) -> None:
 
 
 def canonical_json(value: Any, *, exact: bool = False) -> str:
-    """The canonical text of ``value`` (docs/canonical-key.md, section 2). With ``exact``, a number of
+    """The canonical text of ``value`` (docs/explanation/canonical-key.md, section 2). With ``exact``, a number of
     magnitude 2**53 or more raises ``ValueError``, since a double cannot carry it exactly."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     if not _NOT_PLAIN.search(text):

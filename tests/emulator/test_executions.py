@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from idempotent_constructs.executions import IdempotentStart, _execution_arn, execution_name, start_idempotent_execution
 from idempotent_constructs.lambda_src import schema
+from tests.samples import docs_sample
 
 
 def test_an_execution_name_is_valid_deterministic_and_at_most_80_characters():
@@ -60,3 +61,17 @@ def test_a_start_whose_execution_gave_up_in_flight_returns_the_holder_that_does_
     as_it_is = start_idempotent_execution(arn, payload, key=unique, client=client, follow_holder=False)
     assert (as_it_is.execution_arn, as_it_is.status, as_it_is.followed_from) == (first.execution_arn, "FAILED", None)
     assert behaviour.wait(holder).status == "SUCCEEDED"
+
+
+def test_the_lock_control_guides_sample_follows_a_duplicate_that_gave_up_to_the_execution_doing_the_work(behaviour, unique):
+    arn, payload = behaviour.state_machine_arn("SlowFailFast"), {"id": unique}
+    with behaviour.emulator.hold("FailFastWork") as body:
+        holder = behaviour.start("SlowFailFast", payload, name=f"{unique}-holder")
+        body.arrived()
+        gave_up = behaviour.start("SlowFailFast", payload, name=f"{unique}-duplicate")
+        assert behaviour.wait(gave_up).error == schema.IN_FLIGHT
+        followed, start = docs_sample("lock_control").follow(gave_up, arn, payload, unique)  # the default boto3 client
+        assert followed is not None and (followed.execution_arn, followed.started) == (holder, False)
+        assert start.started and start.execution_arn.endswith(execution_name(unique))  # named after the key
+        assert behaviour.wait(start.execution_arn).error == schema.IN_FLIGHT  # the key is still held
+    assert start_idempotent_execution(arn, payload, key=unique).execution_arn == holder  # a start now follows it

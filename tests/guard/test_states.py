@@ -229,8 +229,8 @@ def test_key_missing_says_what_is_wrong_with_the_key_in_one_sentence_never_the_g
     assert jsonata_engine.evaluate(text, {"states": {"input": error}}) == expected
 
 
-def test_the_readme_names_every_state_a_guard_may_generate_and_no_other():
-    section = (ROOT / "README.md").read_text().split("\n### State names\n")[1].split("\n### ")[0]
+def test_the_state_names_reference_names_every_state_a_guard_may_generate_and_no_other():
+    section = (ROOT / "docs" / "reference" / "state-names.md").read_text()
     listed = re.findall(r"^\| `(\w+)` \|", section, flags=re.MULTILINE)
     assert listed == list(STATE_NAMES)
 
