@@ -80,12 +80,12 @@ def _payload_raised(config: GuardConfig) -> str:
 def _raised(config: GuardConfig) -> str:
     """What a JSONata expression that raised while ComputeKey's request was built was, where the key's:
     the key's, or, where the payload is JSONata too, one of the two (AWS's cause names the whole
-    request's expression)."""
+    request's expression). Only a JSONata key is the user's own text; any other key is the selection
+    the library wrote, named so (never a Python value)."""
+    key = f"the key expression {config.key.expression}" if config.key.kind == schema.KIND_JSONATA else "the key selection"
     if config.payload.kind == schema.KIND_JSONATA:
-        return literal(
-            f"the key expression {config.key.expression} or the payload expression {config.payload.expression} raised: "
-        )
-    return literal(f"the key expression {config.key.expression} raised: ")
+        return literal(f"{key} or the payload expression {config.payload.expression} raised: ")
+    return literal(f"{key} raised: ")
 
 
 def _sends_input(config: GuardConfig) -> bool:

@@ -229,6 +229,17 @@ def test_key_missing_says_what_is_wrong_with_the_key_in_one_sentence_never_the_g
     assert jsonata_engine.evaluate(text, {"states": {"input": error}}) == expected
 
 
+@pytest.mark.parametrize(
+    "key", [IdempotencyKey.whole_input(), IdempotencyKey.from_paths("$.id"), IdempotencyKey.from_paths("$.sku", "$.warehouse")]
+)
+def test_key_missing_names_a_key_the_library_selects_as_the_key_selection_never_a_python_value(key):
+    states = guarded(key=key)["States"]
+    text = states["ChargeOnce.KeyMissing"]["Cause"].removeprefix("{%").removesuffix("%}")
+    cause = "The JSONata expression '(...)' specified for the field 'Arguments' threw an error during evaluation. D3001: too deep"
+    said = jsonata_engine.evaluate(text, {"states": {"input": {"Error": "Idempotency.KeyMissing", "Cause": cause}}})
+    assert said == "the key selection raised: D3001: too deep"
+
+
 def test_the_state_names_reference_names_every_state_a_guard_may_generate_and_no_other():
     section = (ROOT / "docs" / "reference" / "state-names.md").read_text()
     listed = re.findall(r"^\| `(\w+)` \|", section, flags=re.MULTILINE)
