@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
+from .outcome_metrics import outcome_states
 from .state_machine import IdempotentStateMachine
 
 
 class IdempotencyDashboard(Construct):
-    """A dashboard with one graph per workflow: executed, replayed, waited, taken over, mismatched and
-    key-missing requests, summed per ``period``. Optional: a stack without it has no metric resources.
+    """A dashboard with one graph per workflow of all eight outcome metrics, summed per ``period``:
+    executed, replayed, waited, taken over, mismatched and key-missing requests, and, where the
+    workflow has them, rejected duplicates (``on_completed=REJECT``) and extended leases (its
+    ``ExtendLease`` states when the dashboard is made); a workflow without them could never count
+    either. Optional: a stack without it has no metric resources.
     """
 
     def __init__(
@@ -38,16 +42,25 @@ class IdempotencyDashboard(Construct):
                 cloudwatch.GraphWidget(
                     title=workflow.node.path,
                     width=24,
-                    left=[
-                        metric(period=period)
-                        for metric in (
-                            workflow.metric_executed,
-                            workflow.metric_replayed,
-                            workflow.metric_waited,
-                            workflow.metric_taken_over,
-                            workflow.metric_mismatched,
-                            workflow.metric_key_missing,
-                        )
-                    ],
+                    left=[metric(period=period) for metric in graphed_metrics(workflow)],
                 )
             )
+
+
+def graphed_metrics(workflow: IdempotentStateMachine) -> list[Callable[..., cloudwatch.IMetric]]:
+    """The ``metric_*`` methods of ``workflow`` that can count something: the six every workflow has,
+    ``metric_rejected`` if it may reject and ``metric_lease_extended`` if it has ``ExtendLease`` states
+    (the same rule as the states its metric filter matches, ``outcome_states``)."""
+    metrics = [
+        workflow.metric_executed,
+        workflow.metric_replayed,
+        workflow.metric_waited,
+        workflow.metric_taken_over,
+        workflow.metric_mismatched,
+        workflow.metric_key_missing,
+    ]
+    if "Rejected" in outcome_states(workflow.guard):
+        metrics.append(workflow.metric_rejected)
+    if workflow.guard.extend_states:
+        metrics.append(workflow.metric_lease_extended)
+    return metrics
