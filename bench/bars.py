@@ -1,10 +1,10 @@
-"""The quality bars of DESIGN section 9, evaluated on the measured figures (never assumed)."""
+"""The quality bars (docs/project/benchmarks.md), evaluated on the measured figures (never assumed)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-# (variant, key column of the DESIGN table, the result function's state and call it earns by keeping
+# (variant, key column of _LIMITS, the result function's state and call it earns by keeping
 # large results elsewhere)
 # With JSONata (issue 11) every key strategy but JMESPath meets the from_paths column.
 _OVERHEAD = (
@@ -168,7 +168,7 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
         "synth_time",
         f"synth of {synth['workflows']} wrapped workflows against as many bare ones",
         f"{synth['ratio']}x",
-        f"<= {SYNTH_RATIO}x (DESIGN: for 20 workflows)",
+        f"<= {SYNTH_RATIO}x (for 20 workflows)",
         synth["ratio"] <= SYNTH_RATIO,
     )
     for row in results["bounds"]["rows"]:

@@ -14,7 +14,7 @@ database every 10 seconds"), in our own CDK code; no code is copied. Its shape::
                                                                           |-- IN_PROGRESS --> Wait 10 s -> GetRecord
     Body fails -> SaveFailure -> Failed
 
-What it lacks, by design of the sample (DESIGN section 1): no lease, so a crashed holder blocks its key
+What it lacks, by design of the sample: no lease, so a crashed holder blocks its key
 until TTL deletes the record; unfenced result writes; no payload check; key and TTL from a Lambda.
 """
 

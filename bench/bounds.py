@@ -1,4 +1,4 @@
-"""Section 6: the native key within AWS's JSONata bounds (DESIGN B18).
+"""Section 6: the native key within AWS's JSONata bounds (contract B18).
 
 AWS fails a JSONata evaluation deeper than 100 levels, holding about 7 MB, or running longer than 1 s.
 For each payload shape and key strategy this section runs the generated states whose work grows with

@@ -24,7 +24,7 @@ from idempotent_constructs import DefinitionLocation, IdempotencyKey, Idempotenc
 ROOT = Path(__file__).resolve().parent.parent
 STACK = "Growth"
 ACCOUNT, REGION = "123456789012", "us-east-1"
-# What the k-th workflow may add (DESIGN section 9): its own state machine, role, policy and log group.
+# What the k-th workflow may add (a quality bar, bench/bars.py): its own state machine, role, policy and log group.
 OWN_RESOURCES = ("AWS::StepFunctions::StateMachine", "AWS::IAM::Role", "AWS::IAM::Policy", "AWS::Logs::LogGroup")
 # AWS limits that a stack of many workflows can reach.
 LIMITS = {

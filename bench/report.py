@@ -131,7 +131,7 @@ def overhead_section(results: dict[str, Any]) -> list[str]:
                 "in Lambda",
                 "RRU",
                 "WRU",
-                "bar (DESIGN 9)",
+                "bar",
             ],
             rows,
         )
@@ -523,7 +523,7 @@ def render(results: dict[str, Any]) -> str:
     out += [*overhead_section(results), "", *cost_section(results), "", *growth_section(results), "", *scale_section(results), ""]
     out += [*hashing_section(results), "", *bounds_section(results), "", *sources_section(results), ""]
     missed = [bar for bar in results["bars"] if not bar["met"]]
-    out.append(f"Bars (DESIGN section 9): {len(results['bars']) - len(missed)} of {len(results['bars'])} met.")
+    out.append(f"Bars (docs/project/benchmarks.md): {len(results['bars']) - len(missed)} of {len(results['bars'])} met.")
     for bar in missed:
         out.append(f"  NOT MET  {bar['what']}: {bar['figure']} (bar {bar['bar']})")
     if results["overhead"]["checks"]:

@@ -262,7 +262,7 @@ class DocumentsStack(Stack):
 
 
 class BehaviourStack(Stack):
-    """One state machine per behaviour under test (DESIGN B1 to B13)."""
+    """One state machine per behaviour under test (contract B1 to B13)."""
 
     def __init__(self, scope: App, construct_id: str) -> None:
         super().__init__(scope, construct_id)

@@ -87,5 +87,6 @@ def test_the_smoke_benchmark_measures_every_section_next_to_the_baseline(tmp_pat
     ):
         assert heading in completed.stdout
     assert (
-        f"Bars (DESIGN section 9): {sum(bar['met'] for bar in results['bars'])} of {len(results['bars'])} met" in completed.stdout
+        f"Bars (docs/project/benchmarks.md): {sum(bar['met'] for bar in results['bars'])} of {len(results['bars'])} met"
+        in completed.stdout
     )

@@ -1,4 +1,4 @@
-"""idempotent_constructs/key.py: key strategies and their synth-time validation (DESIGN B10)."""
+"""idempotent_constructs/key.py: key strategies and their synth-time validation (contract B10)."""
 
 from __future__ import annotations
 

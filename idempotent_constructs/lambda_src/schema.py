@@ -108,7 +108,7 @@ def owned_by(owner: str, execution_arn: str) -> bool:
     return owner.startswith(execution_arn + OWNER_SEPARATOR)
 
 
-# --- the fence: the condition of every write after the acquire (DESIGN B8) -------------------------
+# --- the fence: the condition of every write after the acquire (contract B8) -----------------------
 # ``:owner`` is the writer's owner token.
 FENCE = f"#{OWNER} = :{OWNER}"
 # Ending a run (complete, record a failure): still ours, or gone (released after this execution

@@ -1,5 +1,5 @@
 """Real executions on the emulator compute the canonical key in JSONata exactly as the Python API does
-(DESIGN B17): the corpus of tests/test_jsonata_key.py, run through JSONata states."""
+(contract B17): the corpus of tests/test_jsonata_key.py, run through JSONata states."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Emulator end-to-end: holders that overrun their lease, are aborted, time out or die (DESIGN B7)."""
+"""Emulator end-to-end: holders that overrun their lease, are aborted, time out or die (contract B7)."""
 
 from __future__ import annotations
 

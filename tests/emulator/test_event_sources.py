@@ -1,5 +1,5 @@
 """Emulator end-to-end: a redelivery as each AWS event source makes it replays the first result, never
-fails and never runs the body again (DESIGN B20), with the key and payload its recipe names
+fails and never runs the body again (contract B20), with the key and payload its recipe names
 (tests/recipes.py, README "Event sources"); another request under the same key fails with
 Idempotency.PayloadMismatch. The events are AWS's documented samples (idempotent_constructs.testing.sources).
 """
@@ -17,7 +17,7 @@ from tests.emulator.cli.helpers import run_cli
 from tests.recipes import RECIPES, SourcesStack
 from tests.stacks import side_effect_runs
 
-# What the guard adds to a run (the states not of the recipe's body), at most: DESIGN section 9.
+# What the guard adds to a run (the states not of the recipe's body), at most: the quality bars (bench/bars.py).
 NATIVE_FIRST_RUN = ["Idempotency.Acquire", "Idempotency.Body", "Idempotency.Complete"]
 NATIVE_REPLAY = ["Idempotency.Acquire", "Idempotency.Inspect", "Idempotency.Route", "Idempotency.Replay"]
 

@@ -1,4 +1,4 @@
-"""Emulator end-to-end: throttling and transient service errors never change the outcome (DESIGN B12)."""
+"""Emulator end-to-end: throttling and transient service errors never change the outcome (contract B12)."""
 
 from __future__ import annotations
 

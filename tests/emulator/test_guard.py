@@ -1,5 +1,5 @@
 """Emulator end-to-end: guards composed with each other, with Map and Parallel, nested in an idempotent
-workflow (DESIGN B13, issue 4)."""
+workflow (contract B13, issue 4)."""
 
 from __future__ import annotations
 

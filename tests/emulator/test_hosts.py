@@ -1,4 +1,4 @@
-"""Emulator end-to-end: guards fit every state machine (DESIGN B15) and compute every key natively.
+"""Emulator end-to-end: guards fit every state machine (contract B15) and compute every key natively.
 
 Guards in a JSONata state machine (the whole workflow, in a Map and in a Parallel), a JSONata chain
 in a JSONPath state machine, and a key written in JSONata."""

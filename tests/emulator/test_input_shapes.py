@@ -1,4 +1,4 @@
-"""Emulator end-to-end: no input fails a guarded workflow because of its shape (DESIGN B18), with AWS's
+"""Emulator end-to-end: no input fails a guarded workflow because of its shape (contract B18), with AWS's
 JSONata bounds enforced (testing.gaps.jsonata_bounds).
 
 Every key strategy, in a JSONPath and a JSONata state machine, runs and replays inputs nested 8 to 64

@@ -1,5 +1,5 @@
 """Emulator end-to-end: a task Lambda using Powertools idempotency shares the workflow's table
-(IdempotencyTable.grant_powertools_idempotency; DESIGN section 4)."""
+(IdempotencyTable.grant_powertools_idempotency; the record schema of idempotent_constructs/lambda_src/schema.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Emulator end-to-end: waiting bounds, fencing and expiry (DESIGN B5, B8, B11)."""
+"""Emulator end-to-end: waiting bounds, fencing and expiry (contract B5, B8, B11)."""
 
 from __future__ import annotations
 

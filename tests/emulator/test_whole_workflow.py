@@ -1,4 +1,4 @@
-"""Emulator end-to-end: the behaviour contract (DESIGN B1 to B6, B10) of IdempotentStateMachine."""
+"""Emulator end-to-end: the behaviour contract (B1 to B6, B10; docs/explanation/contract.md) of IdempotentStateMachine."""
 
 from __future__ import annotations
 
