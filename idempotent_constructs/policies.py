@@ -51,14 +51,22 @@ class ResultStorage:
     DEFAULT_INLINE_THRESHOLD = Size.kibibytes(8)
 
     def __init__(self, *, large: bool, bucket: s3.IBucket | None = None, inline_threshold: Size | None = None) -> None:
-        if not large and (bucket is not None or inline_threshold is not None):
-            raise ValueError("a bucket and an inline_threshold apply to ResultStorage.large() only")
+        # A bucket or a threshold without large results is a mistake the guard reports (``problems``), with
+        # its others, as an IdempotencyConfigurationError under its path: this object has none.
+        self._misplaced = [
+            name for name, value in (("bucket", bucket), ("inline_threshold", inline_threshold)) if value is not None
+        ]
         self.is_large = large
         self.bucket = bucket
         self.inline_threshold = inline_threshold or self.DEFAULT_INLINE_THRESHOLD
 
     def problems(self) -> list[str]:
         """What is wrong with the options given to ``large()``, as messages that name the fix."""
+        if not self.is_large and self._misplaced:
+            return [
+                f"result_storage: {' and '.join(self._misplaced)} given to ResultStorage(large=False), which keeps "
+                "results in the record only; they apply to large results: pass ResultStorage.large(...) or drop them"
+            ]
         kinds = {"bucket": options.BUCKET, "inline_threshold": options.SIZE}
         values = {"bucket": self.bucket, "inline_threshold": self.inline_threshold}
         return [f"result_storage: in ResultStorage.large(), {problem}" for problem in options.problems(kinds, values)]

@@ -61,6 +61,21 @@ def test_fails_when_the_inline_threshold_is_outside_1_to_64_kib(threshold):
         )
 
 
-def test_a_bucket_or_threshold_without_large_results_is_refused():
-    with pytest.raises(ValueError, match=r"ResultStorage\.large"):
-        ResultStorage(large=False, inline_threshold=Size.kibibytes(4))
+def test_a_bucket_or_threshold_without_large_results_is_a_configuration_error_of_the_workflow_with_its_others():
+    target = stack()
+    storage = ResultStorage(large=False, bucket=s3.Bucket(target, "Mine"), inline_threshold=Size.kibibytes(4))
+    with pytest.raises(IdempotencyConfigurationError) as raised:
+        IdempotentStateMachine(
+            target,
+            "Orders",
+            table=IdempotencyTable(target, "Table"),
+            definition=sfn.Pass(target, "Work"),
+            result_storage=storage,
+            namespace="orders#eu",
+        )
+    assert raised.value.construct_path == "Test/Orders/Idempotency"  # its guard
+    assert sorted(problem.split(":")[0] for problem in raised.value.problems) == ["namespace", "result_storage"]
+    assert (
+        "result_storage: bucket and inline_threshold given to ResultStorage(large=False), which keeps results in the "
+        "record only; they apply to large results: pass ResultStorage.large(...) or drop them"
+    ) in raised.value.problems
