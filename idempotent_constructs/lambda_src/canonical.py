@@ -26,7 +26,6 @@ try:  # imported as part of the library
 except ImportError:  # imported by the Lambda runtime from the asset root
     import schema  # type: ignore[no-redef,import-not-found]
 
-SPEC_VERSION = 2
 HASH_PIECE = 2500  # code points hashed at once (docs/explanation/canonical-key.md, section 3)
 EXACT_LIMIT = 2**53  # a key number of this magnitude or more is no longer exact as a double
 _FIFTEEN_DIGITS = 10**15
