@@ -25,7 +25,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from idempotent_constructs import IdempotencyKey, IdempotencyTable, IdempotentStateMachine
-from idempotent_constructs.jsonata_key import BEYOND_NATIVE
+from idempotent_constructs._jsonata.key_expressions import BEYOND_NATIVE
 from idempotent_constructs.testing import LocalEmulator, state_machine_definitions
 
 from .bars import BOUNDS_DEPTH, BOUNDS_MILLISECONDS

@@ -310,7 +310,7 @@ def synth_time(count: int, repetitions: int, log=print) -> dict[str, Any]:
 # Where a workflow's definition goes: what Step Functions gets (its definition limit is 1 MB), and the
 # texts the template shares between workflows alike (in its Mappings, once a stack).
 def _definition_texts(template: dict[str, Any]) -> dict[str, int]:
-    from idempotent_constructs.assembly import state_machine_definitions
+    from idempotent_constructs._readers.assembly import state_machine_definitions
 
     return {
         "definition Step Functions gets": sum(

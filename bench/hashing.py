@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from idempotent_constructs.functions import lambda_source_dir
+from idempotent_constructs._synth.functions import lambda_source_dir
 from idempotent_constructs.lambda_src import canonical, schema
 
 from .lambdas.payloads import order_document

@@ -25,7 +25,7 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
-from idempotent_constructs.assembly import construct_paths, publish_file_assets
+from idempotent_constructs._readers.assembly import construct_paths, publish_file_assets
 from idempotent_constructs.testing import Deployment, execution_history
 
 from . import launcher_path

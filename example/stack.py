@@ -14,7 +14,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from idempotent_constructs import IdempotencyGuard, IdempotencyKey, IdempotencyTable, IdempotentStateMachine
-from idempotent_constructs.functions import RUNTIME
+from idempotent_constructs._synth.functions import RUNTIME
 
 
 class OrdersStack(Stack):

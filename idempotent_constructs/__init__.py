@@ -17,9 +17,9 @@ from .errors import (
 __version__ = importlib.metadata.version("idempotent-constructs")  # set in pyproject.toml only
 
 if TYPE_CHECKING:
+    from ._synth.definition import DefinitionLocation
     from .asl_fragment import AslFragment
     from .dashboard import IdempotencyDashboard
-    from .definition import DefinitionLocation
     from .guard import ExtendLease, IdempotencyGuard
     from .guard_states import GuardedState
     from .key import IdempotencyKey
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "AslFragment": "asl_fragment",
     "CompletedPolicy": "policies",
-    "DefinitionLocation": "definition",
+    "DefinitionLocation": "_synth.definition",
     "ExtendLease": "guard",
     "FailurePolicy": "policies",
     "GuardedState": "guard_states",

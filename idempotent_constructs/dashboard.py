@@ -8,7 +8,7 @@ from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
-from .outcome_metrics import outcome_states
+from ._synth.outcome_metrics import outcome_states
 from .state_machine import IdempotentStateMachine
 
 

@@ -36,7 +36,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from . import asl, options
+from ._readers import asl
+from ._synth import options
 from .errors import Problems
 from .key import IdempotencyKey, namespace_problems
 from .lambda_src import schema

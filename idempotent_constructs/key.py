@@ -6,9 +6,9 @@ from typing import Any
 
 from aws_cdk import Token
 
-from . import jsonata_key
+from ._jsonata import key_expressions
+from ._synth.selection import Selection
 from .lambda_src import canonical, schema
-from .selection import Selection
 
 
 class IdempotencyKey(Selection):
@@ -60,7 +60,7 @@ class IdempotencyKey(Selection):
     def select(self, payload: Any) -> Any:
         """What the key is computed from in ``payload`` (a state's input); raises ``KeyMissing`` (named
         ``Idempotency.KeyMissing``) when the selection is missing, null or empty."""
-        return jsonata_key.select(payload, self.kind, self.expression)
+        return key_expressions.select(payload, self.kind, self.expression)
 
     def record_id(self, payload: Any, *, namespace: str) -> str:
         """The id of the record that ``payload`` (a state's input) gets under this key in

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import jsonata_key
+from ._jsonata import key_expressions
+from ._synth.selection import Selection
 from .lambda_src import canonical, schema
-from .selection import Selection
 
 
 class IdempotencyPayload(Selection):
@@ -60,7 +60,7 @@ class IdempotencyPayload(Selection):
     def select(self, payload: Any) -> Any:
         """What the payload digest is computed from in ``payload`` (a state's input); raises
         ``PayloadMissing`` (named ``Idempotency.PayloadMissing``) when it selects nothing."""
-        return jsonata_key.select_payload(payload, self.kind, self.expression)
+        return key_expressions.select_payload(payload, self.kind, self.expression)
 
     def validation(self, payload: Any) -> str:
         """The ``validation`` that ``payload`` (a state's input) writes in its record: exactly what the

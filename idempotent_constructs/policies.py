@@ -7,7 +7,7 @@ from enum import Enum
 from aws_cdk import Size
 from aws_cdk import aws_s3 as s3
 
-from . import options
+from ._synth import options
 
 
 class InFlightPolicy(Enum):

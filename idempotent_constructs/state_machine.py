@@ -13,21 +13,22 @@ from aws_cdk import aws_logs as logs_module
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from . import asl, options, source_advice, state_names
-from .asl_fragment import DocumentState
-from .definition import DefinitionLocation, asset_body, inline_body, render, shared_body
+from ._readers import asl
+from ._synth import options, source_advice, state_names
+from ._synth.definition import DefinitionLocation, asset_body, inline_body, render, shared_body
+from ._synth.documents import DocumentState
+from ._synth.functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
+from ._synth.inline_role import InlineRole, state_machines_of_this_account
+from ._synth.names import generated_name, name_prefix, vended_log_group_name
+from ._synth.outcome_metrics import states_entered
+from ._synth.quotas import WAIT_SHARE
 from .errors import IdempotencyConfigurationError, Problems
-from .functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
 from .guard import DEFAULT_LEASE, STATE_NAMES, IdempotencyGuard, acquire
 from .guard.config import DEFAULT_MAX_WAIT, OPTIONS
 from .guard_states import GUARD_STATES, GuardedState, guard_document
-from .inline_role import InlineRole, state_machines_of_this_account
 from .key import IdempotencyKey, namespace_problems
-from .names import generated_name, name_prefix, vended_log_group_name
-from .outcome_metrics import states_entered
 from .payload import IdempotencyPayload
 from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
-from .quotas import WAIT_SHARE
 from .table import IdempotencyTable
 
 EXPRESS_MAX_DURATION = Duration.minutes(5)
@@ -343,7 +344,7 @@ class IdempotentStateMachine(Construct):
         graph = sfn.StateGraph(self.guard.start_state, "State Machine definition")
         graph.timeout = timeout
         rendered = render(graph, query_language)
-        if named_twice := state_names.problems(rendered):
+        if named_twice := state_names.checked_at_creation(self, rendered):
             raise IdempotencyConfigurationError(self.node.path, [f"definition: {problem}" for problem in named_twice])
         substitutions: dict[str, str] | None = None
         if definition_location is DefinitionLocation.ASSET:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_cdk import Annotations, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
@@ -9,9 +11,9 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from . import options
+from ._synth import options
+from ._synth.functions import TABLE_KEY_ACTIONS, WORKFLOW_ITEM_ACTIONS, key_statement, leading_keys, leading_keys_condition
 from .errors import Problems
-from .functions import TABLE_KEY_ACTIONS, WORKFLOW_ITEM_ACTIONS, key_statement, leading_keys, leading_keys_condition
 from .key import namespace_problems
 from .lambda_src import schema
 
@@ -182,3 +184,11 @@ class IdempotencyTable(Construct):
             resource_arns=[self.table.table_arn],
             conditions=leading_keys_condition(leading_keys([prefix])[0]),
         )
+
+
+def _workflow_table(value: Any) -> bool:
+    return isinstance(value, IdempotencyTable) or options.implements(value, dynamodb.ITable)
+
+
+# Where a workflow's or a guard's records live: what their ``table`` option takes.
+WORKFLOW_TABLE = options.Kind("IdempotencyTable or a table (dynamodb.ITable)", _workflow_table, options.table_fix)

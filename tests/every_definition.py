@@ -1,5 +1,5 @@
 """Every state machine definition the tests read from a synthesized template
-(``idempotent_constructs.assembly.state_machine_definitions``), checked as Step Functions checks a
+(``idempotent_constructs._readers.assembly.state_machine_definitions``), checked as Step Functions checks a
 definition when it is created: the JSONata it refuses at once (``jsonata_check``, failing the test that
 synthesized it), and ``asl-validator`` once, over all of them, when the session ends (one Node.js run:
 a run per definition would cost minutes). Documents, fragments and guarded states are among them.
@@ -16,7 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from idempotent_constructs import assembly, jsonata_check
+from idempotent_constructs._jsonata import check as jsonata_check
+from idempotent_constructs._readers import assembly
 
 _SEEN: dict[str, dict[str, Any]] = {}  # each distinct definition, by the digest of its text
 _WHERE: dict[str, str] = {}  # the logical id and the test that first read it, by the same digest

@@ -3,7 +3,7 @@ each state of a definition written as its JSON with every JSONata string in its 
 
 Formatting changes whitespace between tokens only: every token is the source's own text, byte for byte
 (a string with its escapes, a regular expression, a backquoted name). The tokens are jsonata-python's
-(the tokenizer of the JSONata ``idempotent_constructs.jsonata_engine`` evaluates), told, as its parser
+(the tokenizer of the JSONata ``idempotent_constructs._jsonata.engine`` evaluates), told, as its parser
 tells it, whether a ``/`` stands where an operand ended (a division) or where one starts (a regular
 expression). Layout: a block ``( a; b )`` of more than one expression is one expression a line; an
 entry wider than the line breaks before each ``?`` and ``:`` of its conditionals (else before its

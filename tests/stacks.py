@@ -28,7 +28,7 @@ from idempotent_constructs import (
     InFlightPolicy,
     ResultStorage,
 )
-from idempotent_constructs.functions import RUNTIME
+from idempotent_constructs._synth.functions import RUNTIME
 
 if TYPE_CHECKING:
     from idempotent_constructs.testing import Deployment

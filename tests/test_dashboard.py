@@ -7,8 +7,8 @@ import json
 from aws_cdk import aws_stepfunctions as sfn
 
 from idempotent_constructs import CompletedPolicy, ExtendLease, IdempotencyDashboard
+from tests._synth.test_outcome_metrics import orders
 from tests.synth import resources, template
-from tests.test_outcome_metrics import orders
 
 # The outcome metrics every workflow has, as the dashboard labels them.
 EVERY_WORKFLOWS = ["Executed", "Replayed", "Waited", "TakenOver", "Mismatched", "KeyMissing"]

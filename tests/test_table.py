@@ -14,7 +14,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Annotations, Match, Template
 
 from idempotent_constructs import IdempotencyConfigurationError, IdempotencyTable, IdempotentStateMachine
-from idempotent_constructs.functions import RUNTIME, TABLE_KEY_ACTIONS
+from idempotent_constructs._synth.functions import RUNTIME, TABLE_KEY_ACTIONS
 from tests.synth import resources, role_statements, stack, template
 
 

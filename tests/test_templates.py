@@ -15,7 +15,7 @@ from aws_cdk import App
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from example.stack import OrdersStack
-from idempotent_constructs import jsonata_check
+from idempotent_constructs._jsonata import check as jsonata_check
 from idempotent_constructs.testing import state_machine_definitions
 from tests.stacks import everything_on, minimal
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
-from .. import operations
 from ..lambda_src import schema
+from ..runtime import operations
 
 # --- connecting to the table ----------------------------------------------------------------------
 TARGET = "idempotent_constructs.target"

@@ -17,7 +17,7 @@ Shape of the generated states (names carry the guard's prefix; all JSONata)::
 A first run is ``Acquire -> Body -> Complete``; a replay ``Acquire -> Inspect -> Route -> Replay``:
 the key, the payload digest, the owner token and the clock are computed in JSONata, with no Lambda
 call (a JMESPath key adds ``ComputeKey``). Modules: ``config`` (options), ``protocol`` (the shared
-names), ``records`` (the DynamoDB requests), ``tasks`` (the task kinds), and one per phase:
+names), ``record_tasks`` (the DynamoDB requests), ``tasks`` (the task kinds), and one per phase:
 ``acquire``, ``route``, ``wait``, ``finish``.
 """
 
@@ -31,10 +31,10 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from .. import options, quotas, state_names
-from ..asl_fragment import DocumentState
+from .._synth import options, quotas, state_names
+from .._synth.documents import DocumentState
+from .._synth.functions import KeyFunction, ResultFunction, key_function, records_of, result_function, results_bucket
 from ..errors import IdempotencyConfigurationError
-from ..functions import KeyFunction, ResultFunction, key_function, records_of, result_function, results_bucket
 from ..key import IdempotencyKey
 from ..payload import IdempotencyPayload
 from ..policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage

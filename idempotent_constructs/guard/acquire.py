@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 from aws_cdk import aws_stepfunctions as sfn
 
-from .. import jsonata_key
-from ..jsonata_key import literal
+from .._jsonata import key_expressions
+from .._jsonata.key_expressions import literal
 from ..lambda_src import canonical, schema
-from . import records
+from . import record_tasks
 from .protocol import CONDITION_FAILED, QUERY_FAILED, TRANSIENT_DYNAMODB_ERRORS, expression
 from .tasks import SAME_INPUT, ItemTask, fail, invoke, retry_transient
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 def _assign(guard: IdempotencyGuard, fields: dict[str, str]) -> dict[str, str]:
-    return {guard.facts.name: expression(records.jsonata_object(fields))}
+    return {guard.facts.name: expression(record_tasks.jsonata_object(fields))}
 
 
 def _holding(guard: IdempotencyGuard, state: str, arguments: str) -> ItemTask:
@@ -36,7 +36,7 @@ def _holding(guard: IdempotencyGuard, state: str, arguments: str) -> ItemTask:
         config=guard.config,
         action="updateItem",
         arguments=arguments,
-        assign=_assign(guard, records.held(guard.config)),
+        assign=_assign(guard, record_tasks.held(guard.config)),
     )
     retry_transient(task, TRANSIENT_DYNAMODB_ERRORS)
     return task
@@ -109,9 +109,9 @@ def _fields(config: GuardConfig) -> dict[str, str]:
 
 def _input_limit(config: GuardConfig) -> int:
     """The most bytes the input may take for the key function's request to stay within 256 KiB: what
-    the request holds besides the input, the selections and the numbers' digits (records.payload_bytes)."""
+    the request holds besides the input, the selections and the numbers' digits (record_tasks.payload_bytes)."""
     expressions = len(json.dumps(config.key.expression)) + len(json.dumps(config.payload.expression))
-    return 262_144 - (records.TASK_OVERHEAD + len(json.dumps(_fields(config))) + expressions)
+    return 262_144 - (record_tasks.TASK_OVERHEAD + len(json.dumps(_fields(config))) + expressions)
 
 
 def key_texts(guard: IdempotencyGuard) -> dict[str, str]:
@@ -128,7 +128,7 @@ def key_texts(guard: IdempotencyGuard) -> dict[str, str]:
         "KeyInputLimit": str(_input_limit(config)),
     }
     if kind not in (schema.KIND_JMESPATH, schema.KIND_WHOLE_INPUT):
-        texts["KeySelection"] = jsonata_key.selection(kind, expression, "$states.input")
+        texts["KeySelection"] = key_expressions.selection(kind, expression, "$states.input")
         texts["KeyPrefix"] = literal(canonical.key_prefix(kind, expression))
     if kind == schema.KIND_JSONATA:
         texts["KeyJSONata"] = str(expression)
@@ -136,7 +136,7 @@ def key_texts(guard: IdempotencyGuard) -> dict[str, str]:
     if payload.kind != schema.KIND_WHOLE_INPUT:
         texts["PayloadExpression"] = literal(json.dumps(payload.expression))
     if payload.kind in (schema.KIND_PATHS, schema.KIND_JSONATA):
-        parts = jsonata_key.payload_parts(payload.kind, payload.expression, "$states.input")
+        parts = key_expressions.payload_parts(payload.kind, payload.expression, "$states.input")
         texts.update(zip(("PayloadSelection", "PayloadMeasured", "PayloadText"), parts, strict=True))
         texts["PayloadPrefix"] = literal(canonical.key_prefix(payload.kind, payload.expression))
     if payload.kind == schema.KIND_JSONATA:
@@ -153,15 +153,15 @@ def _compute_key(guard: IdempotencyGuard, missing: sfn.Fail) -> sfn.TaskStateBas
     config = guard.config
     fields = _fields(config)
     sends_input = _sends_input(config)
-    sizes, selected = [records.payload_bytes("$states.input")] if sends_input else [], ""
+    sizes, selected = [record_tasks.payload_bytes("$states.input")] if sends_input else [], ""
     # Made here, as they are (the key function judges them): only JSONata evaluates a JSONata expression.
     for field, selection in (("selection", config.key), ("payload_selection", config.payload)):
         if selection.kind == schema.KIND_JSONATA:
             fields[field] = f"${field}"
             selected += f"${field} := ({selection.expression}); "
-            sizes.append(f"($exists(${field}) ? {records.payload_bytes(f'${field}')} : 0)")
+            sizes.append(f"($exists(${field}) ? {record_tasks.payload_bytes(f'${field}')} : 0)")
     given = "$states.input" if sends_input else "null"
-    request = records.jsonata_object({"input": f"$fits ? {given} : null", "too_large": "$not($fits)", **fields})
+    request = record_tasks.jsonata_object({"input": f"$fits ? {given} : null", "too_large": "$not($fits)", **fields})
     size = " + ".join(sizes)
     compute = invoke(
         guard,
@@ -186,7 +186,7 @@ def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail)
     """``(start state, every write that takes a free key)``, the last of which takes the key already in
     the variable; a taken key goes to ``inspect`` with the key in the variable.
 
-    The key is computed natively in ``Acquire``'s own request where it can be (``jsonata_key``);
+    The key is computed natively in ``Acquire``'s own request where it can be (``_jsonata.key_expressions``);
     ``Acquire`` raises, before anything is written, for a missing key or an input beyond the native
     bounds, and the key function tells which it was: it computes the key, which ``AcquireComputed``
     takes, or fails ``Idempotency.KeyMissing``. A JMESPath key starts with the key function, and its
@@ -194,19 +194,19 @@ def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail)
     config = guard.config
     native = config.native
     compute = _compute_key(guard, missing)
-    keyed = _holding(guard, "AcquireComputed" if native else "Acquire", records.acquire(config, guard.facts, computed=True))
+    keyed = _holding(guard, "AcquireComputed" if native else "Acquire", record_tasks.acquire(config, guard.facts, computed=True))
     compute.next(keyed)
     keyed.catch(inspect, [CONDITION_FAILED])
     if not native:
         return compute, [keyed]
-    task = _holding(guard, "Acquire", records.acquire(config, guard.facts))
+    task = _holding(guard, "Acquire", record_tasks.acquire(config, guard.facts))
     # The failed write's key is computed again: a catcher cannot see the request's values.
-    task.catch(inspect, [CONDITION_FAILED], assign={guard.facts.name: expression(records.key(config, guard.facts))})
+    task.catch(inspect, [CONDITION_FAILED], assign={guard.facts.name: expression(record_tasks.key(config, guard.facts))})
     task.catch(compute, [QUERY_FAILED])
     return task, [task, keyed]
 
 
 def takeover(guard: IdempotencyGuard, inspect: sfn.IChainable) -> ItemTask:
-    task = _holding(guard, "Takeover", records.takeover(guard.config, guard.facts))
+    task = _holding(guard, "Takeover", record_tasks.takeover(guard.config, guard.facts))
     task.catch(inspect, [CONDITION_FAILED])
     return task

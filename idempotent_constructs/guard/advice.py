@@ -14,7 +14,7 @@ from aws_cdk import Annotations, Aspects, Duration, IAspect, Token
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import IConstruct
 
-from ..asl import all_states
+from .._readers.asl import all_states
 from ..policies import InFlightPolicy
 
 if TYPE_CHECKING:

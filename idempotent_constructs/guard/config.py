@@ -2,31 +2,31 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from aws_cdk import Duration, Size, Token
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
-from ..errors import Problems
-from ..key import IdempotencyKey, namespace_problems
-from ..lambda_src import schema
-from ..options import (
+from .._synth.options import (
     BOOL,
     CHAINABLE,
     DURATION,
     ERROR_NAMES,
     TEXT,
-    WORKFLOW_TABLE,
     Kind,
     enum_kind,
     instance_of,
     key_fix,
     payload_fix,
 )
+from ..errors import Problems
+from ..key import IdempotencyKey, namespace_problems
+from ..lambda_src import schema
 from ..payload import IdempotencyPayload
 from ..policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
-from ..table import IdempotencyTable
+from ..table import WORKFLOW_TABLE, IdempotencyTable
 from .protocol import STATE_NAMES
 
 DEFAULT_EXPIRES_AFTER = Duration.hours(24)
@@ -42,6 +42,8 @@ MAX_STATE_NAME_LENGTH = 80
 MAX_INLINE_THRESHOLD = Size.kibibytes(64)
 # A Standard execution may run a year: a record in progress must not expire before its holder.
 STANDARD_HOLD = Duration.days(366)
+# A replay marker's field: a top-level field of the replayed output ("$.idempotency").
+REPLAY_MARKER_FIELD = re.compile(r"\$\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
 # What each option shared by IdempotencyGuard and IdempotentStateMachine takes.
@@ -171,11 +173,20 @@ class GuardConfig:
             return int(self.result_storage.inline_threshold.to_bytes())
         return schema.RECORD_DATA_LIMIT
 
+    def _replay_marker_problems(self) -> list[str]:
+        marker = self.replay_marker
+        if marker is None:
+            return []
+        found = []
+        if not isinstance(marker, str) or not REPLAY_MARKER_FIELD.fullmatch(marker):
+            found.append(f"replay_marker: {marker!r} is not a top-level field path such as '$.idempotency'")
+        if self.rejects_completed:
+            found.append("replay_marker: with on_completed=CompletedPolicy.REJECT nothing is replayed; drop replay_marker")
+        return found
+
     def validate(self) -> None:
         problems = Problems(self.guard)
-        from .marker import problems as marker_problems  # marker builds on records, which builds on this
-
-        problems.extend(marker_problems(self))
+        problems.extend(self._replay_marker_problems())
         if self.rejects_completed and self.result_storage.is_large:
             problems.add(
                 "result_storage: ResultStorage.large() keeps results for replays, which on_completed=CompletedPolicy.REJECT "

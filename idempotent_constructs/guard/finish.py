@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 
-from ..asl_fragment import AslFragment, DocumentState
-from ..jsonata_key import literal
+from .._jsonata.key_expressions import literal
+from .._synth.documents import DocumentState
 from ..lambda_src import schema
 from ..policies import FailurePolicy
-from . import lease, records
+from . import lease, record_tasks
 from .protocol import CONDITION_FAILED, ID, OWNER, QUERY_FAILED, TRANSIENT_DYNAMODB_ERRORS, VALIDATION, expression
 from .tasks import ItemTask, fail, invoke, retry_transient
 
@@ -62,7 +62,7 @@ def body(guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChaina
     than a Parallel of its own inside this one: the same output, one state fewer on every run (a
     document holds no ``ExtendLease`` state to adopt)."""
     parallel: sfn.Parallel | sfn.CustomState
-    state = chain.state if isinstance(chain, AslFragment) else chain
+    state = chain.start_state if isinstance(chain, sfn.StateMachineFragment) else chain  # an AslFragment's is its document
     if isinstance(state, DocumentState) and state.stands_alone:
         # A CustomState is named by its construct id: the guard's name for Body.
         parallel = state.as_branch_of(guard, guard.config.name("Body"))
@@ -87,7 +87,7 @@ def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable) -> tuple[ItemT
         "Complete",
         config=config,
         action="updateItem",
-        arguments=records.complete(config, facts, RESULT),
+        arguments=record_tasks.complete(config, facts, RESULT),
         output=expression(RESULT),
     )
     retry_transient(task, TRANSIENT_DYNAMODB_ERRORS, after_body=True)
@@ -98,8 +98,8 @@ def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable) -> tuple[ItemT
         "inline_threshold": config.native_limit,
         "record_limit": config.native_limit if config.result_storage.is_large else schema.RECORD_GZIP_LIMIT,
         "expires_after_seconds": int(config.expires_after.to_seconds()),
-        "result": expression(records.within_payload(RESULT, TOO_LARGE)),
-        "idempotency": expression(records.jsonata_object({field: facts(field) for field in (ID, OWNER, VALIDATION)})),
+        "result": expression(record_tasks.within_payload(RESULT, TOO_LARGE)),
+        "idempotency": expression(record_tasks.jsonata_object({field: facts(field) for field in (ID, OWNER, VALIDATION)})),
     }
     if guard.results_bucket is not None:
         payload["bucket"] = guard.results_bucket.bucket_name
@@ -140,7 +140,7 @@ def failure(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Fail | None]:
             "Release",
             config=config,
             action="deleteItem",
-            arguments=records.release(config, facts),
+            arguments=record_tasks.release(config, facts),
             output=expression(ERROR),
         )
         writes.append(release)
@@ -150,7 +150,7 @@ def failure(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Fail | None]:
             "RecordFailure",
             config=config,
             action="updateItem",
-            arguments=records.record_failure(config, facts, ERROR),
+            arguments=record_tasks.record_failure(config, facts, ERROR),
             output=expression(ERROR),
         )
         writes.append(record_failure)

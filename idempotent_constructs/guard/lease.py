@@ -34,7 +34,7 @@ from constructs import Construct, IValidation
 
 from ..errors import IdempotencyConfigurationError
 from ..lambda_src import schema
-from . import records
+from . import record_tasks
 from .config import MAX_STATE_NAME_LENGTH
 from .protocol import CONDITION_FAILED, TRANSIENT_DYNAMODB_ERRORS
 from .tasks import fail, item_fields, item_statements, retry_transient
@@ -88,7 +88,7 @@ class ExtendLease(sfn.CustomState):
             )
         self.guard = guard
         self.add_prefix(config.prefix)
-        self._fields = item_fields(ACTION, records.extend_lease(config, guard.facts))
+        self._fields = item_fields(ACTION, record_tasks.extend_lease(config, guard.facts))
         retry_transient(self, TRANSIENT_DYNAMODB_ERRORS)
         lost = fail(
             guard,

@@ -7,36 +7,23 @@ at synth time, and a replay of another kind of output fails with ``Idempotency.R
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from aws_cdk import aws_stepfunctions as sfn
 
-from ..jsonata_key import literal
+from .._jsonata.key_expressions import literal
 from ..lambda_src import schema
-from . import records
+from . import record_tasks
+from .config import REPLAY_MARKER_FIELD as FIELD
+from .config import GuardConfig
 from .protocol import ID
 from .tasks import fail
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
-    from .config import GuardConfig
     from .protocol import Facts
 
-FIELD = re.compile(r"\$\.([A-Za-z_][A-Za-z0-9_]*)")
 UNSUPPORTED = "The stored result is not a JSON object, so the replay marker cannot be merged into it."
-
-
-def problems(config: GuardConfig) -> list[str]:
-    marker = config.replay_marker
-    if marker is None:
-        return []
-    found = []
-    if not isinstance(marker, str) or not FIELD.fullmatch(marker):
-        found.append(f"replay_marker: {marker!r} is not a top-level field path such as '$.idempotency'")
-    if config.rejects_completed:
-        found.append("replay_marker: with on_completed=CompletedPolicy.REJECT nothing is replayed; drop replay_marker")
-    return found
 
 
 def completed_at(config: GuardConfig, facts: Facts) -> str:
@@ -51,7 +38,9 @@ def marked(config: GuardConfig, facts: Facts, value: str) -> str:
     if config.replay_marker is None:
         return value
     field = FIELD.fullmatch(config.replay_marker).group(1)  # type: ignore[union-attr]  # validated
-    marker = records.jsonata_object({"replayed": "true", "record_id": facts(ID), "completed_at": completed_at(config, facts)})
+    marker = record_tasks.jsonata_object(
+        {"replayed": "true", "record_id": facts(ID), "completed_at": completed_at(config, facts)}
+    )
     return (
         f"($r := {value}; $type($r) = 'object' ? $merge([$r, {{{literal(field)}: {marker}}}]) : $error({literal(UNSUPPORTED)}))"
     )

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from aws_cdk import aws_stepfunctions as sfn
 
 from ..lambda_src import schema
-from . import marker, records
+from . import marker, record_tasks
 from .protocol import HOLDER, ID, OWNER_GONE_ERRORS, QUERY_FAILED, RECORD, TRANSIENT_DYNAMODB_ERRORS, VALIDATION, expression
 from .tasks import HOLDER_FIELDS, SAME_INPUT, ItemTask, fail, invoke, owner_check, retry_transient
 
@@ -37,7 +37,7 @@ def inspect(guard: IdempotencyGuard) -> ItemTask:
         "Inspect",
         config=guard.config,
         action="getItem",
-        arguments=records.read(guard.config, facts),
+        arguments=record_tasks.read(guard.config, facts),
         assign={
             facts.name: expression(
                 f"$merge([${facts.name}, {{'{RECORD}': $exists($states.result.Item) ? $states.result.Item : null}}])"
@@ -171,7 +171,7 @@ def in_flight(guard: IdempotencyGuard) -> sfn.Fail:
         guard.config,
         "InFlight",
         error=schema.IN_FLIGHT,
-        cause=expression(f"$string({records.jsonata_object(holder_fields)})"),
+        cause=expression(f"$string({record_tasks.jsonata_object(holder_fields)})"),
     )
 
 
@@ -184,5 +184,5 @@ def rejected(guard: IdempotencyGuard) -> sfn.Fail:
         config,
         "Rejected",
         error=schema.ALREADY_COMPLETED,
-        cause=expression(f"$string({records.jsonata_object(fields)})"),
+        cause=expression(f"$string({record_tasks.jsonata_object(fields)})"),
     )

@@ -19,7 +19,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from ..functions import WORKFLOW_ITEM_ACTIONS, executions_arn, item_statement, key_statement
+from .._synth.functions import WORKFLOW_ITEM_ACTIONS, executions_arn, item_statement, key_statement
 from ..lambda_src import schema
 from .config import GuardConfig
 from .protocol import TRANSIENT_LAMBDA_ERRORS, TRANSIENT_SFN_ERRORS, expression

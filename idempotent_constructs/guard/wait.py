@@ -14,7 +14,7 @@ from aws_cdk import aws_stepfunctions as sfn
 
 from ..lambda_src import schema
 from ..policies import InFlightPolicy
-from . import records
+from . import record_tasks
 from .config import poll_schedule
 from .protocol import OWNER_GONE_ERRORS, RECORD, TRANSIENT_DYNAMODB_ERRORS, Record, expression
 from .route import condition, in_flight, owner_done
@@ -37,7 +37,7 @@ def wait_for_holder(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Parall
         "Poll",
         config=config,
         action="getItem",
-        arguments=records.read(config, facts),
+        arguments=record_tasks.read(config, facts),
         output=expression(f"{{'{RECORD}': $exists($states.result.Item) ? $states.result.Item : null}}"),
     )
     retry_transient(poll, TRANSIENT_DYNAMODB_ERRORS)

@@ -4,7 +4,7 @@ Stdlib only (plus ``jmespath``, which the Lambda Python runtime ships as a depen
 same code runs in the key function, in the constructs' synth-time validation and in tools.
 
 It implements the canonical key specification, ``docs/explanation/canonical-key.md`` (version 2), which the
-generated JSONata states implement too (``idempotent_constructs.jsonata_key``): JSON values as
+generated JSONata states implement too (``idempotent_constructs._jsonata.key_expressions``): JSON values as
 JavaScript holds them (numbers are doubles), object members ordered by UTF-16 code units, numbers in
 ECMAScript's form to 15 digits plus an exact remainder, and long texts hashed in pieces.
 """

@@ -3,7 +3,7 @@
 Log lines are Powertools Logger's JSON (``level``, ``location``, ``message``, ``timestamp``,
 ``service``) labelled with the record's namespace and key hash; never a payload. (Outcome metrics
 count states entered, from the state machine's execution log.) Powertools is bundled into the
-functions' asset at synth time (``BUNDLED_PACKAGES`` in ``idempotent_constructs.functions``).
+functions' asset at synth time (``BUNDLED_PACKAGES`` in ``idempotent_constructs._synth.functions``).
 """
 
 from __future__ import annotations

@@ -26,13 +26,18 @@ from typing import Any, ClassVar
 import boto3
 from moto import mock_aws
 
-from ..assembly import ACCOUNT, REGION, construct_paths, publish_file_assets, state_machine_definitions
+from .._readers.assembly import ACCOUNT, REGION, construct_paths, publish_file_assets, state_machine_definitions
+from .._synth.quotas import TEMPLATE_MAX_BYTES
 from ..errors import TemplateTooLarge
-from ..quotas import TEMPLATE_MAX_BYTES
 from . import faults as fault_injection
 from . import gaps, unmodelled
 from .events import StatusChangeEvents
-from .executions import (
+from .faults import Faults
+from .holds import Hold, Holds
+from .items import item_size, write_units
+from .lambdas import FunctionOutput, InProcessLambda
+from .patches import Patches
+from .runs import (
     EXPRESS,
     Deployment,
     Emulator,
@@ -42,11 +47,6 @@ from .executions import (
     is_express,
     wait_for_execution,
 )
-from .faults import Faults
-from .holds import Hold, Holds
-from .items import item_size, write_units
-from .lambdas import FunctionOutput, InProcessLambda
-from .patches import Patches
 
 __all__ = [
     "ACCOUNT",

@@ -10,8 +10,8 @@ import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..assembly import ACCOUNT
-from .executions import is_express
+from .._readers.assembly import ACCOUNT
+from .runs import is_express
 from .timestamps import aws_timestamp
 
 if TYPE_CHECKING:

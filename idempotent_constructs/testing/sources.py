@@ -105,7 +105,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-from ..assembly import ACCOUNT, REGION
+from .._readers.assembly import ACCOUNT, REGION
 from .items import item_size
 
 __all__ = [

@@ -1,14 +1,14 @@
 """Real executions on the emulator compute the canonical key in JSONata exactly as the Python API does
-(contract B17): the corpus of tests/test_jsonata_key.py, run through JSONata states."""
+(contract B17): the corpus of tests/_jsonata/test_key_expressions.py, run through JSONata states."""
 
 from __future__ import annotations
 
 import pytest
 
-from idempotent_constructs import jsonata_key
+from idempotent_constructs._jsonata import key_expressions as jsonata_key
 from idempotent_constructs.lambda_src import canonical, schema
+from tests._jsonata.test_key_expressions import CORPUS
 from tests.emulator.gaps.test_jsonata import jsonata_output, run_expression
-from tests.test_jsonata_key import CORPUS
 
 
 @pytest.mark.parametrize("payload", CORPUS, ids=range(len(CORPUS)))

@@ -1,9 +1,9 @@
-"""Emulator end-to-end: idempotent starts by execution name (idempotent_constructs.executions, issue 5)."""
+"""Emulator end-to-end: idempotent starts by execution name (idempotent_constructs.runtime.executions, issue 5)."""
 
 from __future__ import annotations
 
-from idempotent_constructs.executions import IdempotentStart, _execution_arn, execution_name, start_idempotent_execution
 from idempotent_constructs.lambda_src import schema
+from idempotent_constructs.runtime.executions import IdempotentStart, _execution_arn, execution_name, start_idempotent_execution
 from tests.samples import docs_sample
 
 

@@ -1,4 +1,4 @@
-"""Run-time operations (idempotent_constructs.operations) the command-line tool builds on, against the
+"""Run-time operations (idempotent_constructs.runtime.operations) the command-line tool builds on, against the
 emulator: listing, purging expired records (and never a record that changed meanwhile), plain JSON."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import base64
 import pytest
 
 from idempotent_constructs.lambda_src import schema
-from idempotent_constructs.operations import PURGE_GRACE_SECONDS, list_records, plain, purge_expired
+from idempotent_constructs.runtime.operations import PURGE_GRACE_SECONDS, list_records, plain, purge_expired
 
 NOW = 1_800_000_000
 OWNER = "arn:aws:states:us-east-1:123456789012:execution:Orders:run-1#holder"

@@ -1,4 +1,4 @@
-"""Emulator end-to-end: a workflow's outcome metrics (idempotent_constructs/outcome_metrics.py) count
+"""Emulator end-to-end: a workflow's outcome metrics (idempotent_constructs/_synth/outcome_metrics.py) count
 what its executions did. The emulator keeps no execution log, so each history event is read as the
 execution log carries it (its ``type``, and its details with the state's ``name``) and matched against
 the clauses of the deployed metric filter, which counts ``StatesEntered`` by state name."""

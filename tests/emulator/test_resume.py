@@ -6,7 +6,7 @@ import pytest
 
 from idempotent_constructs import IdempotencyKey, RecordInProgressError, RecordNotFoundError
 from idempotent_constructs.lambda_src import schema
-from idempotent_constructs.operations import get_record, reset
+from idempotent_constructs.runtime.operations import get_record, reset
 
 from ..stacks import side_effect_runs
 

@@ -1,4 +1,4 @@
-"""Finding a deployed stack's idempotency table (idempotent_constructs.stack_table), against the emulator."""
+"""Finding a deployed stack's idempotency table (idempotent_constructs.runtime.stack_table), against the emulator."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from idempotent_constructs import TableNotFoundError
-from idempotent_constructs.stack_table import table_of_stack
+from idempotent_constructs.runtime.stack_table import table_of_stack
 
 
 def _stack(emulator, resources: dict, outputs: dict) -> str:

@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from idempotent_constructs import IdempotencyKey
-from idempotent_constructs.executions import IdempotentStart, in_flight_holder
 from idempotent_constructs.lambda_src import schema
+from idempotent_constructs.runtime.executions import IdempotentStart, in_flight_holder
 from idempotent_constructs.testing import Deployment, Execution
 
 

@@ -15,8 +15,8 @@ from idempotent_constructs import (
     IdempotencyPayload,
     IdempotencyTable,
     InFlightPolicy,
-    jsonata_engine,
 )
+from idempotent_constructs._jsonata import engine as jsonata_engine
 from idempotent_constructs.guard import STATE_NAMES, poll_schedule
 from tests.conftest import ROOT
 from tests.guard.build import guarded

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from idempotent_constructs.functions import lambda_source_dir
+from idempotent_constructs._synth.functions import lambda_source_dir
 from idempotent_constructs.lambda_src import canonical, compute_key, schema
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from idempotent_constructs import IdempotencyKey
-from idempotent_constructs.jsonata_engine import UNDEFINED, evaluate
+from idempotent_constructs._jsonata.engine import UNDEFINED, evaluate
 from idempotent_constructs.lambda_src.canonical import parse_path
 from idempotent_constructs.testing import sources
 from idempotent_constructs.testing.sources import (

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def _substituted(cloudformation_json: Any) -> Any:
-    from ...assembly import substitute
+    from ..._readers.assembly import substitute
 
     properties = cloudformation_json.get("Properties", {})
     substitutions = properties.get("DefinitionSubstitutions")

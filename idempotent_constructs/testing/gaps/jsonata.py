@@ -7,7 +7,7 @@ as values; an expression that evaluates to nothing, or raises, fails the state w
 States.QueryEvaluationError, which Task, Parallel and Map states can catch ("Transforming data with
 JSONata in Step Functions").
 
-Here every JSONata field of a state is evaluated by ``idempotent_constructs.jsonata_engine``, which
+Here every JSONata field of a state is evaluated by ``idempotent_constructs._jsonata.engine``, which
 evaluates as jsonata-js does. Evidence: tests/emulator/gaps/test_jsonata.py.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...jsonata_engine import UNDEFINED, BoundExceeded, Bounds, JSONataError, evaluate
+from ..._jsonata.engine import UNDEFINED, BoundExceeded, Bounds, JSONataError, evaluate
 
 if TYPE_CHECKING:
     from ..patches import Patch

@@ -28,8 +28,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ...jsonata_check import definition_problems
-from ...jsonata_engine import AWS_BOUNDS
+from ..._jsonata.check import definition_problems
+from ..._jsonata.engine import AWS_BOUNDS
 from . import jsonata
 
 if TYPE_CHECKING:

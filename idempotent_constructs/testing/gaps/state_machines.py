@@ -13,7 +13,7 @@ import contextlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..executions import Deployment
+    from ..runs import Deployment
 
 
 def after_deploy(deployment: Deployment, *, account: str, region: str) -> None:

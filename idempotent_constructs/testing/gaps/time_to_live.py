@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..executions import Deployment
+    from ..runs import Deployment
 
 
 def after_deploy(deployment: Deployment, *, account: str, region: str) -> None:

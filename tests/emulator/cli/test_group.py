@@ -8,7 +8,7 @@ import sys
 
 def test_the_tool_imports_neither_the_cdk_nor_boto3_until_a_command_needs_them():
     probe = (
-        "import sys, idempotent_constructs.cli, idempotent_constructs.operations; "
+        "import sys, idempotent_constructs.cli, idempotent_constructs.runtime.operations; "
         "print(sorted(m for m in ('aws_cdk', 'jsii', 'boto3', 'rich') if m in sys.modules))"
     )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout

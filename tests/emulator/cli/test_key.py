@@ -1,4 +1,4 @@
-"""Emulator end-to-end: the `key` command (idempotent_constructs/cli/key.py)."""
+"""Emulator end-to-end: the `key` command (idempotent_constructs/cli/key_command.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Emulator end-to-end: `show`, `list`, `reset` and `purge-expired` (idempotent_constructs/cli/records.py)."""
+"""Emulator end-to-end: `show`, `list`, `reset` and `purge-expired` (idempotent_constructs/cli/records_command.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 
 from idempotent_constructs.cli import Target
 from idempotent_constructs.lambda_src import schema
-from idempotent_constructs.operations import get_record
+from idempotent_constructs.runtime.operations import get_record
 from tests.emulator.cli.helpers import OWNER, item, one_line_error, run_cli
 
 

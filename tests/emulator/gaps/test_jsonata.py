@@ -1,4 +1,4 @@
-"""testing.gaps.jsonata: the emulator runs JSONata states as AWS does (idempotent_constructs.jsonata_engine);
+"""testing.gaps.jsonata: the emulator runs JSONata states as AWS does (idempotent_constructs._jsonata.engine);
 moto alone evaluates none.
 
 Each test runs a few states alone on the session's emulator (``LocalEmulator.run_definition``)."""

@@ -1,0 +1,230 @@
+"""The canonical key specification (``docs/explanation/canonical-key.md``) written in JSONata.
+
+The generated states compute record ids and payload hashes natively with these expressions; Python
+computes the same values with ``lambda_src/canonical.py`` (in this package). Each function returns JSONata text to
+embed in a state's ``{% %}`` field. A key that cannot be computed raises with JSONata's ``$error``,
+which a Task or Parallel state sees as ``States.QueryEvaluationError`` and the guard renames
+``Idempotency.KeyMissing``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..lambda_src import canonical, schema
+
+# $quote: JSON.stringify of one string (or true, false, null), without the brackets of the array that carries it.
+# $canonical: section 2, written after the prefix $p, each member name still in the brackets $string([name])
+#   writes it in (a call less a member than $quote); a number as 15 digits by $string, then the exact
+#   remainder when they are not the whole double; with $exact, a number of magnitude 2**53 or more
+#   raises. Objects are tested first and every nested value is written by a tail call (the member's text
+#   goes in as the prefix), so each level of the value adds as few evaluation levels as JSONata allows:
+#   AWS fails an evaluation deeper than 100 levels (B18).
+# $text: the canonical text: $canonical's, each ["name"]: made "name": by one replace. Only a member name
+#   is followed by "]:" (a value is followed by ",", "]" or "}"), and inside a string a quote is escaped,
+#   so no other text matches.
+# $digest: section 3, a long text hashed in pieces of 2,500 code points, cut in one pass by $match (a piece
+#   is a run of code points, each a surrogate pair or any one unit, in jsonata-js as in jsonata-python), so
+#   that its cost is linear in the text ($substring reads the whole text again for every piece).
+# $measured: a value's JSON inside brackets, for $native ($string([$v]) would flatten an array, which would
+#   then be measured a level shallower than an object).
+# $native: raises, before any work, where what is to be canonicalized (the key and payload selections, never
+#   the envelope around them, measured together: $measured of each, joined by commas) is beyond the bounds
+#   within which the native key stays well inside AWS's (NATIVE_*): the guard then computes the key with
+#   the key function. Strings cost little to
+#   canonicalize (one quoting, one pass of the name replace, a linear digest), so they count against
+#   NATIVE_TEXT only; the rest of the value (its structure) against NATIVE_CHARACTERS, which bounds the
+#   recursive, sorting work of $canonical.
+NATIVE_TEXT = 262_144  # $string of the value, in UTF-16 units
+NATIVE_CHARACTERS = 16_384  # $string of the value with every string written as one character
+NATIVE_VALUES = 2_000  # commas outside strings: about the values in it
+NATIVE_LEVELS = 9  # containers nested in one another, the outermost included
+BEYOND_NATIVE = "the input is beyond the bounds of the native key: the key function computes it"
+# jsonata's regular-expression scanner counts unescaped brackets and braces, also in a class, and a backslash
+# before a closing bracket hides it: hence the escaped braces and \x5c for a backslash.
+_LEVEL = "$s := $replace($s, /[\\[\\{][^\\[\\]\\{\\}]*[\\]\\}]/, '0');"
+_FUNCTIONS = (
+    "$quote := function($s) {( $t := $string([$s]); $substring($t, 1, $length($t) - 2) )};"
+    "$canonical := function($v, $exact, $p) {"
+    "$type($v) = 'object' ? $p & '{' & $join($map($sort($keys($v)), function($k) "
+    "{ $canonical($lookup($v, $k), $exact, $string([$k]) & ':') }), ',') & '}'"
+    " : $type($v) = 'array' ? $p & '[' & $join($map($v, function($i) { $canonical($i, $exact, '') }), ',') & ']'"
+    " : $type($v) = 'number' ? $p & ($exact and $abs($v) >= " + str(canonical.EXACT_LIMIT) + " ? "
+    "$error('a key number of magnitude 2^53 or more cannot be keyed exactly: send it as a string') : "
+    "($s := $string($v); $h := $number($s); $h = $v ? $s : $s & '~' & $string($v - $h)))"
+    " : $p & $quote($v)};"
+    "$text := function($v, $exact) { $replace($canonical($v, $exact, ''), /\\[(\"(?:[^\"\\x5c]|\\x5c.)*\")\\]:/, '$1:') };"
+    "$digest := function($t) { $length($t) <= " + str(canonical.HASH_PIECE) + " ? $hash($t, 'SHA-256')"
+    " : $hash('chunks:' & $join($match($t, /(?:[\\ud800-\\udbff][\\udc00-\\udfff]|[\\s\\S]){1,"
+    + str(canonical.HASH_PIECE)
+    + "}/).($hash(match, 'SHA-256')), ''), 'SHA-256') };"
+    "$empty := function($v) { $type($v) = 'null' or $v = '' "
+    "or ($type($v) = 'array' and $count($v) = 0) or ($type($v) = 'object' and $count($keys($v)) = 0) };"
+    "$measured := function($v) { $type($v) = 'array' ? '[' & $string($v) & ']' : $string([$v]) };"
+    "$native := function($s) {("
+    f" $fits := $length($s) > {NATIVE_TEXT + 2} ? false : ("
+    ' $s := $replace($s, /"[^"\\x5c]*(?:\\x5c.[^"\\x5c]*)*"/, \'0\');'
+    f" $length($s) > {NATIVE_CHARACTERS + 2} ? false :"
+    f" $length($s) - $length($replace($s, ',', '')) >= {NATIVE_VALUES} ? false : ("
+    + _LEVEL
+    * (NATIVE_LEVELS + 1)
+    + " $not($contains($s, /[\\[\\{]/))));"
+    " $fits ? true : $error('" + BEYOND_NATIVE + "') )};"
+)
+
+
+def literal(text: str) -> str:
+    """``text`` as a JSONata string literal (single quotes; JSON escapes, ``'`` as ``\\u0027``)."""
+    escaped = []
+    for character in text:
+        if character == "\\":
+            escaped.append("\\\\")
+        elif character == "'" or ord(character) < 0x20:
+            escaped.append(f"\\u{ord(character):04x}")
+        else:
+            escaped.append(character)
+    return "'" + "".join(escaped) + "'"
+
+
+def _path(source: str, path: str) -> str:
+    """A JSONPath field (``$.a['b c'][0]``) read from ``source`` without JSONata's mapping over arrays:
+    each step reads an object's member or an array's item, and anything else selects nothing."""
+    expression = source
+    for segment in canonical.parse_path(path):
+        if isinstance(segment, int):
+            expression = f"($a := {expression}; $type($a) = 'array' ? $a[{segment}])"
+        else:
+            expression = f"($o := {expression}; $type($o) = 'object' ? $lookup($o, {literal(segment)}))"
+    return expression
+
+
+def selection(kind: str, expression: object, source: str) -> str:
+    """JSONata that selects a key from ``source`` (the input), raising where the key is missing."""
+    if kind == schema.KIND_WHOLE_INPUT:
+        return f"($s := {source}; $empty($s) ? $error('the input is empty: the whole input is the idempotency key') : $s)"
+    if kind == schema.KIND_PATHS:
+        assert isinstance(expression, Sequence)
+        parts = []
+        for path in expression:
+            message = literal(f"the key path {path} is missing, null or empty, or selects an object or a list")
+            parts.append(
+                f"($v := {_path(source, path)}; "
+                f"($exists($v) = false or $empty($v) or $type($v) in ['array', 'object']) ? $error({message}) : $v)"
+            )
+        return "[" + ", ".join(parts) + "]"
+    if kind == schema.KIND_JSONATA:
+        message = literal(f"the key expression {expression} selects nothing, null or an empty value")
+        return f"($v := ({expression}); ($exists($v) = false or $empty($v)) ? $error({message}) : $v)"
+    raise ValueError(f"no JSONata selection for key kind {kind!r}")
+
+
+def canonical_text(value: str, *, exact: bool = False) -> str:
+    """JSONata for the canonical text of the value of ``value`` (JSONata)."""
+    return f"({_FUNCTIONS} $text({value}, {'true' if exact else 'false'}))"
+
+
+def text_digest(text: str) -> str:
+    """JSONata for ``D(text)`` of the text that ``text`` (JSONata) evaluates to."""
+    return f"({_FUNCTIONS} $digest({text}))"
+
+
+def payload_parts(kind: str, expression: object, source: str) -> tuple[str, str, str]:
+    """JSONata for the payload selection of ``source``: ``(what assigns each of its values to a variable,
+    raising where a path is not there or the expression selects nothing; their $measured texts joined for
+    $native; the canonical text of the selection)``. A ``from_paths`` selection is the list of the paths'
+    values, written from their texts: an array constructor would flatten a value that is itself an array."""
+    if kind == schema.KIND_JSONATA:
+        message = literal(f"the payload expression {expression} selects nothing")
+        return f"$p0 := ($v := ({expression}); $exists($v) ? $v : $error({message}));", "$measured($p0)", "$text($p0, false)"
+    if kind != schema.KIND_PATHS:
+        raise ValueError(f"no JSONata payload selection for payload kind {kind!r}")
+    assert isinstance(expression, Sequence)
+    assigned = ""
+    for index, path in enumerate(expression):
+        message = literal(f"the payload path {path} is missing in the input")
+        assigned += f"$p{index} := ($v := {_path(source, path)}; $exists($v) ? $v : $error({message}));"
+    names = [f"$p{index}" for index in range(len(expression))]
+    measured = " & ',' & ".join(f"$measured({name})" for name in names)
+    text = "'[' & $join([" + ", ".join(f"$text({name}, false)" for name in names) + "], ',') & ']'"
+    return assigned, measured, text
+
+
+def record_id_and_validation(
+    namespace: str,
+    kind: str,
+    expression: object,
+    source: str,
+    payload_kind: str = schema.KIND_WHOLE_INPUT,
+    payload_expression: object = None,
+) -> str:
+    """JSONata for ``{"id": record id, "validation": payload digest}`` of the input ``source``,
+    computed in one evaluation (so that one ``$canonical`` text serves both for a whole-input key and
+    payload). It raises ``BEYOND_NATIVE`` first where what it canonicalizes, the key's selection and the
+    payload's together, is beyond the native bounds (``$native``): cost follows what is hashed, never the
+    envelope around it. A ``from_paths`` payload is the list of its values, written from their texts (an
+    array constructor would flatten a value that is itself an array)."""
+    prefix = literal(canonical.key_prefix(kind, expression))
+    whole_key = kind == schema.KIND_WHOLE_INPUT
+    if whole_key and payload_kind == schema.KIND_WHOLE_INPUT:
+        # The whole input is keyed as Step Functions reads it: a large number is the double it arrives as.
+        body = f"$native($measured({source}));$payload := $text({selection(kind, expression, source)}, false);$key := $payload;"
+        validation = "$digest($payload)"
+    else:
+        body = f"$ks := {selection(kind, expression, source)};"
+        measured = "$measured($ks)"
+        if payload_kind == schema.KIND_WHOLE_INPUT:
+            measured += f" & ',' & $measured({source})"
+            payload = f"$text({source}, false)"
+        elif payload_kind in (schema.KIND_PATHS, schema.KIND_JSONATA):
+            assigned, values, payload = payload_parts(payload_kind, payload_expression, source)
+            body += assigned
+            measured += f" & ',' & {values}"
+        body += f"$native({measured});$key := $text($ks, {'false' if whole_key else 'true'});"
+        if payload_kind == schema.KIND_NONE:
+            validation = literal(canonical.payload_validation(payload_kind, payload_expression, None))
+        elif payload_kind == schema.KIND_WHOLE_INPUT:
+            body += f"$payload := {payload};"
+            validation = "$digest($payload)"
+        else:
+            body += f"$payload := {payload};"
+            validation = f"$digest({literal(canonical.key_prefix(payload_kind, payload_expression))} & $payload & ']')"
+    return (
+        f"({_FUNCTIONS}{body}"
+        f"{{'id': {literal(schema.id_prefix(namespace))} & $digest({prefix} & $key & ']'), 'validation': {validation}}})"
+    )
+
+
+def _evaluate(expression: str, document: Any, missing: type[Exception], what: str) -> Any:
+    """``expression`` evaluated on the input ``document`` as jsonata-js evaluates it (``jsonata_engine``);
+    an expression that raises raises ``missing``."""
+    from . import engine
+
+    try:
+        return engine.evaluate(expression, {"states": {"input": document}})
+    except engine.JSONataError as error:
+        raise missing(f"the {what} expression {expression} raised: {error}") from None
+
+
+def select_payload(document: Any, kind: str, expression: Any) -> Any:
+    """The payload selection of ``document`` for any payload kind; raises ``PayloadMissing``."""
+    if kind != schema.KIND_JSONATA:
+        return canonical.select_payload(document, kind, expression)
+    from .engine import UNDEFINED
+
+    selection = _evaluate(expression, document, canonical.PayloadMissing, "payload")
+    if selection is UNDEFINED:
+        raise canonical.PayloadMissing(f"the payload expression {expression} selects nothing")
+    return selection
+
+
+def select(payload: Any, kind: str, expression: Any) -> Any:
+    """The key selection of ``payload`` for any key kind. Raises ``KeyMissing``."""
+    if kind != schema.KIND_JSONATA:
+        return canonical.select(payload, kind, expression)
+    from .engine import UNDEFINED
+
+    selection = _evaluate(expression, payload, canonical.KeyMissing, "key")
+    if selection is UNDEFINED or canonical.is_empty(selection):
+        raise canonical.KeyMissing(f"the key expression {expression} selects nothing, null or an empty value")
+    return selection

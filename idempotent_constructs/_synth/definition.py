@@ -1,0 +1,185 @@
+"""Where a workflow's definition lives: in the template, shared between workflows alike; in the
+template, whole, as the CDK writes it; or as an S3 asset the template points to.
+
+A guarded definition is tens of kilobytes, and CloudFormation refuses a template over 1 MB (through S3,
+as ``cdk deploy`` sends it). Most of it is the guard's protocol, the same for every workflow of the same
+options. ``DefinitionLocation.TEMPLATE`` (the default) writes that text once per stack, in its
+``Mappings`` (``IdempotentDefinitions``), and each state machine's ``DefinitionString`` is a
+``Fn::FindInMap`` of it; what is the workflow's own (its body, its key and namespace, and each token: a
+table's name, a function's ARN) is a ``DefinitionSubstitutions`` entry that CloudFormation puts back in
+place of ``${name}`` when it creates the state machine. ``DefinitionLocation.ASSET`` writes the
+definition to a file that the CDK publishes as an asset with the stack's other assets, its tokens as
+``DefinitionSubstitutions``. Either way the state machine that runs is the one ``INLINE`` gives, once
+substituted (``assembly.substitute``, as AWS's resource handler does it): for ``TEMPLATE`` this is
+checked at synth, text for text, and a definition for which it would not hold is written whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tempfile
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from aws_cdk import CfnMapping, Stack, Token
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from .._readers.asl import JSONATA, JSONPATH, with_json_nulls
+from .._readers.assembly import TOKEN, substitute
+
+
+class DefinitionLocation(Enum):
+    """Where ``IdempotentStateMachine`` keeps its definition."""
+
+    TEMPLATE = "template"
+    """In the template: the text workflows of the same options share, once per stack in its
+    ``Mappings``, and each workflow's own parts (body, key, namespace, tokens) as its
+    ``DefinitionSubstitutions``. Readable in the template and its diffs, deployable with nothing but
+    the template; a few kilobytes of template per further workflow."""
+    INLINE = "inline"
+    """In the template, whole, as the CDK writes it (``DefinitionString``), for tools that read the
+    definition there; each guarded workflow adds tens of kilobytes to the template."""
+    ASSET = "asset"
+    """In an S3 asset (``DefinitionS3Location``, tokens as ``DefinitionSubstitutions``): a few hundred
+    bytes of template per workflow, for stacks of more workflows than one template holds."""
+
+
+SUBSTITUTION_PREFIX = "IdempotencyToken"
+
+
+def placeholders(text: str) -> tuple[str, dict[str, str]]:
+    """``text`` with each distinct token written ``${IdempotencyToken<n>}``, and the substitutions that
+    give each placeholder its token back (resolved by the CDK in the stack that holds the workflow)."""
+    substitutions: dict[str, str] = {}
+    names: dict[str, str] = {}
+
+    def name(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token not in names:
+            names[token] = f"{SUBSTITUTION_PREFIX}{len(names)}"
+            substitutions[names[token]] = token
+        return "${" + names[token] + "}"
+
+    replaced = TOKEN.sub(name, text)
+    assert all(Token.is_unresolved(token) for token in substitutions.values())
+    return replaced, substitutions
+
+
+def render(graph: sfn.StateGraph, query_language: sfn.QueryLanguage | None) -> dict[str, Any]:
+    """The definition of ``graph`` as ``DefinitionBody.from_chainable`` renders it (its states, and the
+    state machine's query language when one is given)."""
+    definition = dict(graph.to_graph_json(query_language))
+    if query_language is not None:
+        # As the CDK writes it: the enum's value in the CDK's own language ("JSONata"), not Python's name.
+        definition["QueryLanguage"] = {sfn.QueryLanguage.JSONATA: JSONATA, sfn.QueryLanguage.JSON_PATH: JSONPATH}[query_language]
+    return definition
+
+
+def _text(definition: dict[str, Any]) -> str:
+    # Non-ASCII characters as they are, as the CDK writes them.
+    return json.dumps(definition, separators=(",", ":"), ensure_ascii=False)
+
+
+def inline_body(scope: Construct, definition: dict[str, Any]) -> sfn.DefinitionBody:
+    """The whole definition in ``DefinitionString``, written by the CDK as ``from_chainable`` writes
+    it (each token escaped for JSON where it can be, list and number tokens included)."""
+    return sfn.DefinitionBody.from_string(Stack.of(scope).to_json_string(with_json_nulls(definition)))
+
+
+def _as_written(stack: Stack, value: Any) -> str:
+    """What CloudFormation makes of ``value`` (a text with tokens) as a text, each reference it cannot
+    know at synth (a ``Ref``, ``Fn::GetAtt``, ...) written as its JSON between two NULs."""
+
+    def written(resolved: Any) -> str:
+        if isinstance(resolved, str):
+            return resolved
+        if isinstance(resolved, dict) and list(resolved) == ["Fn::Join"] and resolved["Fn::Join"][0] == "":
+            return "".join(written(part) for part in resolved["Fn::Join"][1])
+        return "\0" + json.dumps(resolved, sort_keys=True) + "\0"
+
+    return written(stack.resolve(value))
+
+
+MAPPING_ID = "IdempotentDefinitions"
+_DEFINITIONS_PER_MAPPING = 100  # CloudFormation allows 200 attributes a mapping
+
+
+class _SharedDefinitions(Construct):
+    """The stack's shared definition texts, each once, by the hash of its text, in the mappings
+    ``IdempotentDefinitions``, ``IdempotentDefinitions2``, ..."""
+
+    def __init__(self, scope: Construct) -> None:
+        super().__init__(scope, "IdempotentSharedDefinitions")
+        self.mappings: dict[str, CfnMapping] = {}  # the mapping that holds each text, by its key
+
+    @classmethod
+    def of(cls, scope: Construct) -> _SharedDefinitions:
+        stack = Stack.of(scope)
+        found = stack.node.try_find_child("IdempotentSharedDefinitions")
+        return found if isinstance(found, cls) else cls(stack)
+
+    def find(self, text: str) -> str:
+        """A ``Fn::FindInMap`` of ``text``, which is written in the stack's Mappings once."""
+        key = "Definition" + hashlib.sha256(text.encode()).hexdigest()[:20]
+        if key not in self.mappings:
+            number = len(self.mappings) // _DEFINITIONS_PER_MAPPING + 1
+            mapping = self.node.try_find_child(f"Texts{number}")
+            if not isinstance(mapping, CfnMapping):
+                # lazy=False: always written, and found with Fn::FindInMap (never inlined, which would undo the sharing).
+                mapping = CfnMapping(self, f"Texts{number}", lazy=False)
+                mapping.override_logical_id(f"{MAPPING_ID}{number if number > 1 else ''}")
+            mapping.set_value(key, "Text", text)
+            self.mappings[key] = mapping
+        return self.mappings[key].find_in_map(key, "Text")
+
+
+def shared_body(scope: Construct, definition: dict[str, Any], own: dict[str, Any]) -> tuple[sfn.DefinitionBody, dict[str, str]]:
+    """``(a DefinitionBody that finds the shared text in the stack's Mappings, its
+    DefinitionSubstitutions)`` for ``definition``. ``own`` names the parts of the definition that are
+    this workflow's own: a JSON value (the body's branches), or a text as a JSON string holds it (a
+    namespace, a key's JSONata); each is cut out of the shared text where it occurs and given back by a
+    substitution, as are the tokens. Where the cut text would not give the definition back exactly
+    (a part that holds a ``${...}`` of ours, a token the CDK would write otherwise), the definition is
+    kept whole (``inline_body``)."""
+    text = _text(definition)
+    cuts: dict[str, str] = {}
+    for name, value in own.items():
+        written = value if not isinstance(value, str) else json.dumps(value, ensure_ascii=False)[1:-1]
+        written = written if isinstance(written, str) else _text(written)
+        if written and written in text:
+            cuts[written] = name
+    shared = text
+    if cuts:
+        # One pass, the longest first, so that a part inside another, or a placeholder, is not cut again;
+        # a token is matched whole first, so that no part is cut out of one.
+        parts = "|".join(re.escape(written) for written in sorted(cuts, key=len, reverse=True))
+        pattern = re.compile(f"({TOKEN.pattern})|{parts}")
+        shared = pattern.sub(lambda match: match.group(1) or "${" + cuts[match.group(0)] + "}", text)
+    shared, substitutions = placeholders(shared)
+    substitutions.update({name: written for written, name in cuts.items()})
+    # Shared only where CloudFormation then gives Step Functions exactly what the CDK would have
+    # written whole (inline_body): a token the CDK escapes, or a list or number token, keeps it whole.
+    stack = Stack.of(scope)
+    whole = stack.to_json_string(with_json_nulls(definition))
+    try:
+        exact = substitute(shared, {name: _as_written(stack, value) for name, value in substitutions.items()}) == _as_written(
+            stack, whole
+        )
+    except Exception:  # a substitution that refers to itself, a list token in a text: as the CDK writes it
+        exact = False
+    if not exact:
+        return sfn.DefinitionBody.from_string(whole), {}
+    return sfn.DefinitionBody.from_string(_SharedDefinitions.of(scope).find(shared)), substitutions
+
+
+def asset_body(definition: dict[str, Any]) -> tuple[sfn.DefinitionBody, dict[str, str]]:
+    """``(a DefinitionBody read from an asset file, its DefinitionSubstitutions)`` for ``definition``."""
+    text, substitutions = placeholders(_text(definition))
+    # The CDK copies the file into the cloud assembly, named by its content's hash, when it synthesizes.
+    path = Path(tempfile.mkdtemp(prefix="idempotent-definition-")) / "definition.asl.json"
+    path.write_text(text, encoding="utf-8")
+    return sfn.DefinitionBody.from_file(str(path)), substitutions

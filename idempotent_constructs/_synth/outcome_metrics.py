@@ -1,0 +1,112 @@
+"""Outcome metrics: the outcome states a workflow's executions entered, counted from its execution log
+by one metric filter (created on first use, so a stack without metrics gets no extra resource; more
+if the names overflow one filter pattern), by state name; no Lambda call."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from ..lambda_src import schema
+
+if TYPE_CHECKING:
+    from ..guard import IdempotencyGuard
+
+# The states whose entries the outcome metrics count, with the type of their "entered" log event.
+OUTCOME_STATES = {
+    "Body": "ParallelStateEntered",
+    "Replay": "PassStateEntered",
+    "Restore": "TaskStateEntered",
+    "Backoff": "WaitStateEntered",
+    "Takeover": "TaskStateEntered",
+    "PayloadMismatch": "FailStateEntered",
+    "KeyMissing": "FailStateEntered",
+}
+
+
+def states_entered(
+    scope: Construct, guard: IdempotencyGuard, log_group: logs.ILogGroup, label: str, states: list[str], props: dict[str, Any]
+) -> cloudwatch.IMetric:
+    """Entries of the guard's ``states`` (their ids) as one metric, labelled ``label``; ``props`` are
+    the caller's metric options. Adds the metric filter "Outcomes" to ``scope`` on first use."""
+    _metric_filter(scope, guard, log_group)
+    label = props.pop("label", label)
+    metrics = {
+        f"m{index}": cloudwatch.Metric(
+            namespace=schema.metrics_namespace(guard.namespace),
+            metric_name=schema.STATES_ENTERED_METRIC,
+            dimensions_map={"State": guard.state_name(state)},
+            statistic="Sum",
+            **props,
+        )
+        for index, state in enumerate(states)
+    }
+    if len(metrics) == 1:
+        return metrics["m0"].with_(label=label)
+    # A period in which one state was never entered has no data point for it: count it as 0.
+    return cloudwatch.MathExpression(
+        expression=" + ".join(f"FILL({name}, 0)" for name in metrics),
+        using_metrics=metrics,
+        label=label,
+        period=props.get("period"),
+    )
+
+
+def outcome_states(guard: IdempotencyGuard) -> dict[str, str]:
+    """The outcome states the guard has, with the type of their "entered" log event: the optional
+    ones (``Rejected``, ``extend_lease()`` states) only if it has them, so that templates without
+    them are unchanged."""
+    states = dict(OUTCOME_STATES)
+    if guard.node.try_find_child("Rejected") is not None:
+        states["Rejected"] = "FailStateEntered"
+    states.update(dict.fromkeys(guard.extend_states, "TaskStateEntered"))
+    return states
+
+
+# CloudWatch Logs' longest filter pattern ("CloudWatch Logs quotas": 1,024 characters; cfn-lint E3033).
+MAX_FILTER_PATTERN = 1024
+
+
+def filter_patterns(guard: IdempotencyGuard) -> list[str]:
+    """The filter patterns that match the entries of the guard's outcome states: their names grouped by
+    the type of their "entered" event, in as few patterns of at most ``MAX_FILTER_PATTERN`` characters as
+    they fit."""
+    patterns: list[dict[str, list[str]]] = [{}]
+    for state, event in outcome_states(guard).items():
+        name = guard.state_name(state)
+        grown = {**patterns[-1], event: [*patterns[-1].get(event, []), name]}
+        if patterns[-1] and len(_pattern(grown)) > MAX_FILTER_PATTERN:
+            patterns.append({event: [name]})
+        else:
+            patterns[-1] = grown
+    return [_pattern(pattern) for pattern in patterns]
+
+
+def _pattern(names_by_event: dict[str, list[str]]) -> str:
+    return f"{{ {' || '.join(_group(event, names) for event, names in names_by_event.items())} }}"
+
+
+def _group(event: str, names: list[str]) -> str:
+    matches = " || ".join(f'$.details.name = "{name}"' for name in names)
+    return f'($.type = "{event}" && ({matches}))' if len(names) > 1 else f'($.type = "{event}" && {matches})'
+
+
+def _metric_filter(scope: Construct, guard: IdempotencyGuard, log_group: logs.ILogGroup) -> None:
+    """The filters "Outcomes" (and "Outcomes2", ... if the guard has more outcome states than one pattern
+    holds), made once the guard's graph is rendered, so that its ``extend_lease()`` states are known."""
+    if scope.node.try_find_child("Outcomes") is not None:
+        return
+    for index, pattern in enumerate(filter_patterns(guard), start=1):
+        logs.MetricFilter(
+            scope,
+            "Outcomes" if index == 1 else f"Outcomes{index}",
+            log_group=log_group,
+            filter_pattern=logs.FilterPattern.literal(pattern),
+            metric_namespace=schema.metrics_namespace(guard.namespace),
+            metric_name=schema.STATES_ENTERED_METRIC,
+            metric_value="1",
+            dimensions={"State": "$.details.name"},
+        )

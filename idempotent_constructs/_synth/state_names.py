@@ -1,0 +1,109 @@
+"""State names as Step Functions needs them in a whole state machine, checked at synth (B21).
+
+Every state name of a state machine must differ, in its Parallel branches and Map processors too, and
+be at most 80 characters; ``CreateStateMachine`` refuses the definition otherwise (``asl-validator``'s
+``DUPLICATE_STATE_NAMES``). The CDK checks the names of its own states, but not those inside a
+document (an ``AslFragment``, a ``definition_body``), which it sees as one state: two documents with a
+``Notify`` each, or a document's state named as one of the user's, would synthesize and fail at deploy.
+
+``IdempotentStateMachine`` checks its rendered definition (``checked_at_creation``) when it is created. Any other
+state machine of the app that holds a document or a guard (``sfn.StateMachine`` around an
+``AslFragment``) is checked once the app is built (``check_app``), from the definition the CDK writes.
+"""
+
+from __future__ import annotations
+
+import json
+import weakref
+from typing import Any
+
+import aws_cdk as cdk
+import jsii
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import IConstruct, IValidation
+
+from .._readers.asl import all_states
+
+MAX_LENGTH = 80
+
+
+def problems(definition: dict[str, Any]) -> list[str]:
+    """What Step Functions would refuse in the state names of a state machine's ``definition``: each name
+    used twice, with both places, and each name over 80 characters."""
+    seen: dict[str, str] = {}
+    found = []
+    for name, where, _ in all_states(definition, ""):
+        if len(name) > MAX_LENGTH:
+            found.append(
+                f"the state name {name!r} at {where} is {len(name)} characters, more than Step Functions' "
+                f"{MAX_LENGTH}; shorten it (a guard's states: pass a shorter state_name_prefix)"
+            )
+        if name in seen:
+            found.append(
+                f"the state name {name!r} is used at {seen[name]} and at {where}; Step Functions needs every "
+                "state name of a state machine to differ, in its branches and Map processors too: rename one in its "
+                "document, or pass AslFragment(state_name=...) or a guard's state_name_prefix=..."
+            )
+        else:
+            seen[name] = where
+    return found
+
+
+def check_app(scope: IConstruct) -> None:
+    """Check, once the app of ``scope`` is built, the state names of each of its state machines (a
+    document or a guard in a state machine the library does not create)."""
+    app = cdk.Stage.of(scope) or scope.node.root
+    if app not in _CHECKS:
+        _CHECKS[app] = check = _AppCheck(app)
+        app.node.add_validation(check)
+
+
+@jsii.implements(IValidation)
+class _AppCheck:
+    def __init__(self, app: IConstruct) -> None:
+        self.app = app
+
+    def validate(self) -> list[str]:
+        found: list[str] = []
+        for node in self.app.node.find_all():
+            if isinstance(node, sfn.CfnStateMachine) and not _checked_at_creation(node):
+                definition = _definition(node)
+                if definition is not None:
+                    machine = (node.node.scope or node).node.path
+                    found.extend(f"{machine}: {problem}" for problem in problems(definition))
+        return found
+
+
+_CHECKS: weakref.WeakKeyDictionary[IConstruct, _AppCheck] = weakref.WeakKeyDictionary()
+
+
+# The workflows whose state machine was checked when it was created (checked_at_creation), which the
+# app's check leaves out.
+_CHECKED_AT_CREATION: weakref.WeakSet[IConstruct] = weakref.WeakSet()
+
+
+def checked_at_creation(workflow: IConstruct, definition: dict[str, Any]) -> list[str]:
+    """The ``problems`` of the definition ``workflow`` renders for its state machine, checked as it is
+    created; the app's check then leaves that state machine out."""
+    _CHECKED_AT_CREATION.add(workflow)
+    return problems(definition)
+
+
+def _checked_at_creation(node: sfn.CfnStateMachine) -> bool:
+    scope = node.node.scope
+    return scope is not None and scope.node.scope in _CHECKED_AT_CREATION
+
+
+def _definition(node: sfn.CfnStateMachine) -> dict[str, Any] | None:
+    """The definition the CDK writes for ``node``, each reference (a function's ARN, ...) as a placeholder;
+    ``None`` where it is not JSON text in the template (an S3 location, a token that is not text)."""
+    resolved = cdk.Stack.of(node).resolve(node.definition_string)
+    if isinstance(resolved, dict) and list(resolved) == ["Fn::Join"] and resolved["Fn::Join"][0] == "":
+        resolved = "".join(part if isinstance(part, str) else "reference" for part in resolved["Fn::Join"][1])
+    if not isinstance(resolved, str):
+        return None
+    try:
+        definition = json.loads(resolved)
+    except ValueError:
+        return None
+    return definition if isinstance(definition, dict) else None

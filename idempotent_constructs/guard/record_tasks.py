@@ -1,0 +1,244 @@
+"""The reads and writes of a guard's record, as JSONata that builds each DynamoDB request.
+
+Every write after the acquire is fenced on the owner token (contract B8); the acquire and the takeover
+are fenced on the record as it was found. Each function returns the JSONata text of a whole request.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .._jsonata.key_expressions import literal, record_id_and_validation
+from ..lambda_src import schema
+from .config import GuardConfig
+from .protocol import ID, OWNER, READ_ATTRIBUTES, VALIDATION, Facts
+
+# The UTF-8 length of a text: encodeURIComponent writes every byte beyond ASCII's safe set as "%XX".
+BYTES = "$bytes := function($s) {( $e := $encodeUrlComponent($s); $length($e) - 2 * ($length($e) - $length($replace($e, '%', ''))) )};"
+# JSON of any value, as ``$j``: ``$string`` writes a bare string as itself, and an array constructor
+# would flatten an array, so the value is written inside an object and taken out again.
+JSON = "$json := function($v) {( $o := $string({'v': $v}); $substring($o, 5, $length($o) - 6) )};"
+_RESULTS = (schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION)
+
+
+def jsonata_object(fields: dict[str, str]) -> str:
+    """A JSONata object constructor of ``fields`` (name: JSONata value)."""
+    return "{" + ", ".join(f"{literal(name)}: {value}" for name, value in fields.items()) + "}"
+
+
+def _s(value: str) -> str:
+    return "{'S': " + value + "}"
+
+
+def _n(value: str) -> str:
+    return "{'N': $string(" + value + ")}"
+
+
+def _request(
+    config: GuardConfig,
+    record_id: str,
+    *,
+    condition: str | None = None,
+    set_values: dict[str, str] | None = None,
+    remove: tuple[str, ...] = (),
+    values: dict[str, str] | None = None,
+    projection: tuple[str, ...] = (),
+    **fields: str,
+) -> str:
+    """A request on the record ``record_id``: ``set_values`` maps attributes to JSONata typed values,
+    ``values`` the condition's own placeholders; attribute names are declared for each ``#name`` used."""
+    expressions = dict(fields)
+    placeholders = dict(values or {})
+    if set_values:
+        update = "SET " + ", ".join(f"#{name} = :{name}" for name in set_values)
+        if remove:
+            update += " REMOVE " + ", ".join(f"#{name}" for name in remove)
+        expressions["UpdateExpression"] = literal(update)
+        placeholders.update({f":{name}": value for name, value in set_values.items()})
+    if condition is not None:
+        expressions["ConditionExpression"] = literal(condition)
+    if projection:
+        expressions["ProjectionExpression"] = literal(", ".join(f"#{name}" for name in projection))
+    # DynamoDB refuses a declared name that no expression uses.
+    used = " ".join((condition or "", *(f"#{name}" for name in (*(set_values or ()), *remove, *projection))))
+    names = [name for name in schema.ATTRIBUTES if re.search(f"#{name}\\b", used)]
+    request = {"TableName": literal(config.table.table_name), "Key": jsonata_object({schema.ID: _s(record_id)}), **expressions}
+    if names:
+        request["ExpressionAttributeNames"] = jsonata_object({f"#{name}": literal(name) for name in names})
+    if placeholders:
+        request["ExpressionAttributeValues"] = jsonata_object(placeholders)
+    return jsonata_object(request)
+
+
+def key(config: GuardConfig, facts: Facts, *, computed: bool = False) -> str:
+    """JSONata for ``{id, validation}`` of the state's input: computed natively, or, where
+    ``computed`` (after the key function), what the key function put in the guard's variable."""
+    if computed:
+        return f"${facts.name}"
+    return record_id_and_validation(
+        config.namespace, config.key.kind, config.key.expression, "$states.input", config.payload.kind, config.payload.expression
+    )
+
+
+def _hold(config: GuardConfig, key_value: str, condition: str, values: dict[str, str]) -> str:
+    """A write that makes this run the holder: ``$k`` is ``{id, validation}``; the clock and the owner
+    token are read once, in this one expression."""
+    lease_ms = int(config.lease.to_milliseconds())
+    request = _request(
+        config,
+        "$k.id",
+        condition=condition,
+        set_values={
+            schema.STATUS: _s(literal(schema.INPROGRESS)),
+            schema.EXPIRATION: _n(f"$floor($now / 1000) + {config.hold_seconds}"),
+            schema.IN_PROGRESS_EXPIRATION: _n(f"$now + {lease_ms}"),
+            schema.OWNER: _s(f"$states.context.Execution.Id & '{schema.OWNER_SEPARATOR}' & $uuid()"),
+            schema.VALIDATION: _s("$k.validation"),
+        },
+        remove=(*_RESULTS, schema.ERROR, schema.CAUSE),
+        values=values,
+        ReturnValues="'ALL_NEW'",
+    )
+    return f"($k := {key_value}; $now := $millis(); {request})"
+
+
+def acquire(config: GuardConfig, facts: Facts, *, computed: bool = False) -> str:
+    """Absent, or finished and expired (DynamoDB's TTL deletion can lag by days; ``:status`` is
+    INPROGRESS): B11. A record in
+    progress is never overwritten here; a lapsed one goes through the route's takeover."""
+    return _hold(
+        config,
+        key(config, facts, computed=computed),
+        f"attribute_not_exists(#{schema.ID}) OR (#{schema.EXPIRATION} < :now AND #{schema.STATUS} <> :{schema.STATUS})",
+        {":now": _n("$floor($now / 1000)")},
+    )
+
+
+def takeover(config: GuardConfig, facts: Facts) -> str:
+    """Fenced on the record as it was read, owner and status: if anyone changed it since (finished
+    it, released it, took it over), look again."""
+    return _hold(
+        config,
+        f"${facts.name}",
+        f"#{schema.OWNER} = :previous AND #{schema.STATUS} = :previous_status",
+        {":previous": _s(facts.record(schema.OWNER)), ":previous_status": _s(facts.record(schema.STATUS))},
+    )
+
+
+def held(config: GuardConfig) -> dict[str, str]:
+    """The guard's variable after a write that made this run the holder (``ReturnValues: ALL_NEW``)."""
+    attributes = "$states.result.Attributes"
+    return {
+        ID: f"{attributes}.{schema.ID}.S",
+        VALIDATION: f"{attributes}.{schema.VALIDATION}.S",
+        OWNER: f"{attributes}.{schema.OWNER}.S",
+    }
+
+
+def extend_lease(config: GuardConfig, facts: Facts) -> str:
+    """The holder's lease, and the record's retention, pushed forward from now; fenced on the owner
+    token and on the record still being in progress."""
+    return _request(
+        config,
+        facts(ID),
+        condition=f"{schema.FENCE} AND #{schema.STATUS} = :held",
+        set_values={
+            schema.IN_PROGRESS_EXPIRATION: _n(f"$millis() + {int(config.lease.to_milliseconds())}"),
+            schema.EXPIRATION: _n(f"$floor($millis() / 1000) + {config.hold_seconds}"),
+        },
+        values={f":{schema.OWNER}": _s(facts(OWNER)), ":held": _s(literal(schema.INPROGRESS))},
+    )
+
+
+def read(config: GuardConfig, facts: Facts) -> str:
+    return _request(config, facts(ID), projection=READ_ATTRIBUTES, ConsistentRead="true")
+
+
+def _finish(config: GuardConfig, facts: Facts, set_values: dict[str, str], remove: tuple[str, ...]) -> str:
+    """The fenced write that ends a run: still ours, or gone (released after this execution failed,
+    which a redrive of it then completes). The record expires ``expires_after`` from now."""
+    return _request(
+        config,
+        facts(ID),
+        condition=schema.FENCE_OR_RELEASED,
+        set_values={
+            schema.EXPIRATION: _n(f"$floor($millis() / 1000) + {int(config.expires_after.to_seconds())}"),
+            schema.OWNER: _s(facts(OWNER)),
+            schema.VALIDATION: _s(facts(VALIDATION)),
+            **set_values,
+        },
+        remove=remove,
+    )
+
+
+# Bytes kept free for the rest of a Lambda payload that carries a whole state input or result: its
+# other fields, and numbers that JSONata's $string writes shorter than Step Functions does.
+PAYLOAD_MARGIN = 8 * 1024
+
+
+def within_payload(value: str, error: str) -> str:
+    """JSONata for ``value``, raising ``error`` when it is too large to send to a Lambda function with
+    a few other fields (Step Functions would fail the task, uncatchably, once it is built)."""
+    return f"({BYTES}{JSON} $v := {value}; $bytes($json($v)) > {262_144 - PAYLOAD_MARGIN} ? $error({literal(error)}) : $v)"
+
+
+# What a built Lambda task holds besides its payload's fields: the function's ARN with its version, the
+# field names, the punctuation.
+TASK_OVERHEAD = 512
+# $string writes a number in at most 15 significant digits (1.0000000000000002 as 1), Step Functions all
+# of its up to 17: at most 17 bytes a number more than $json counts. Strings are written alike.
+_NUMBER_SLACK = 17
+_STRING = '/"(?:[^"\\x5c]|\\x5c.)*"/'
+_NUMBER = "/[0-9][0-9.eE+\\-]*/"
+
+
+def payload_bytes(value: str) -> str:
+    """JSONata: at least the bytes Step Functions counts for ``value`` in a task's built parameters: its
+    compact JSON in UTF-8, exactly where every number reads back from it (``$parse``), and otherwise with
+    17 bytes more for each number."""
+    return (
+        f"({BYTES}{JSON} $v := {value}; $j := $json($v); $bytes($j) + ($parse($j) = $v ? 0 :"
+        f" {_NUMBER_SLACK} * ($count($split($replace($j, {_STRING}, '\"\"'), {_NUMBER})) - 1)))"
+    )
+
+
+def complete(config: GuardConfig, facts: Facts, result: str) -> str:
+    """The result, as JSON in the record, when the native write can keep it exactly: ``$string``
+    writes numbers with 15 significant digits, so a result it cannot give back equal (such as
+    ``0.30000000000000004``), or one too large for the record, raises, and the guard stores it
+    through the result function instead."""
+    write = _finish(
+        config,
+        facts,
+        {schema.STATUS: _s(literal(schema.COMPLETED)), schema.DATA: _s("$d")},
+        (schema.DATA_GZIP, schema.DATA_LOCATION, schema.ERROR, schema.CAUSE),
+    )
+    return (
+        f"({BYTES}{JSON} $r := {result}; $d := $json($r);"
+        f" ($parse($d) = $r and $bytes($d) <= {config.native_limit} and $bytes($json($d)) <= {schema.RECORD_DATA_LIMIT})"
+        f" ? {write} : $error('the result is kept by the result function: the native write cannot keep it exactly'))"
+    )
+
+
+def record_failure(config: GuardConfig, facts: Facts, error: str) -> str:
+    """``error`` (JSONata) is the run's error, ``{Error, Cause}``."""
+    return (
+        "($e := "
+        + error
+        + "; "
+        + _finish(
+            config,
+            facts,
+            {
+                schema.STATUS: _s(literal(schema.FAILED)),
+                schema.ERROR: _s("$string($e.Error)"),
+                schema.CAUSE: _s("($exists($e.Cause) ? $string($e.Cause) : '')"),
+            },
+            _RESULTS,
+        )
+        + ")"
+    )
+
+
+def release(config: GuardConfig, facts: Facts) -> str:
+    return _request(config, facts(ID), condition=schema.FENCE, values={f":{schema.OWNER}": _s(facts(OWNER))})

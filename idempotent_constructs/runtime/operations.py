@@ -1,0 +1,271 @@
+"""Operating on records at run time: look one up, list them, reset one so that its work runs again,
+purge expired ones, find a stack's table (``table_of_stack``, from ``stack_table``).
+
+Plain boto3, no CDK: for scripts, runbooks and the command-line tool, which must start fast. Pass a
+client to use an endpoint, credentials or retry settings of your own; the default is
+``boto3.client("dynamodb")``, which honours ``AWS_ENDPOINT_URL`` (the local emulator).
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from ..errors import RecordInProgressError, RecordNotFoundError
+from ..lambda_src import schema
+from .stack_table import table_of_stack
+
+__all__ = [
+    "PURGE_GRACE_SECONDS",
+    "PurgeSummary",
+    "get_record",
+    "list_records",
+    "plain",
+    "purge_expired",
+    "reset",
+    "table_of_stack",
+]
+
+
+def _client(client: Any) -> Any:
+    if client is not None:
+        return client
+    import boto3
+
+    return boto3.client("dynamodb")
+
+
+def get_record(table_name: str, record_id: str, *, client: Any = None) -> dict[str, Any]:
+    """The record ``record_id`` as DynamoDB JSON (a consistent read).
+
+    :raises RecordNotFoundError: no record has that id.
+    """
+    item: dict[str, Any] | None = (
+        _client(client).get_item(TableName=table_name, Key={schema.ID: {"S": record_id}}, ConsistentRead=True).get("Item")
+    )
+    if item is None:
+        raise RecordNotFoundError(f"no idempotency record {record_id!r} in table {table_name!r}")
+    return item
+
+
+def reset(table_name: str, record_id: str, *, force: bool = False, client: Any = None) -> dict[str, Any]:
+    """Delete one record, so that the next request with its key runs the work again; returns the
+    deleted record (DynamoDB JSON).
+
+    A record in progress is refused unless ``force``: its holder is still running, and a duplicate
+    started after the reset would run alongside it (the holder's finishing write then recreates the
+    record with its result). A finished record's result object in S3, if any, is left to the bucket's
+    lifecycle rule.
+
+    :raises RecordNotFoundError: no record has that id.
+    :raises RecordInProgressError: the record is in progress and ``force`` is not set.
+    """
+    dynamodb = _client(client)
+    try:
+        return _delete(dynamodb, table_name, record_id, force)
+    except RecordInProgressError:
+        # It may have finished between the delete and the read that explained the refusal: once more.
+        if get_record(table_name, record_id, client=dynamodb)[schema.STATUS]["S"] == schema.INPROGRESS:
+            raise
+        return _delete(dynamodb, table_name, record_id, force)
+
+
+def _delete(dynamodb: Any, table_name: str, record_id: str, force: bool) -> dict[str, Any]:
+    condition = f"attribute_exists(#{schema.ID})"
+    values: dict[str, Any] = {}
+    if not force:
+        condition += f" AND #{schema.STATUS} <> :{schema.INPROGRESS}"
+        values[f":{schema.INPROGRESS}"] = {"S": schema.INPROGRESS}
+    try:
+        response = dynamodb.delete_item(
+            TableName=table_name,
+            Key={schema.ID: {"S": record_id}},
+            ConditionExpression=condition,
+            ExpressionAttributeNames={f"#{schema.ID}": schema.ID, **({f"#{schema.STATUS}": schema.STATUS} if not force else {})},
+            **({"ExpressionAttributeValues": values} if values else {}),
+            ReturnValues="ALL_OLD",
+        )
+    except dynamodb.exceptions.ConditionalCheckFailedException:
+        get_record(table_name, record_id, client=dynamodb)  # raises RecordNotFoundError if absent
+        raise RecordInProgressError(
+            f"idempotency record {record_id!r} is in progress: an execution holds it and may still be running; "
+            "wait for it to finish, or reset with force=True if you know it is gone"
+        ) from None
+    deleted: dict[str, Any] = response["Attributes"]
+    return deleted
+
+
+# --- listing --------------------------------------------------------------------------------------
+def list_records(
+    table_name: str,
+    *,
+    namespace: str | None = None,
+    status: str | None = None,
+    after: str | None = None,
+    client: Any = None,
+    on_page: Callable[[int], None] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """The table's records (DynamoDB JSON), optionally of one namespace and one status, lazily.
+
+    A paginated Scan with a filter: ids are hashes, so no query can select a namespace, and a scan
+    reads (and is billed for) the whole table whatever the filter. Records come in the table's scan
+    order, not sorted, so that a listing never has to hold the table in memory.
+
+    :param namespace: only records of this namespace (ids ``"{namespace}#..."``). A trailing ``*``
+        selects every namespace that starts with the rest, for example ``"Orders/*"`` (a namespace
+        never contains ``*``). Default: every namespace.
+    :param status: only records with this status (``INPROGRESS``, ``COMPLETED``, ``FAILED``).
+        Default: any status.
+    :param after: resume after the record with this id, the last one a previous listing returned
+        (it need not exist any more). Default: from the start.
+    :param on_page: called with the number of records each page of the scan read, to show progress.
+    """
+    dynamodb = _client(client)
+    conditions, names, values = [], {}, {}
+    if namespace is not None:
+        prefix = namespace[:-1] if namespace.endswith("*") else schema.id_prefix(namespace)
+        conditions.append(f"begins_with(#{schema.ID}, :prefix)")
+        names[f"#{schema.ID}"] = schema.ID
+        values[":prefix"] = {"S": prefix}
+    if status is not None:
+        conditions.append(f"#{schema.STATUS} = :status")
+        names[f"#{schema.STATUS}"] = schema.STATUS
+        values[":status"] = {"S": status}
+    request: dict[str, Any] = {"TableName": table_name}
+    if conditions:
+        request |= {
+            "FilterExpression": " AND ".join(conditions),
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+        }
+    if after is not None:
+        request["ExclusiveStartKey"] = {schema.ID: {"S": after}}
+    for page in dynamodb.get_paginator("scan").paginate(**request):
+        if on_page is not None:
+            on_page(page.get("ScannedCount", 0))
+        yield from page["Items"]
+
+
+# --- purging --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PurgeSummary:
+    """What ``purge_expired`` did."""
+
+    scanned: int
+    """Records read (the whole table)."""
+    deleted: int
+    """Expired finished records deleted (with ``dry_run``: that would have been deleted)."""
+    in_progress: int
+    """Expired records still in progress, kept: a purge never deletes one (see ``purge_expired``)."""
+    changed: int
+    """Expired records that changed or vanished between the scan and their delete, kept."""
+
+
+PURGE_GRACE_SECONDS = 300
+
+
+def purge_expired(
+    table_name: str,
+    *,
+    now: int | None = None,
+    grace_seconds: int = PURGE_GRACE_SECONDS,
+    dry_run: bool = False,
+    client: Any = None,
+    on_page: Callable[[int], None] | None = None,
+) -> PurgeSummary:
+    """Delete every finished record whose ``expiration`` has passed: what DynamoDB's TTL deletion
+    does, which can lag by days. Such records already count as absent (B11), so this changes no
+    outcome; it only tidies listings and storage.
+
+    Each delete is fenced on the status, expiration and owner that were read, so a record that was
+    acquired again, completed or taken over meanwhile is never deleted (it is counted as changed).
+
+    Records in progress are never deleted, even past ``expiration``. For them ``expiration`` is how
+    long a holder may run (366 days for a Standard workflow with the owner check), and the workflows
+    themselves do not treat them as absent: Acquire never overwrites a record in progress, only a
+    takeover after the lease (and liveness check) does. Deleting one would be a step the workflows
+    never take. They are counted in ``in_progress``; DynamoDB's TTL still removes them, and
+    ``reset(..., force=True)`` removes one on purpose.
+
+    :param now: epoch seconds to compare ``expiration`` with. Default: the current time.
+    :param grace_seconds: only records expired at least this long ago are deleted, so that a clock
+        running ahead of the workflows' (the key function's) never deletes a record they still
+        replay from. Default: ``PURGE_GRACE_SECONDS`` (5 minutes).
+    :param dry_run: count what would be deleted, delete nothing. Default: ``False``.
+    :param on_page: called with the number of records each page of the scan read, to show progress.
+    """
+    dynamodb = _client(client)
+    cutoff = (int(time.time()) if now is None else int(now)) - grace_seconds
+    names = {f"#{name}": name for name in (schema.ID, schema.STATUS, schema.EXPIRATION, schema.OWNER)}
+    pages = dynamodb.get_paginator("scan").paginate(
+        TableName=table_name,
+        FilterExpression=f"#{schema.EXPIRATION} < :now",
+        ProjectionExpression=", ".join(names),
+        ExpressionAttributeNames=names,
+        ExpressionAttributeValues={":now": {"N": str(cutoff)}},
+    )
+    scanned = deleted = in_progress = changed = 0
+    for page in pages:
+        scanned += page.get("ScannedCount", 0)
+        if on_page is not None:
+            on_page(page.get("ScannedCount", 0))
+        for item in page["Items"]:
+            if item.get(schema.STATUS, {}).get("S") == schema.INPROGRESS:
+                in_progress += 1
+            elif dry_run or _delete_unchanged(dynamodb, table_name, item):
+                deleted += 1
+            else:
+                changed += 1
+    return PurgeSummary(scanned=scanned, deleted=deleted, in_progress=in_progress, changed=changed)
+
+
+def _delete_unchanged(dynamodb: Any, table_name: str, seen: dict[str, Any]) -> bool:
+    """Delete the record only if its status, expiration and owner are still those in ``seen``."""
+    conditions, names, values = [], {}, {}
+    for name in (schema.STATUS, schema.EXPIRATION, schema.OWNER):
+        names[f"#{name}"] = name
+        if name in seen:
+            conditions.append(f"#{name} = :{name}")
+            values[f":{name}"] = seen[name]
+        else:
+            conditions.append(f"attribute_not_exists(#{name})")
+    try:
+        dynamodb.delete_item(
+            TableName=table_name,
+            Key={schema.ID: seen[schema.ID]},
+            ConditionExpression=" AND ".join(conditions),
+            ExpressionAttributeNames=names,
+            **({"ExpressionAttributeValues": values} if values else {}),
+        )
+    except dynamodb.exceptions.ConditionalCheckFailedException:
+        return False
+    return True
+
+
+# --- plain JSON -----------------------------------------------------------------------------------
+def plain(item: dict[str, Any]) -> dict[str, Any]:
+    """A record in DynamoDB JSON as plain JSON values (numbers as numbers, binary as base64 text),
+    for printing and for scripts that do not want to know DynamoDB's type tags."""
+    return {name: _plain_value(value) for name, value in item.items()}
+
+
+def _plain_value(value: dict[str, Any]) -> Any:
+    ((kind, content),) = value.items()
+    if kind == "N":
+        number = Decimal(content)
+        return int(number) if number == number.to_integral_value() else float(number)
+    if kind == "B":
+        return base64.b64encode(content).decode() if isinstance(content, (bytes, bytearray)) else content
+    if kind == "NULL":
+        return None
+    if kind == "L":
+        return [_plain_value(element) for element in content]
+    if kind == "M":
+        return plain(content)
+    if kind in ("NS", "BS"):
+        return [_plain_value({kind[0]: element}) for element in content]
+    return content  # S, BOOL, SS

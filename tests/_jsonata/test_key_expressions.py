@@ -1,0 +1,230 @@
+"""The canonical key in JSONata (idempotent_constructs._jsonata.key_expressions) gives the texts, digests and record
+ids of the Python implementation (idempotent_constructs/lambda_src/canonical.py), evaluated by jsonata-js 2.0.6, the JSONata
+that Step Functions implements (docs/explanation/canonical-key.md). The emulator's executions are checked against
+the same corpus in tests/emulator/test_canonical_key.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from idempotent_constructs._jsonata import key_expressions as jsonata_key
+from idempotent_constructs.lambda_src import canonical, schema
+from tests.conftest import ROOT
+from tests.jsonata_js import JSONataJsError, evaluate
+
+# Payloads whose canonical text is easy to get wrong.
+CORPUS = [
+    {"b": [1.0, "é"], "a": None, "c": True, "d": False},
+    {"10": 1, "9": 2, "a": 3, "": 4},  # integer-like names: JavaScript objects would reorder them
+    {"\uff01": 1, "\U0001f600": 2, "\ue000": 3},  # UTF-16 order differs from code point order
+    {"quote": 'a"b', "backslash": "a\\b", "controls": "\b\f\n\r\t\u0001\u001f\u007f", "separators": "\u2028\u2029"},
+    {"lone": "\ud800x", "pair": "\U0001f600", "slash": "a/b", "html": "<&>"},
+    [1.0, 1e0, 100, 1e21, 1e-7, 1.5e-7, 0.000001, 123456.789, -0.0, 5e-324, 2.0**52],
+    [0.30000000000000004, 0.1 + 0.7, 1 / 3, 2 / 3, 123456789012345.5, 9007199254740991, -9007199254740991],
+    [1e300, -1e-300, 1.7976931348623157e300, 4.35e-320],
+    {"nested": [[1, [2, [3, []]]], {}, [], {"x": {"y": {"z": None}}}]},
+    {"nulls": [None, 1, [None], {"n": None}]},  # a null in a list is a value: [null] is not []
+    "x" * 2499,
+    "y" * 2501,  # two pieces
+    {"text": "é" * 6000},  # more than 2,500 code points and 10,000 bytes
+    {"emoji": "😀" * 3000},
+    0,
+    "",
+]
+
+
+def js(expression: str, value=None):
+    return evaluate(expression, {"value": value}, cwd=str(ROOT))
+
+
+def test_the_canonical_text_of_each_payload_is_the_same_in_jsonata_and_python(node_bin):
+    texts = js(f"$map($value, function($v) {{ {jsonata_key.canonical_text('$v')} }})", CORPUS)
+    assert texts == [canonical.canonical_json(payload) for payload in CORPUS]
+
+
+def test_digests_of_short_and_long_texts_are_the_same_in_jsonata_and_python(node_bin):
+    # Pieces are cut in code points: a pair is never split, wherever a piece ends. (A canonical text never
+    # holds a lone surrogate: C writes it escaped.)
+    texts = ["", "a", "x" * 2500, "x" * 2501, "é" * 7501, "😀" * 5000, "a" + "😀" * 2600, "b" * 2499 + "😀" * 10]
+    assert js(f"$map($value, function($t) {{ {jsonata_key.text_digest('$t')} }})", texts) == [
+        canonical.text_digest(text) for text in texts
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "expression"),
+    [
+        (schema.KIND_WHOLE_INPUT, None),
+        (schema.KIND_PATHS, ["$.order.id"]),
+        (schema.KIND_PATHS, ["$.order.id", "$['customer name']", "$.lines[1].sku"]),
+    ],
+)
+def test_record_ids_and_validations_are_the_same_in_jsonata_and_python(node_bin, kind, expression):
+    payloads = [
+        {"order": {"id": 1042}, "customer name": "Zoë", "lines": [{"sku": "a"}, {"sku": 0.1 + 0.2}], "at": 1.0},
+        {"order": {"id": "o-😀"}, "customer name": "\ud800", "lines": [{}, {"sku": -0.0}], "big": 2**60},
+        {"order": {"id": 9007199254740991}, "customer name": "x" * 3000, "lines": [[], {"sku": True}]},
+    ]
+    if kind == schema.KIND_WHOLE_INPUT:
+        payloads = [payload for payload in payloads if "big" not in payload]
+    native = jsonata_key.record_id_and_validation("Stack/Orders", kind, expression, "$v")
+    computed = js(f"$map($value, function($v) {{ {native} }})", payloads)
+    expected = [
+        dict(zip(("id", "validation"), canonical.key_and_validation("Stack/Orders", payload, kind, expression), strict=False))
+        for payload in payloads
+    ]
+    assert computed == expected
+
+
+# Pipes sends Step Functions an array of SQS records; a redelivery's envelope differs, its body does not.
+SQS_RECORDS = [
+    [{"messageId": "m-1", "receiptHandle": "AQEB1", "body": '{"orderId": "o-1", "amount": 12.5}', "attributes": {"n": "1"}}],
+    [{"messageId": "m-1", "receiptHandle": "AQEB2", "body": '{"amount": 12.50, "orderId": "o-1"}', "attributes": {"n": "2"}}],
+    [{"messageId": "m-2", "receiptHandle": "AQEB3", "body": '{"orderId": "o-1", "amount": 99}', "attributes": None}],
+    [{"messageId": "m-3", "receiptHandle": "AQEB4", "body": "x" * 70_000, "attributes": [1, [2]]}],
+]
+
+
+@pytest.mark.parametrize(
+    ("payload_kind", "payload_expression"),
+    [
+        (schema.KIND_PATHS, ["$[0].body"]),
+        (schema.KIND_PATHS, ["$[0].attributes", "$[0].messageId"]),  # an object, null or a list, kept whole
+        (schema.KIND_JSONATA, "$parse($states.input[0].body)"),
+        (schema.KIND_JSONATA, "$states.input[0].attributes"),
+        (schema.KIND_NONE, None),
+        (schema.KIND_WHOLE_INPUT, None),
+    ],
+)
+def test_payload_validations_are_the_same_in_jsonata_and_python(node_bin, payload_kind, payload_expression):
+    records = SQS_RECORDS if payload_kind != schema.KIND_JSONATA or "parse" not in payload_expression else SQS_RECORDS[:3]
+    native = jsonata_key.record_id_and_validation(
+        "Stack/Orders", schema.KIND_PATHS, ["$[0].messageId"], "$v", payload_kind, payload_expression
+    )
+    computed = js(f"$map($value, function($v) {{ ($states := {{'input': $v}}; {native}) }})", records)
+    expected = [
+        {
+            "id": canonical.idempotency_id("Stack/Orders", record, schema.KIND_PATHS, ["$[0].messageId"]),
+            "validation": canonical.payload_validation(
+                payload_kind, payload_expression, jsonata_key.select_payload(record, payload_kind, payload_expression)
+            ),
+        }
+        for record in records
+    ]
+    assert computed == expected
+
+
+def test_a_redelivery_with_another_envelope_has_the_validation_of_the_first_delivery_when_its_body_is_the_payload():
+    body = canonical.payload_validation
+    first, again, other = (
+        jsonata_key.select_payload(record, schema.KIND_JSONATA, "$parse($states.input[0].body)") for record in SQS_RECORDS[:3]
+    )
+    assert body(schema.KIND_JSONATA, "x", first) == body(schema.KIND_JSONATA, "x", again) != body(schema.KIND_JSONATA, "x", other)
+    # Two payload specs never share a validation, nor one with the whole input's.
+    assert (
+        len(
+            {
+                body(kind, expression, first)
+                for kind, expression in [(schema.KIND_JSONATA, "a"), (schema.KIND_JSONATA, "b"), (schema.KIND_WHOLE_INPUT, None)]
+            }
+        )
+        == 3
+    )
+
+
+@pytest.mark.parametrize(
+    ("payload_kind", "payload_expression", "payload"),
+    [
+        (schema.KIND_PATHS, ["$[0].body"], [{"messageId": "m-1"}]),
+        (schema.KIND_PATHS, ["$.body"], [{"body": "x"}]),  # a path through an array is no field of it
+        (schema.KIND_JSONATA, "$states.input.nothing", {"messageId": "m-1"}),
+    ],
+)
+def test_a_payload_that_selects_nothing_raises_in_jsonata_as_in_python(node_bin, payload_kind, payload_expression, payload):
+    with pytest.raises(canonical.PayloadMissing):
+        jsonata_key.select_payload(payload, payload_kind, payload_expression)
+    native = jsonata_key.record_id_and_validation("ns", schema.KIND_WHOLE_INPUT, None, "$value", payload_kind, payload_expression)
+    with pytest.raises(JSONataJsError, match="payload"):
+        js(f"($states := {{'input': $value}}; {native})", payload)
+
+
+@pytest.mark.parametrize(
+    ("kind", "expression", "payload"),
+    [
+        (schema.KIND_WHOLE_INPUT, None, {}),
+        (schema.KIND_PATHS, ["$.id"], {"other": 1}),
+        (schema.KIND_PATHS, ["$.id"], {"id": None}),
+        (schema.KIND_PATHS, ["$.id"], {"id": ""}),
+        (schema.KIND_PATHS, ["$.id"], {"id": {"a": 1}}),
+        (schema.KIND_PATHS, ["$.id"], {"id": [1]}),
+        (schema.KIND_PATHS, ["$.id"], {"id": 1234567890123456789}),
+        (schema.KIND_PATHS, ["$.id.a"], {"id": [{"a": 1}]}),  # a JSONata path would map over the list
+        (schema.KIND_PATHS, ["$.list[0]"], {"list": {"0": 1}}),
+    ],
+)
+def test_a_key_that_cannot_be_computed_raises_in_jsonata_as_in_python(node_bin, kind, expression, payload):
+    with pytest.raises(canonical.KeyMissing):
+        canonical.idempotency_id("ns", payload, kind, expression)
+    with pytest.raises(JSONataJsError):
+        js(jsonata_key.record_id_and_validation("ns", kind, expression, "$value"), payload)
+
+
+def test_the_whole_input_is_keyed_as_step_functions_reads_it_even_with_numbers_beyond_2_to_the_53(node_bin):
+    payloads = [{"id": 2**53}, {"at": 1764061200123456789, "order": "o-1"}, {"x": 1e21}]
+    native = jsonata_key.record_id_and_validation("ns", schema.KIND_WHOLE_INPUT, None, "$v")
+    computed = js(f"$map($value, function($v) {{ {native} }})", payloads)
+    assert [item["id"] for item in computed] == [canonical.idempotency_id("ns", p, schema.KIND_WHOLE_INPUT) for p in payloads]
+    # The nanosecond timestamp is the double it arrives as: a neighbour one nanosecond off is the same key.
+    assert canonical.idempotency_id("ns", payloads[1], schema.KIND_WHOLE_INPUT) == canonical.idempotency_id(
+        "ns", {"at": 1764061200123456790, "order": "o-1"}, schema.KIND_WHOLE_INPUT
+    )
+
+
+def test_a_number_beyond_a_key_is_still_hashed_as_a_double_in_the_validation(node_bin):
+    payload = {"id": "o-1", "nanos": 1700000000123456789}
+    computed = js(jsonata_key.record_id_and_validation("ns", schema.KIND_PATHS, ["$.id"], "$value"), payload)
+    assert computed["validation"] == canonical.digest(payload)
+
+
+def test_literals_escape_quotes_backslashes_and_control_characters(node_bin):
+    text = 'it\'s a \\ "quote"\n'
+    assert js(jsonata_key.literal(text)) == text
+
+
+def nested_array(levels: int) -> list:
+    value: list = [1]
+    for _ in range(levels - 1):
+        value = [value, 0]
+    return value
+
+
+def nested_object(levels: int) -> dict:
+    value: dict = {"leaf": 1}
+    for _ in range(levels - 1):
+        value = {"a": value}
+    return value
+
+
+def native(payload, payload_kind=schema.KIND_WHOLE_INPUT, payload_expression=None, kind=schema.KIND_WHOLE_INPUT, expression=None):
+    """Whether the states key ``payload`` natively (jsonata-js), rather than raising for the key function."""
+    request = jsonata_key.record_id_and_validation("ns", kind, expression, "$states.input", payload_kind, payload_expression)
+    try:
+        js(f"($states := {{'input': $value}}; {request})", payload)
+    except JSONataJsError as error:
+        assert jsonata_key.BEYOND_NATIVE in str(error)
+        return False
+    return True
+
+
+@pytest.mark.parametrize("levels", [9, 10])
+def test_an_array_is_measured_as_deep_as_an_object_of_the_same_nesting(node_bin, levels):
+    # A pipe's input is an array: $string([$v]) would flatten it and measure it a level shallower.
+    assert native(nested_array(levels)) == native(nested_object(levels)) == (levels <= jsonata_key.NATIVE_LEVELS)
+
+
+def test_the_key_and_payload_selections_are_measured_together_not_each_on_its_own(node_bin):
+    part = {f"f{n}": n for n in range(600)}  # 600 values: within the bounds alone, not four together
+    payload = {"id": "o-1", "a": part, "b": part, "c": part, "d": part}
+    paths = ["$.a", "$.b", "$.c", "$.d"]
+    assert native({"id": "o-1", "a": part}, schema.KIND_PATHS, ["$.a"], schema.KIND_PATHS, ["$.id"])
+    assert not native(payload, schema.KIND_PATHS, paths, schema.KIND_PATHS, ["$.id"])

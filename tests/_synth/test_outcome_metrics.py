@@ -1,0 +1,122 @@
+"""The metric_* methods of IdempotentStateMachine (idempotent_constructs/_synth/outcome_metrics.py)."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk import Duration
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
+
+from idempotent_constructs import (
+    CompletedPolicy,
+    ExtendLease,
+    IdempotencyConfigurationError,
+    IdempotencyTable,
+    IdempotentStateMachine,
+    ResultStorage,
+)
+from tests.synth import filter_pattern_entries, resources, stack, template
+
+OUTCOMES = ("executed", "replayed", "waited", "taken_over", "mismatched", "key_missing")
+
+
+def orders(s, definition=None, **options):
+    return IdempotentStateMachine(
+        s,
+        "Orders",
+        table=IdempotencyTable(s, "Table"),
+        definition=definition or sfn.Pass(s, "Work"),
+        namespace="shop/orders",
+        **options,
+    )
+
+
+def test_a_workflow_without_metrics_gets_no_metric_filter():
+    assert resources(template(orders), "AWS::Logs::MetricFilter") == {}
+
+
+def test_outcome_metrics_count_the_outcome_states_entered_in_the_execution_log_by_one_metric_filter():
+    def build(s):
+        workflow = orders(s, result_storage=ResultStorage.large())
+        for outcome in OUTCOMES:
+            getattr(workflow, f"metric_{outcome}")()
+
+    (metric_filter,) = resources(template(build), "AWS::Logs::MetricFilter").values()
+    properties = metric_filter["Properties"]
+    (transformation,) = properties["MetricTransformations"]
+    assert (transformation["MetricNamespace"], transformation["MetricName"]) == (
+        "IdempotentConstructs/shop/orders",
+        "StatesEntered",
+    )
+    assert transformation["Dimensions"] == [{"Key": "State", "Value": "$.details.name"}]
+    for event, state in (
+        ("ParallelStateEntered", "Body"),
+        ("PassStateEntered", "Replay"),
+        ("TaskStateEntered", "Restore"),
+        ("WaitStateEntered", "Backoff"),
+        ("TaskStateEntered", "Takeover"),
+        ("FailStateEntered", "PayloadMismatch"),
+        ("FailStateEntered", "KeyMissing"),
+    ):
+        assert (event, f"Idempotency.{state}") in filter_pattern_entries(properties["FilterPattern"])
+
+
+def test_each_metric_names_its_namespace_metric_and_state():
+    target = stack()
+    workflow = orders(target)
+    executed = target.resolve(workflow.metric_executed().to_metric_config().metric_stat.dimensions)
+    assert executed == [{"name": "State", "value": "Idempotency.Body"}]
+    key_missing = workflow.metric_key_missing().to_metric_config().metric_stat
+    assert (key_missing.namespace, key_missing.metric_name) == ("IdempotentConstructs/shop/orders", "StatesEntered")
+    assert target.resolve(key_missing.dimensions) == [{"name": "State", "value": "Idempotency.KeyMissing"}]
+
+
+def test_replays_from_two_states_add_up_with_missing_periods_counted_as_zero_and_keep_your_period_and_label():
+    target = stack()
+    workflow = orders(target, result_storage=ResultStorage.large())
+    replayed = workflow.metric_replayed(period=Duration.minutes(1), label="Duplicates")
+    assert replayed.expression == "FILL(m0, 0) + FILL(m1, 0)"
+    assert (replayed.period.to_seconds(), replayed.label) == (60, "Duplicates")
+    assert {m.period.to_seconds() for m in replayed.using_metrics.values()} == {60}
+
+
+def test_metrics_of_a_workflow_logging_elsewhere_fail_with_what_to_do():
+    target = stack()
+    workflow = orders(target, logs=sfn.LogOptions(destination=logs.LogGroup(target, "Mine")))
+    with pytest.raises(IdempotencyConfigurationError, match="leave logs at its default"):
+        workflow.metric_replayed()
+
+
+def filter_pattern(build) -> str:
+    (metric_filter,) = resources(template(build), "AWS::Logs::MetricFilter").values()
+    return str(metric_filter["Properties"]["FilterPattern"])
+
+
+def test_rejections_and_lease_extensions_are_counted_only_by_workflows_that_have_them():
+    def plain(s):
+        orders(s).metric_executed()
+
+    def rejecting_and_extending(s):
+        workflow = orders(
+            s,
+            on_completed=CompletedPolicy.REJECT,
+            definition=ExtendLease(s, "KeepAlive").next(sfn.Pass(s, "Work")).next(ExtendLease(s, "KeepAliveAgain")),
+        )
+        workflow.metric_rejected()
+        workflow.metric_lease_extended()
+
+    assert "Rejected" not in filter_pattern(plain) and "KeepAlive" not in filter_pattern(plain)
+    pattern = filter_pattern(rejecting_and_extending)
+    assert ("FailStateEntered", "Idempotency.Rejected") in filter_pattern_entries(pattern)
+    for state in ("KeepAlive", "KeepAliveAgain"):
+        assert ("TaskStateEntered", f"Idempotency.{state}") in filter_pattern_entries(pattern)
+    assert len(pattern) <= 1024  # CloudWatch Logs' limit on a filter pattern
+
+
+def test_lease_extensions_add_up_over_every_extend_state():
+    target = stack()
+    with pytest.raises(IdempotencyConfigurationError, match="has no ExtendLease state"):
+        orders(target).metric_lease_extended()
+    other = stack()
+    extended = orders(other, definition=ExtendLease(other, "A").next(ExtendLease(other, "B"))).metric_lease_extended()
+    assert (extended.expression, extended.label) == ("FILL(m0, 0) + FILL(m1, 0)", "LeaseExtended")

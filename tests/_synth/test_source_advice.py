@@ -1,0 +1,222 @@
+"""idempotent_constructs/_synth/source_advice.py: what starts a workflow in the same app is read at synth, and a key
+or payload its redeliveries defeat is warned about with the recipe."""
+
+from __future__ import annotations
+
+from aws_cdk import App, Stack
+from aws_cdk import aws_apigateway as apigateway
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_kinesis as kinesis
+from aws_cdk import aws_pipes as pipes
+from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk.assertions import Annotations, Match
+
+from idempotent_constructs import IdempotencyKey, IdempotencyPayload, IdempotencyTable, IdempotentStateMachine
+from tests.synth import stack
+
+RECIPE = dict(key=IdempotencyKey.from_paths("$[0].messageId"), payload=IdempotencyPayload.from_paths("$[0].body"))
+ROLE = "arn:aws:iam::123456789012:role/pipe"
+
+
+def workflow(target: Stack, name: str = "Orders", **options) -> IdempotentStateMachine:
+    table = target.node.try_find_child("Table") or IdempotencyTable(target, "Table")
+    return IdempotentStateMachine(target, name, table=table, definition=sfn.Pass(target, f"{name}Work"), **options)
+
+
+def pipe(target: Stack, source: str, machine: str, name: str = "OrdersPipe", **props) -> pipes.CfnPipe:
+    return pipes.CfnPipe(target, name, role_arn=ROLE, source=source, target=machine, **props)
+
+
+def warnings(target: Stack) -> list[str]:
+    return [message.entry.data for message in Annotations.from_stack(target).find_warning("*", Match.any_value())]
+
+
+def infos(target: Stack) -> list[str]:
+    return [message.entry.data for message in Annotations.from_stack(target).find_info("*", Match.any_value())]
+
+
+def test_an_sqs_pipe_into_a_workflow_keyed_on_its_whole_input_is_warned_with_the_recipe():
+    target = stack()
+    orders = workflow(target)
+    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn)
+    Annotations.from_stack(target).has_warning(
+        "/Test/Orders",
+        "an SQS message redelivered through the pipe Test/OrdersPipe gets a new receiptHandle and ApproximateReceiveCount: "
+        "with the whole input as the key, each redelivery runs the workflow again; use "
+        'key=IdempotencyKey.from_paths("$[0].messageId"), payload=IdempotencyPayload.from_paths("$[0].body") '
+        '(README, "Event sources") [ack: idempotent-constructs:redelivery-runs-again]',
+    )
+
+
+def test_an_sqs_pipe_into_a_workflow_keyed_on_the_message_but_comparing_the_whole_input_is_warned_of_the_mismatch():
+    target = stack()
+    orders = workflow(target, key=IdempotencyKey.from_paths("$[0].messageId"))
+    # The L1 attribute and a queue ARN written out are recognized as well as the L2's.
+    pipe(target, "arn:aws:sqs:us-east-1:123456789012:orders", orders.state_machine.node.default_child.attr_arn)
+    (warning,) = warnings(target)
+    assert "with the whole input as the payload, each redelivery fails with Idempotency.PayloadMismatch" in warning
+    assert warning.endswith("[ack: idempotent-constructs:redelivery-mismatches-payload]")
+
+
+def test_a_key_or_payload_that_reads_the_receipt_handle_or_the_receive_count_is_warned():
+    for options, words in [
+        ({"key": IdempotencyKey.from_paths("$[0].receiptHandle")}, "with a selection of receiptHandle as the key"),
+        ({"key": IdempotencyKey.from_jmespath("[0].receiptHandle")}, "with a selection of receiptHandle as the key"),
+        (
+            {**RECIPE, "payload": IdempotencyPayload.from_jsonata("$states.input[0].attributes")},
+            "with a selection of attributes.ApproximateReceiveCount as the payload",
+        ),
+        (
+            {**RECIPE, "payload": IdempotencyPayload.from_paths("$[0].body", "$[0].attributes.ApproximateReceiveCount")},
+            "with a selection of attributes.ApproximateReceiveCount as the payload",
+        ),
+    ]:
+        target = stack()
+        pipe(target, sqs.Queue(target, "Queue").queue_arn, workflow(target, **options).state_machine.state_machine_arn)
+        assert [w for w in warnings(target) if words in w], (options, warnings(target))
+
+
+def test_a_recipe_key_and_payload_raise_no_warning():
+    target = stack()
+    orders = workflow(target, **RECIPE)
+    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn)
+    # The sent time is not the receive count: the attributes read field by field hold across redeliveries.
+    other = stack()
+    timed = workflow(other, **{**RECIPE, "payload": IdempotencyPayload.from_paths("$[0].body", "$[0].attributes.SentTimestamp")})
+    pipe(other, sqs.Queue(other, "Queue").queue_arn, timed.state_machine.state_machine_arn)
+    assert warnings(target) == warnings(other) == []
+
+
+def test_the_message_id_as_the_key_gets_a_note_that_a_producers_resend_runs_again():
+    target = stack()
+    orders = workflow(target, **RECIPE)
+    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn)
+    (info,) = infos(target)
+    assert info.startswith("an SQS message sent again by a producer's retried SendMessage, through the pipe Test/OrdersPipe,")
+    assert "with a selection of messageId as the key, such a duplicate runs the workflow again" in info
+
+
+def test_a_dynamodb_stream_pipe_retry_is_identical_so_the_whole_input_raises_no_warning():
+    target = stack()
+    orders = workflow(target)
+    table = dynamodb.Table(
+        target,
+        "Items",
+        partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
+        stream=dynamodb.StreamViewType.NEW_IMAGE,
+    )
+    pipe(target, table.table_stream_arn, orders.state_machine.state_machine_arn)
+    assert warnings(target) == infos(target) == []
+
+
+def test_a_kinesis_pipe_retry_is_identical_so_the_whole_input_gets_only_a_note_about_producer_duplicates():
+    target = stack()
+    orders = workflow(target)
+    pipe(target, kinesis.Stream(target, "Stream").stream_arn, orders.state_machine.state_machine_arn)
+    assert warnings(target) == []
+    (info,) = infos(target)
+    assert "a new sequenceNumber, eventID and approximateArrivalTimestamp: with the whole input as the key" in info
+
+
+def test_an_eventbridge_rule_gets_a_note_for_the_whole_input_and_none_for_a_business_key():
+    target = stack()
+    orders = workflow(target)
+    events.Rule(target, "Placed", event_pattern=events.EventPattern(source=["shop"])).add_target(
+        targets.SfnStateMachine(orders.state_machine)
+    )
+    assert warnings(target) == []
+    (info,) = infos(target)
+    assert info.startswith(
+        "an event published again by a producer's retried PutEvents, through the rule Test/Placed, gets a new id"
+    )
+    other = stack()
+    keyed = workflow(other, key=IdempotencyKey.from_paths("$.detail.id"), payload=IdempotencyPayload.from_paths("$.detail"))
+    events.Rule(other, "Placed", event_pattern=events.EventPattern(source=["shop"])).add_target(
+        targets.SfnStateMachine(keyed.state_machine)
+    )
+    assert warnings(other) == infos(other) == []
+
+
+def test_a_rule_with_an_input_transformer_raises_no_envelope_warning():
+    target = stack()
+    orders = workflow(target)
+    transformed = events.RuleTargetInput.from_object({"order": events.EventField.from_path("$.detail.orderId")})
+    events.Rule(target, "Placed", event_pattern=events.EventPattern(source=["shop"])).add_target(
+        targets.SfnStateMachine(orders.state_machine, input=transformed)
+    )
+    assert warnings(target) == infos(target) == []
+
+
+def test_a_pipe_with_an_input_template_raises_no_envelope_warning():
+    target = stack()
+    orders = workflow(target)
+    pipe(
+        target,
+        sqs.Queue(target, "Queue").queue_arn,
+        orders.state_machine.state_machine_arn,
+        target_parameters=pipes.CfnPipe.PipeTargetParametersProperty(input_template='{"body": <$.body>}'),
+    )
+    assert warnings(target) == []
+
+
+def test_a_workflow_nothing_targets_gets_no_warning():
+    target = stack()
+    workflow(target)
+    sqs.Queue(target, "Queue")
+    assert warnings(target) == infos(target) == []
+
+
+def test_a_pipe_into_another_state_machine_does_not_warn_about_this_one():
+    target = stack()
+    workflow(target)
+    other = workflow(target, "Refunds", **RECIPE)
+    pipe(target, sqs.Queue(target, "Queue").queue_arn, other.state_machine.state_machine_arn)
+    assert warnings(target) == []
+
+
+def test_a_pipe_in_another_stack_is_found_and_a_stack_of_the_same_layout_is_not_confused_with_it():
+    app = App()
+    producer, twin, consumer = Stack(app, "Workflows"), Stack(app, "Twin"), Stack(app, "Pipes")
+    orders = workflow(producer)
+    workflow(twin)  # the same logical ids as the producer's
+    pipe(consumer, sqs.Queue(consumer, "Queue").queue_arn, orders.state_machine.state_machine_arn)
+    assert [w for w in warnings(producer) if "through the pipe Pipes/OrdersPipe" in w]
+    assert warnings(twin) == []
+
+
+def test_an_api_gateway_method_that_passes_the_request_id_or_headers_is_warned():
+    target = stack()
+    express = sfn.StateMachineType.EXPRESS
+    orders = workflow(target, state_machine_type=express)
+    api = apigateway.RestApi(target, "Api")
+    api.root.add_method(
+        "POST",
+        apigateway.StepFunctionsIntegration.start_execution(
+            orders.state_machine, headers=True, request_context=apigateway.RequestContext(request_id=True)
+        ),
+    )
+    Annotations.from_stack(target).has_warning(
+        "/Test/Orders",
+        Match.string_like_regexp(
+            r"^a request retried by its client through the API method Test/Api/Default/POST gets a new requestId and "
+            r"X-Amzn-Trace-Id: with the whole input as the key"
+        ),
+    )
+    # By default the input is the body, the query string and the path: a retry repeats them.
+    plain = stack()
+    api = apigateway.RestApi(plain, "Api")
+    api.root.add_method(
+        "POST", apigateway.StepFunctionsIntegration.start_execution(workflow(plain, state_machine_type=express).state_machine)
+    )
+    assert warnings(plain) == []
+
+
+def test_a_stack_made_without_an_app_is_advised_too():
+    # Its app is made on the JavaScript side, whose Python object is a new one each time it is asked for.
+    target = Stack()
+    orders = workflow(target)
+    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn)
+    assert [w for w in warnings(target) if "through the pipe Default/OrdersPipe" in w]

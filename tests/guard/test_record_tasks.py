@@ -1,0 +1,68 @@
+"""idempotent_constructs/guard/record_tasks.py and tasks.py: the record requests, their fences and their retries."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk import Duration
+
+from idempotent_constructs import FailurePolicy, IdempotencyKey
+from idempotent_constructs._jsonata import engine as jsonata_engine
+from idempotent_constructs.guard import record_tasks as records
+from tests.guard.build import condition_of, guarded
+
+
+def test_every_write_after_acquire_is_fenced_on_the_owner():
+    states = guarded(on_failure=FailurePolicy.CACHE)["States"]
+    for name in ("Complete", "RecordFailure"):
+        assert condition_of(states[f"ChargeOnce.{name}"]) == "attribute_not_exists(#id) OR #owner = :owner"
+        assert states[f"ChargeOnce.{name}"]["Catch"][0]["ErrorEquals"] == ["DynamoDB.ConditionalCheckFailedException"]
+    assert condition_of(states["ChargeOnce.Takeover"]) == "#owner = :previous AND #status = :previous_status"
+    assert condition_of(guarded()["States"]["ChargeOnce.Release"]) == "#owner = :owner"
+
+
+def test_transient_dynamodb_and_lambda_errors_are_retried_with_backoff():
+    states = guarded()["States"]
+    states.update(states["ChargeOnce.Await"]["Branches"][0]["States"])
+    for name in ("Acquire", "Inspect", "Complete", "Release", "Takeover", "Poll"):
+        retry = states[f"ChargeOnce.{name}"]["Retry"][0]
+        assert "DynamoDB.ThrottlingException" in retry["ErrorEquals"]
+        assert "DynamoDB.ConditionalCheckFailedException" not in retry["ErrorEquals"]
+        assert retry["BackoffRate"] == 2
+    for name in ("StoreResult", "Restore"):
+        lambda_errors = {e for r in states[f"ChargeOnce.{name}"]["Retry"] for e in r["ErrorEquals"]}
+        assert {"Lambda.ServiceException", "Lambda.TooManyRequestsException"} <= lambda_errors
+
+
+def test_key_namespace_retention_and_lease_reach_the_acquire():
+    states = guarded(
+        key=IdempotencyKey.from_paths("$.order.id"),
+        namespace="orders-v2",
+        expires_after=Duration.days(7),
+        lease=Duration.minutes(2),
+    )["States"]
+    acquire = states["ChargeOnce.Acquire"]
+    assert "$lookup($o, 'order')" in acquire["Arguments"] and "'orders-v2#' & $digest(" in acquire["Arguments"]
+    assert "$now + 120000" in acquire["Arguments"] and "+ 604800" in states["ChargeOnce.Complete"]["Arguments"]
+
+
+def test_every_dynamodb_task_retries_the_transient_errors_under_every_name_the_integration_may_give():
+    retried = {
+        error
+        for state in guarded()["States"].values()
+        if state.get("Resource", "").startswith("arn:") and ":dynamodb:" in str(state.get("Resource"))
+        for retry in state.get("Retry", [])
+        for error in retry["ErrorEquals"]
+    }
+    assert "DynamoDB.InternalServerError" in retried and "DynamoDB.InternalServerErrorException" in retried
+    # The names a failure without a name of its own arrives with (protocol.TRANSIENT_DYNAMODB_ERRORS).
+    assert {"DynamoDB.AmazonDynamoDBException", "DynamoDB.SdkClientException"} <= retried
+    assert "DynamoDB.ConditionalCheckFailedException" not in retried
+
+
+def test_a_value_too_large_to_send_to_a_function_is_refused_before_the_task_is_built():
+    expression = records.within_payload("$states.input", "too large to send")
+    small = {"note": "é" * 1000}
+    assert jsonata_engine.evaluate(expression, {"states": {"input": small}}) == small
+    # 127,000 two-byte characters: 254,000 bytes of UTF-8, within 8 KiB of the 262,144-byte limit.
+    with pytest.raises(jsonata_engine.JSONataError, match="too large to send"):
+        jsonata_engine.evaluate(expression, {"states": {"input": {"note": "é" * 127_000}}})
