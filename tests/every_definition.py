@@ -3,6 +3,10 @@
 definition when it is created: the JSONata it refuses at once (``jsonata_check``, failing the test that
 synthesized it), and ``asl-validator`` once, over all of them, when the session ends (one Node.js run:
 a run per definition would cost minutes). Documents, fragments and guarded states are among them.
+
+Each process of a run (pytest-xdist's workers too) writes the definitions it reads to one folder
+(``FOLDER``, named in the environment by the first process, which the workers inherit); the process
+that ends the session validates them all.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -19,12 +24,28 @@ from typing import Any
 from idempotent_constructs._jsonata import check as jsonata_check
 from idempotent_constructs._readers import assembly
 
-_SEEN: dict[str, dict[str, Any]] = {}  # each distinct definition, by the digest of its text
-_WHERE: dict[str, str] = {}  # the logical id and the test that first read it, by the same digest
+_SEEN: set[str] = set()  # the digests of the definitions this process has written
+FOLDER_VARIABLE = "IDEMPOTENT_CONSTRUCTS_TEST_DEFINITIONS"
+
+
+def folder() -> Path:
+    """The folder of this run's definitions: ``{digest}.json`` each, and ``{digest}.where``, the logical id
+    and the test that first read it. The environment names it with the process that made it, ``pid:path``."""
+    if FOLDER_VARIABLE not in os.environ:
+        os.environ[FOLDER_VARIABLE] = f"{os.getpid()}:{tempfile.mkdtemp(prefix='every-definition-')}"
+    return Path(os.environ[FOLDER_VARIABLE].partition(":")[2])
+
+
+def owns_folder() -> bool:
+    """Whether this process made the folder: it validates and removes it (not a worker of it, nor a pytest
+    that a test runs in a subprocess)."""
+    return os.environ.get(FOLDER_VARIABLE, "").partition(":")[0] == str(os.getpid())
 
 
 def install() -> None:
-    """Check what ``state_machine_definitions`` returns, wherever it is imported from later."""
+    """Check what ``state_machine_definitions`` returns, wherever it is imported from later; name the
+    run's folder now, before pytest-xdist starts its workers."""
+    folder()
     read: Callable[[dict[str, Any]], dict[str, dict[str, Any]]] = assembly.state_machine_definitions
 
     def checked(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -36,28 +57,29 @@ def install() -> None:
                 continue
             refused = jsonata_check.definition_problems(definition)
             assert not refused, f"Step Functions would refuse the JSONata of {logical_id}: {refused}"
-            _SEEN[digest] = json.loads(text)
-            _WHERE[digest] = f"{logical_id} in {os.environ.get('PYTEST_CURRENT_TEST', 'a test').split(' ')[0]}"
+            _SEEN.add(digest)
+            where = f"{logical_id} in {os.environ.get('PYTEST_CURRENT_TEST', 'a test').split(' ')[0]}"
+            (folder() / f"{digest[:16]}.where").write_text(where)
+            (folder() / f"{digest[:16]}.json").write_text(text)
         return definitions
 
     assembly.state_machine_definitions = checked
 
 
 def asl_validator_problems(validator: Path) -> tuple[int, list[str]]:
-    """``(definitions checked, asl-validator's report of each it finds invalid)``."""
-    if not _SEEN:
-        return 0, []
-    with tempfile.TemporaryDirectory(prefix="every-definition-") as folder:
-        paths = []
-        for digest, definition in _SEEN.items():
-            path = Path(folder) / f"{digest[:16]}.json"
-            path.write_text(json.dumps(definition))
-            paths.append(path)
+    """``(definitions checked, asl-validator's report of each it finds invalid)``, over every definition
+    any process of the run wrote; the folder is removed after."""
+    paths = sorted(folder().glob("*.json"))
+    try:
+        if not paths:
+            return 0, []
         arguments = [part for path in paths for part in ("--json-path", str(path))]
         done = subprocess.run([str(validator), *arguments], capture_output=True, text=True, timeout=600)
-    report = done.stdout + done.stderr
-    for digest in _SEEN:
-        report = report.replace(f'"{Path(folder) / digest[:16]}.json"', _WHERE.get(digest, digest))
+        report = done.stdout + done.stderr
+        for path in paths:
+            report = report.replace(f'"{path}"', path.with_suffix(".where").read_text())
+    finally:
+        shutil.rmtree(folder(), ignore_errors=True)
     invalid = [line for line in report.splitlines() if line.strip() and not line.startswith("✓")]
     if done.returncode != 0 and not invalid:
         invalid = [f"asl-validator exited with {done.returncode}"]

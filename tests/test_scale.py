@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aws_cdk import App, Stack
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
@@ -64,6 +65,7 @@ def asset_definition(template: dict[str, Any], logical_id: str, directory: Path)
     )[logical_id]
 
 
+@pytest.mark.scale
 def test_a_hundred_guarded_workflows_with_keys_of_their_own_fit_one_stack_by_default():
     app = App()
     table = IdempotencyTable(Stack(app, "Records"), "Idempotency")  # in a stack of its own, as teams share one
@@ -79,6 +81,7 @@ def test_a_hundred_guarded_workflows_with_keys_of_their_own_fit_one_stack_by_def
     assert all("Fn::ImportValue" in json.dumps(machine["Properties"]["DefinitionSubstitutions"]) for machine in machines)
 
 
+@pytest.mark.scale
 def test_a_hundred_guarded_workflows_with_their_definitions_as_assets_fit_one_stack():
     app = App()
     workflows(Stack(app, "Orders"), 100, location=DefinitionLocation.ASSET)

@@ -93,6 +93,7 @@ def at_scale() -> Synthesized:
     return synthesized(leases=8)
 
 
+@pytest.mark.scale
 def test_a_hundred_and_twenty_workflows_with_long_namespaces_and_every_metric_fit_one_template_by_default():
     default = synthesized(leases=0)
 
@@ -107,6 +108,7 @@ def of_type(template: dict[str, Any], kind: str) -> dict[str, Any]:
     return {logical_id: r for logical_id, r in template["Resources"].items() if r["Type"] == kind}
 
 
+@pytest.mark.scale
 def test_a_hundred_and_twenty_workflows_with_long_namespaces_eight_extend_lease_states_and_every_metric_fit_one_stack(at_scale):
     template = at_scale.template
 
