@@ -88,7 +88,10 @@ def main(argv: list[str] | None = None) -> int:
         help=f"where to write the JSON (default: {DEFAULT_OUTPUT} for a full run, a temporary file for --smoke)",
     )
     parser.add_argument(
-        "--markdown", type=Path, metavar="RESULTS_JSON", help="print the README table of an existing results file and exit"
+        "--markdown",
+        type=Path,
+        metavar="RESULTS_JSON",
+        help="print the benchmarks page's table (docs/project/benchmarks.md) of an existing results file and exit",
     )
     args = parser.parse_args(argv)
     if args.markdown:

@@ -449,7 +449,7 @@ def bounds_section(results: dict[str, Any]) -> list[str]:
 def sources_section(results: dict[str, Any]) -> list[str]:
     out = [
         "7. Duplicates as AWS's event sources deliver them (B20): a first delivery and a redelivery as AWS makes it,",
-        "   with the source's recipe (README, 'Event sources') and with the defaults (the whole input as key and",
+        "   with the source's recipe (docs/guides/event-sources.md) and with the defaults (the whole input as key and",
         "   payload); wrapper states / Lambda calls, whether the redelivery replayed or ran the body again, and the",
         "   recipe's Acquire in jsonata-js (peak depth as the Timebox counts / as plain nesting, best ms).",
         "",
@@ -533,7 +533,7 @@ def render(results: dict[str, Any]) -> str:
 
 
 def markdown(results: dict[str, Any]) -> str:
-    """The key figures as a Markdown table for the README."""
+    """The key figures as a Markdown table for docs/project/benchmarks.md."""
     variants, cost = results["overhead"]["variants"], results["cost"]["per_million"]
     big = f"{results['overhead']['big_result_kib']}_kib"
     columns = [

@@ -3,7 +3,7 @@
 Three events of realistic size, built from AWS's documented samples (``idempotent_constructs.testing.sources``):
 an SQS message of 64 KiB through a pipe, a DynamoDB stream record of 40 KB through a pipe, and a 20 KB
 HTTP API request through a starter function. Each goes to two workflows: one with its recipe's key and
-payload (README, "Event sources"), and one with the defaults (the whole input as key and payload). Each
+payload (docs/guides/event-sources.md), and one with the defaults (the whole input as key and payload). Each
 runs the first delivery and then a redelivery as AWS makes it: the wrapper's states and Lambda calls,
 and whether the redelivery replayed (the body did not run again). The recipe's ``Acquire`` is also
 evaluated in jsonata-js 2.0.6 (peak depth, best time), as section 6 does.

@@ -1,4 +1,4 @@
-"""A recipe per AWS event source (README, "Event sources"): its key and payload, its events as AWS delivers
+"""A recipe per AWS event source (docs/guides/event-sources.md): its key and payload, its events as AWS delivers
 them (idempotent_constructs.testing.sources), and the workflows that prove each (SourcesStack).
 
 Each workflow's body counts its side effect natively (an UpdateItem on "SideEffects" under

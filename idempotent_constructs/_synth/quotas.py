@@ -3,7 +3,7 @@ synthesizes: a CDK validation plugin (``Validations.of(app).add_plugins``) that 
 written and reports an error (synth fails) or a warning, with the quota, its source and the fix.
 
 ``check_app`` registers it once per app, when one of the library's constructs is created; ``QUOTAS``
-lists every quota a template of this library can reach and where it is checked (the README's table).
+lists every quota a template of this library can reach and where it is checked (docs/reference/quotas.md).
 A value CloudFormation resolves at deploy (a reference, a pseudo parameter) is counted at an estimate:
 ``ESTIMATE`` characters, or a pseudo parameter's longest value.
 """

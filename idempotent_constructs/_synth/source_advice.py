@@ -3,7 +3,7 @@
 AWS redelivers a message in an envelope that changes (the table of ``testing/sources.py``). At synth, once
 the whole app is built, the pipes, EventBridge rules and API Gateway methods that start the workflow are
 found in the construct tree; a key or payload that a *redelivery* defeats is warned about with the recipe
-(README, "Event sources"), one that only a producer's re-sent message defeats gets an info note. Whether an
+(docs/guides/event-sources.md), one that only a producer's re-sent message defeats gets an info note. Whether an
 expression reads a field is a plain text check of its paths or JSONata/JMESPath text. A pipe with an
 enrichment or an input template, and a rule with an input, input path or transformer, shape the input
 themselves: nothing is said about them.
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 REDELIVERY_RUNS_AGAIN = "idempotent-constructs:redelivery-runs-again"
 REDELIVERY_MISMATCHES = "idempotent-constructs:redelivery-mismatches-payload"
-SEE = '(README, "Event sources")'
+SEE = "(docs/guides/event-sources.md)"
 
 
 @dataclass(frozen=True)

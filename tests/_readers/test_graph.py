@@ -57,7 +57,7 @@ def definition(assembly: str, stack: str, part: str) -> dict:
 
 def test_the_example_workflows_paths_are_the_states_its_executions_enter(assembly):
     paths = read_guard(definition(assembly, "IdempotentOrders", "Orders")).paths
-    # As measured from execution histories (README, "How it runs"): 3 states on a first run, 4 on a replay.
+    # As measured from execution histories (docs/explanation/how-it-runs.md): 3 states on a first run, 4 on a replay.
     assert paths["first run"] == ["Acquire", "Body", "Complete"]
     assert paths["replay"] == ["Acquire", "Inspect", "Route", "Replay"]
     assert paths["wait"] == ["Route", "Backoff", "Await", "Route"]

@@ -47,7 +47,7 @@ def test_an_sqs_pipe_into_a_workflow_keyed_on_its_whole_input_is_warned_with_the
         "an SQS message redelivered through the pipe Test/OrdersPipe gets a new receiptHandle and ApproximateReceiveCount: "
         "with the whole input as the key, each redelivery runs the workflow again; use "
         'key=IdempotencyKey.from_paths("$[0].messageId"), payload=IdempotencyPayload.from_paths("$[0].body") '
-        '(README, "Event sources") [ack: idempotent-constructs:redelivery-runs-again]',
+        "(docs/guides/event-sources.md) [ack: idempotent-constructs:redelivery-runs-again]",
     )
 
 

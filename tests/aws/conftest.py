@@ -42,7 +42,7 @@ _DELETERS = {
 _CDK_TIMEOUT = 30 * 60  # seconds; a first deploy takes about 2-4 minutes, a destroy about 1-2
 OPT_IN = (
     "real-AWS suite not asked for: it deploys the example stack to the account of your AWS credentials "
-    "and destroys it; run `./dev test tests/aws --aws` (README, 'Confirming on real AWS')"
+    "and destroys it; run `./dev test tests/aws --aws` (docs/guides/real-aws.md)"
 )
 
 

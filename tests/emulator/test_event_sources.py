@@ -1,6 +1,6 @@
 """Emulator end-to-end: a redelivery as each AWS event source makes it replays the first result, never
 fails and never runs the body again (contract B20), with the key and payload its recipe names
-(tests/recipes.py, README "Event sources"); another request under the same key fails with
+(tests/recipes.py, docs/guides/event-sources.md); another request under the same key fails with
 Idempotency.PayloadMismatch. The events are AWS's documented samples (idempotent_constructs.testing.sources).
 """
 
