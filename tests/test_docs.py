@@ -138,3 +138,16 @@ def test_the_extend_lease_sample_extends_from_a_loop_of_an_express_workflow():
     (machine,) = tpl.find_resources("AWS::StepFunctions::StateMachine").values()
     assert machine["Properties"]["StateMachineType"] == "EXPRESS"
     assert "KeepAlive" in json.dumps(only_definition(tpl))
+
+
+def test_the_command_line_guides_key_example_prints_what_the_command_prints():
+    from click.testing import CliRunner
+
+    from idempotent_constructs.cli import cli
+
+    (transcript,) = [body for language, body in FENCE.findall((DOCS / "guides" / "cli.md").read_text()) if language == "console"]
+    command, shown = transcript.splitlines()[:2]
+    payload, arguments = re.fullmatch(r"\$ echo '(.*)' \| idempotent-constructs (key .*)", command).groups()
+    printed = CliRunner().invoke(cli, arguments.split(), input=payload)
+    assert printed.exit_code == 0, printed.output
+    assert printed.output == shown + "\n"
