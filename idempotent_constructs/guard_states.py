@@ -39,6 +39,8 @@ from constructs import Construct
 from ._readers import asl
 from ._synth import options
 from .errors import Problems
+from .guard.config import GUARD_MODEL, GUARDED_STATE, GuardConfig
+from .guard.protocol import STATE_NAMES
 from .key import IdempotencyKey, namespace_problems
 from .lambda_src import schema
 from .payload import IdempotencyPayload
@@ -49,30 +51,14 @@ if TYPE_CHECKING:
     from .table import IdempotencyTable
 
 
+@GUARD_MODEL.documented(GUARDED_STATE)
 @dataclass(frozen=True, kw_only=True)
 class GuardedState:
     """How one state of a document is guarded (``guard_states={"ChargePayment": GuardedState(...)}``):
     the options ``IdempotencyGuard`` takes, each with the guard's default. An ``IdempotencyKey`` alone
     stands for ``GuardedState(key=...)``.
 
-    :param key: how the key is derived from the state's input. Default: ``IdempotencyKey.whole_input()``.
-    :param payload: the part of the state's input a duplicate must repeat. Default:
-        ``IdempotencyPayload.whole_input()``.
-    :param namespace: prefix of this state's record ids. Default: the namespace of the workflow
-        (``IdempotentStateMachine``) or the construct path (``AslFragment``), ``/``, and the state's
-        name (its characters that a namespace may not hold written ``_``).
-    :param expires_after: how long a finished record is kept. Default: 24 hours.
-    :param lease: how long a holder is trusted. Default: 15 minutes (5 minutes in an Express workflow).
-    :param poll_interval: first delay between polls of a waiting duplicate. Default: 1 second.
-    :param max_wait: how long a duplicate waits, at most, before ``Idempotency.InFlight``. Default: the workflow's (5 minutes, or 80% of its longest run if shorter).
-    :param on_in_flight: ``WAIT`` or ``FAIL``. Default: ``InFlightPolicy.WAIT``.
-    :param on_failure: ``RELEASE`` or ``CACHE`` when the state fails. Default: ``FailurePolicy.RELEASE``.
-    :param on_completed: ``REPLAY`` or ``REJECT``. Default: ``CompletedPolicy.REPLAY``.
-    :param replay_marker: a top-level field marking a replayed object output. Default: none.
-    :param cache_errors: with ``CACHE``, the error names to remember. Default: every error.
-    :param result_storage: how results are kept. Default: ``ResultStorage.inline()``.
-    :param state_name_prefix: prefix of the guard's state names. Default: ``"{state name}."``
-        (``ChargePayment.Acquire``); shorter for a long state name (80 characters at most).
+    :options: each field's documentation is written here from guard.config.GUARD_MODEL
     """
 
     key: IdempotencyKey | None = None
@@ -91,20 +77,13 @@ class GuardedState:
     state_name_prefix: str | None = None
 
 
-def _kinds() -> dict[str, options.Kind]:
-    """What each option of a ``GuardedState`` takes: the guard's own kinds, but the table's."""
-    from .guard.config import OPTIONS  # the guard package imports this module's users
-
-    return {**{name: kind for name, kind in OPTIONS.items() if name != "table"}, "state_name_prefix": options.TEXT}
-
-
 def _accepts(value: Any) -> bool:
     return isinstance(value, Mapping) and all(
         isinstance(name, str) and isinstance(guarded, (IdempotencyKey, GuardedState)) for name, guarded in value.items()
     )
 
 
-# What the option takes, as construct options are checked (options.check).
+# What the option takes, as construct options are checked (options.Validation).
 GUARD_STATES = options.Kind(
     "mapping of state names to an IdempotencyKey or a GuardedState",
     _accepts,
@@ -155,9 +134,9 @@ def guard_document(
     ``owner``), its records in ``table`` under ``{namespace}/{state name}`` unless it names its own
     namespace; ``defaults`` are the guards' options its ``GuardedState`` leaves out (the lease of an
     Express workflow, the owner state machine of a Standard one). Every problem at once, under ``owner``."""
-    wanted = {name: value if isinstance(value, GuardedState) else GuardedState(key=value) for name, value in guard_states.items()}
+    wanted = _wanted(guard_states)
     found = Problems(owner)
-    found.extend(_problems(document, wanted, namespace))
+    found.extend(problems(document, guard_states, table=table, namespace=namespace, defaults=defaults))
     found.raise_if_any()
     from .guard import IdempotencyGuard
 
@@ -255,17 +234,42 @@ def _replace(scope: dict[str, Any], name: str, spliced: dict[str, Any], entry: s
         scope["StartAt"] = entry
 
 
-def _problems(document: asl.Document, wanted: Mapping[str, GuardedState], namespace: str) -> list[str]:
+def _wanted(guard_states: Mapping[str, IdempotencyKey | GuardedState]) -> dict[str, GuardedState]:
+    return {name: value if isinstance(value, GuardedState) else GuardedState(key=value) for name, value in guard_states.items()}
+
+
+def problems(
+    document: asl.Document,
+    guard_states: Mapping[str, IdempotencyKey | GuardedState],
+    *,
+    table: IdempotencyTable | dynamodb.ITable,
+    namespace: str,
+    defaults: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """What is wrong with guarding the states ``guard_states`` names in ``document`` (the arguments of
+    ``guard_document``): each ``GuardedState``'s types and values, as its guard would find them, and
+    the states named: every problem at once, so that a workflow reports them with its own."""
     found: list[str] = []
     states = {name: (where, state) for name, where, state in asl.all_states(document.definition, "")}
-    from .guard.protocol import STATE_NAMES
-
     generated: dict[str, str] = {}  # a state name a guard generates -> the guarded state
     namespaces: dict[str, str] = {}
-    kinds = _kinds()
-    for name, guarded in wanted.items():
+    kinds = GUARD_MODEL.kinds(GUARDED_STATE)
+    for name, guarded in _wanted(guard_states).items():
         values = {field.name: getattr(guarded, field.name) for field in fields(guarded)}
-        found += [f"guard_states[{name!r}].{problem}" for problem in options.problems(kinds, values)]
+        wrong = options.wrong_types(kinds, values)
+        config = GuardConfig(
+            namespace,
+            name,
+            {
+                "table": table,
+                **(defaults or {}),
+                **{option: value for option, value in values.items() if value is not None and option not in wrong},
+                "namespace": None if "namespace" in wrong else _namespace(guarded, namespace, name),
+                "state_name_prefix": None if "state_name_prefix" in wrong else _prefix(guarded, name),
+            },
+        )
+        own = [*wrong.values(), *config.problems(wrong)]
+        found += [f"guard_states[{name!r}].{problem}" for problem in own]
         if name not in states:
             listed = ", ".join(repr(state) for state in list(states)[:20]) + (", ..." if len(states) > 20 else "")
             found.append(f"guard_states: {name!r} names no state of {document.source}; its states: {listed}")
@@ -294,10 +298,8 @@ def _problems(document: asl.Document, wanted: Mapping[str, GuardedState], namesp
                     f"{schema.BODY_FAILED} and the state's own error names"
                 )
         if isinstance(guarded.namespace, str) or guarded.namespace is None:
-            chosen = _namespace(guarded, namespace, name)
-            problems = namespace_problems(chosen, f"guard_states[{name!r}].namespace")
-            found += problems
-            if not problems and chosen in namespaces:
+            chosen = _namespace(guarded, namespace, name)  # a namespace's own problems are its guard's, above
+            if not namespace_problems(chosen) and chosen in namespaces:
                 found.append(
                     f"guard_states: {name!r} and {namespaces[chosen]!r} would keep their records under one namespace, "
                     f"{chosen!r}; pass GuardedState(namespace=...) to one"

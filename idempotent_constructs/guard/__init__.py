@@ -41,7 +41,16 @@ from ..policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultSto
 from ..table import IdempotencyTable
 from . import acquire, finish, marker, route, wait
 from .advice import advise
-from .config import DEFAULT_LEASE, EVENTS_PER_POLL, GUARD_OPTIONS, MAX_POLLS, GuardConfig, poll_schedule, waiting_seconds
+from .config import (
+    DEFAULT_LEASE,
+    EVENTS_PER_POLL,
+    GUARD,
+    GUARD_MODEL,
+    MAX_POLLS,
+    GuardConfig,
+    poll_schedule,
+    waiting_seconds,
+)
 from .lease import ExtendLease, adopt_within
 from .protocol import STATE_NAMES, TRANSIENT_DYNAMODB_ERRORS, Facts
 
@@ -67,6 +76,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
     declares JSONata); their state names carry the guard's prefix.
     """
 
+    @GUARD_MODEL.documented(GUARD)
     def __init__(
         self,
         scope: Construct,
@@ -92,75 +102,17 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         once_per_execution: bool = False,
     ) -> None:
         """
-        :param table: where the records live.
-        :param body: the chain to protect.
-        :param key: how the key is derived. Default: ``IdempotencyKey.whole_input()``.
-        :param payload: the part of the input a duplicate must repeat, or else fail with
-            ``Idempotency.PayloadMismatch``: select the message, not an envelope AWS changes on
-            redelivery (``IdempotencyPayload.from_paths("$.body")``), or ``IdempotencyPayload.none()``.
-            Default: ``IdempotencyPayload.whole_input()``.
-        :param namespace: prefix of this guard's record ids. Default: the guard's construct path,
-            which is stable across deploys and differs between guards and stacks.
-        :param expires_after: how long a finished record is kept, counted from when its run finished;
-            after that a duplicate runs the chain again. Default: 24 hours.
-        :param lease: how long a holder is trusted to finish before a duplicate may take the key over.
-            Default: 15 minutes.
-        :param poll_interval: first delay between polls of a duplicate that waits; delays double up to
-            30 seconds. Default: 1 second.
-        :param max_wait: how long a duplicate waits for the holder, at most, before failing with
-            ``Idempotency.InFlight`` (its doubling delays stop short of it by less than one delay: 272 s
-            of 5 minutes). Default: 5 minutes.
-        :param on_in_flight: ``WAIT`` or ``FAIL`` while another execution holds the key. Default: ``WAIT``.
-        :param on_failure: ``RELEASE`` or ``CACHE`` when the chain fails. Default: ``RELEASE``.
-        :param on_completed: ``REPLAY`` the stored result to a duplicate after success, or ``REJECT`` it
-            with ``Idempotency.AlreadyCompleted``. Default: ``REPLAY``.
-        :param replay_marker: a top-level field, such as ``"$.idempotency"``, under which a replayed
-            object output gets ``{"replayed": true, "record_id", "completed_at"}``. Default: none, a
-            replay outputs exactly what the body output.
-        :param cache_errors: with ``CACHE``, the error names to remember; any other error releases the
-            key. Default: every error is remembered.
-        :param state_name_prefix: prefix of every generated state name. Default: ``"{construct_id}."``.
-        :param owner_state_machine_name: the name of the Standard state machine this guard runs in.
-            When given, a duplicate that finds a lapsed lease asks Step Functions whether the holder's
-            execution still runs (``states:DescribeExecution`` on that state machine's executions,
-            granted automatically) and never takes over a running holder. Default: none; a lapsed
-            lease is taken over. ``IdempotentStateMachine`` sets it for Standard workflows.
-        :param result_storage: how results are kept for replays. Default: ``ResultStorage.inline()``:
-            results the native write can keep exactly, up to 100 KiB of JSON, in the record with no
-            Lambda call; others through the stack's result function, compressed in the record (or
-            ``Idempotency.ResultTooLarge`` past 300 KB compressed). ``ResultStorage.large()`` adds S3.
-        :param once_per_execution: whether this guard runs at most once in an execution (it is not in a
-            Map, a loop or a state that runs again). Then a record in progress that this very execution
-            holds can only be its own ``Acquire``'s, applied by DynamoDB but reported failed and retried,
-            and the guard takes it over at once instead of waiting out its own lease. Default: ``False``.
-            ``IdempotentStateMachine`` sets it: its guard is the whole workflow.
+        :options: each option's documentation is written here from guard.config.GUARD_MODEL
         """
         super().__init__(scope, construct_id)
-        # The parameters, by name: each is checked against the kind it takes.
-        options.check(self, GUARD_OPTIONS, locals(), required=("table", "body"))
-        self.config = config = GuardConfig(
-            self,
-            table=table,
-            key=key,
-            payload=payload,
-            namespace=namespace,
-            expires_after=expires_after,
-            lease=lease,
-            poll_interval=poll_interval,
-            max_wait=max_wait,
-            on_in_flight=on_in_flight,
-            on_failure=on_failure,
-            on_completed=on_completed,
-            replay_marker=replay_marker,
-            cache_errors=cache_errors,
-            state_name_prefix=state_name_prefix,
-            owner_state_machine_name=owner_state_machine_name,
-            result_storage=result_storage,
-            once_per_execution=once_per_execution,
-        )
-        config.validate()
-        if clashes := _document_clashes(config, body):
-            raise IdempotencyConfigurationError(self.node.path, clashes)
+        # One pass: the type of every parameter (by name), then the values of those of the right type.
+        found = options.Validation(self, GUARD_MODEL, GUARD, locals())
+        config = GuardConfig(self.node.path, construct_id, found.values)
+        found.extend(config.problems(found.wrong))
+        if found.typed("body"):
+            found.extend(body_problems(config, body))
+        found.raise_if_any()
+        self.config = config
         self.table, self.key, self.namespace, self.prefix = config.table, config.key, config.namespace, config.prefix
         self.payload = config.payload
         self.lease, self.expires_after, self.result_storage = config.lease, config.expires_after, config.result_storage
@@ -184,11 +136,6 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         adopt_within(self, body.start_state)  # what is bound already; the rest when its Body is bound
         self._build(body)
         advise(self, body)
-        if config.replay_marker is not None and (fixed := marker.known_non_objects(body)):
-            raise IdempotencyConfigurationError(
-                self.node.path,
-                [f"replay_marker: the body ends in {', '.join(fixed)}, whose output is not an object to carry it"],
-            )
 
     def state_name(self, state: str) -> str:
         """The name of one of this guard's states in the definition, such as ``state_name("Replay")``."""
@@ -255,11 +202,12 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         return records_of(graph) if graph is not None else [(self.table, self.namespace)]
 
 
-def _document_clashes(config: GuardConfig, body: sfn.IChainable) -> list[str]:
-    """The states of the documents at the top level of ``body`` (``AslFragment``) named as a state this
-    guard generates: Step Functions needs every state name of a state machine to differ."""
+def body_problems(config: GuardConfig, body: sfn.IChainable) -> list[str]:
+    """What is wrong with ``body`` as the body of the guard of ``config``: a state of a document at its top
+    level (``AslFragment``) named as a state the guard generates (Step Functions needs every state name of a
+    state machine to differ), an end whose output is known not to be an object to carry the replay marker."""
     reserved = {config.name(state) for state in STATE_NAMES}
-    return [
+    found = [
         f"body: the state {name!r} of {state.document.source} has the name of a state this guard generates; "
         f"pass state_name_prefix=... (now {config.prefix!r}) or rename the state in the document"
         for state in sfn.State.find_reachable_states(body.start_state, include_error_handlers=True)
@@ -267,3 +215,6 @@ def _document_clashes(config: GuardConfig, body: sfn.IChainable) -> list[str]:
         for name in state.document.state_names()
         if name in reserved
     ]
+    if config.replay_marker is not None and (fixed := marker.known_non_objects(body)):
+        found.append(f"replay_marker: the body ends in {', '.join(fixed)}, whose output is not an object to carry it")
+    return found

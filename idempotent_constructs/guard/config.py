@@ -1,13 +1,15 @@
-"""A guard's options: their defaults, their validation, and the figures derived from them."""
+"""A guard's options: the model of them (``GUARD_MODEL``: what each takes, what it does, its default,
+and which of the guard, the workflow and ``GuardedState`` take it), their defaults applied and their
+values checked (``GuardConfig``), and the figures derived from them."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping
+from typing import Any
 
 from aws_cdk import Duration, Size, Token
 from aws_cdk import aws_dynamodb as dynamodb
-from constructs import Construct
 
 from .._synth.options import (
     BOOL,
@@ -16,12 +18,13 @@ from .._synth.options import (
     ERROR_NAMES,
     TEXT,
     Kind,
+    Option,
+    Options,
     enum_kind,
     instance_of,
     key_fix,
     payload_fix,
 )
-from ..errors import Problems
 from ..key import IdempotencyKey, namespace_problems
 from ..lambda_src import schema
 from ..payload import IdempotencyPayload
@@ -46,31 +49,165 @@ STANDARD_HOLD = Duration.days(366)
 REPLAY_MARKER_FIELD = re.compile(r"\$\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
+# The constructs that take the guard's options: the guard, the workflow (its guard is the whole workflow)
+# and GuardedState (the guard of one state of a document).
+GUARD = "IdempotencyGuard"
+WORKFLOW = "IdempotentStateMachine"
+GUARDED_STATE = "GuardedState"
+_ALL = (GUARD, WORKFLOW, GUARDED_STATE)
+
+# Every option of a guard, once: what it takes, what it does, its default, and which of the guard, the
+# workflow and GuardedState take it. Their signatures' documentation (Options.documented), their type
+# checks (Validation) and the site's reference (docs/reference/options.md) are made from it; the
+# defaults are applied by GuardConfig.
+GUARD_MODEL = Options(
+    Option(
+        "table", WORKFLOW_TABLE, "where the records live: an ``IdempotencyTable``, or an existing table.", None, (GUARD, WORKFLOW)
+    ),
+    Option("body", CHAINABLE, "the chain to protect.", None, (GUARD,)),
+    Option(
+        "key",
+        instance_of(IdempotencyKey, key_fix),
+        "how the key is derived from the input.",
+        "``IdempotencyKey.whole_input()``.",
+        _ALL,
+    ),
+    Option(
+        "payload",
+        instance_of(IdempotencyPayload, payload_fix),
+        "the part of the input a duplicate must repeat, or else fail with ``Idempotency.PayloadMismatch``: select "
+        'the message, not an envelope AWS changes on redelivery (``IdempotencyPayload.from_paths("$[0].body")`` '
+        "for SQS through a pipe), or ``IdempotencyPayload.none()``.",
+        "``IdempotencyPayload.whole_input()``.",
+        _ALL,
+    ),
+    Option(
+        "namespace",
+        TEXT,
+        "prefix of the record ids.",
+        "the construct path, which is stable across deploys and differs between guards, workflows and stacks.",
+        _ALL,
+        {
+            GUARDED_STATE: "the namespace of the workflow (``IdempotentStateMachine``) or the construct path "
+            "(``AslFragment``), ``/``, and the state's name (its characters that a namespace may not hold written ``_``)."
+        },
+    ),
+    Option(
+        "expires_after",
+        DURATION,
+        "how long a finished record is kept, counted from when its run finished; after that a duplicate runs the work again.",
+        "24 hours.",
+        _ALL,
+    ),
+    Option(
+        "lease",
+        DURATION,
+        "how long a holder is trusted to finish before a duplicate may take the key over.",
+        "15 minutes.",
+        _ALL,
+        {
+            WORKFLOW: "15 minutes (5 minutes, the longest an Express execution runs, for Express).",
+            GUARDED_STATE: "15 minutes (5 minutes in an Express workflow).",
+        },
+    ),
+    Option(
+        "poll_interval",
+        DURATION,
+        "first delay between polls of a duplicate that waits; delays double up to 30 seconds.",
+        "1 second.",
+        _ALL,
+    ),
+    Option(
+        "max_wait",
+        DURATION,
+        "how long a duplicate waits for the holder, at most, before failing with ``Idempotency.InFlight`` (its "
+        "doubling delays stop short of it by less than one delay: 272 s of 5 minutes).",
+        "5 minutes.",
+        _ALL,
+        {
+            WORKFLOW: "5 minutes, or 80% of the longest run if that is shorter (4 minutes for Express), so that a "
+            "waiting duplicate ends in ``Idempotency.InFlight``, not ``States.Timeout``.",
+            GUARDED_STATE: "the workflow's (5 minutes, or 80% of its longest run if that is shorter).",
+        },
+    ),
+    Option(
+        "on_in_flight",
+        enum_kind(InFlightPolicy),
+        "``WAIT`` or ``FAIL`` while another execution holds the key.",
+        "``InFlightPolicy.WAIT``.",
+        _ALL,
+    ),
+    Option(
+        "on_failure",
+        enum_kind(FailurePolicy),
+        "``RELEASE`` the key or ``CACHE`` the failure when the work fails.",
+        "``FailurePolicy.RELEASE``.",
+        _ALL,
+    ),
+    Option(
+        "on_completed",
+        enum_kind(CompletedPolicy),
+        "``REPLAY`` the stored result to a duplicate after success, or ``REJECT`` it with ``Idempotency.AlreadyCompleted``.",
+        "``CompletedPolicy.REPLAY``.",
+        _ALL,
+    ),
+    Option(
+        "replay_marker",
+        TEXT,
+        'a top-level field, such as ``"$.idempotency"``, under which a replayed object output gets '
+        '``{"replayed": true, "record_id", "completed_at"}``.',
+        "none, a replay outputs exactly what the work output.",
+        _ALL,
+    ),
+    Option(
+        "cache_errors",
+        ERROR_NAMES,
+        "with ``CACHE``, the error names to remember; any other error releases the key.",
+        "every error is remembered.",
+        _ALL,
+    ),
+    Option(
+        "state_name_prefix",
+        TEXT,
+        "prefix of every generated state name (80 characters at most, with the longest state's name).",
+        '``"{construct_id}."``.',
+        (GUARD, GUARDED_STATE),
+        {GUARDED_STATE: '``"{state name}."`` (``ChargePayment.Acquire``); pass a shorter one for a long state name.'},
+    ),
+    Option(
+        "owner_state_machine_name",
+        TEXT,
+        "the name of the Standard state machine this guard runs in. When given, a duplicate that finds a lapsed "
+        "lease asks Step Functions whether the holder's execution still runs (``states:DescribeExecution`` on "
+        "that state machine's executions, granted automatically) and never takes over a running holder.",
+        "none; a lapsed lease is taken over. ``IdempotentStateMachine`` sets it for Standard workflows.",
+        (GUARD,),
+    ),
+    Option(
+        "result_storage",
+        instance_of(ResultStorage, lambda value: "ResultStorage.inline() or ResultStorage.large()"),
+        "how results are kept for replays.",
+        "``ResultStorage.inline()``: the result in the record, as JSON written with no Lambda call when it is at "
+        "most 160 KiB once escaped as a JSON string and JSONata's ``$string`` writes it exactly, else through the "
+        "stack's result function, as JSON or gzip-compressed (``Idempotency.ResultTooLarge`` past 300 KB "
+        "compressed). ``ResultStorage.large()`` adds S3, for results up to Step Functions' 256 KiB payload limit.",
+        _ALL,
+    ),
+    Option(
+        "once_per_execution",
+        BOOL,
+        "whether this guard runs at most once in an execution (it is not in a Map, a loop or a state that runs "
+        "again). Then a record in progress that this very execution holds can only be its own ``Acquire``'s, "
+        "applied by DynamoDB but reported failed and retried, and the guard takes it over at once instead of "
+        "waiting out its own lease.",
+        "``False``. ``IdempotentStateMachine`` sets it: its guard is the whole workflow.",
+        (GUARD,),
+    ),
+)
 # What each option shared by IdempotencyGuard and IdempotentStateMachine takes.
-OPTIONS: dict[str, Kind] = {
-    "table": WORKFLOW_TABLE,
-    "key": instance_of(IdempotencyKey, key_fix),
-    "payload": instance_of(IdempotencyPayload, payload_fix),
-    "namespace": TEXT,
-    "expires_after": DURATION,
-    "lease": DURATION,
-    "poll_interval": DURATION,
-    "max_wait": DURATION,
-    "on_in_flight": enum_kind(InFlightPolicy),
-    "on_failure": enum_kind(FailurePolicy),
-    "on_completed": enum_kind(CompletedPolicy),
-    "replay_marker": TEXT,
-    "cache_errors": ERROR_NAMES,
-    "result_storage": instance_of(ResultStorage, lambda value: "ResultStorage.inline() or ResultStorage.large()"),
-}
+OPTIONS: dict[str, Kind] = {name: kind for name, kind in GUARD_MODEL.kinds(GUARD).items() if name in GUARD_MODEL.kinds(WORKFLOW)}
 # IdempotencyGuard's own.
-GUARD_OPTIONS: dict[str, Kind] = {
-    **OPTIONS,
-    "body": CHAINABLE,
-    "state_name_prefix": TEXT,
-    "owner_state_machine_name": TEXT,
-    "once_per_execution": BOOL,
-}
+GUARD_OPTIONS: dict[str, Kind] = GUARD_MODEL.kinds(GUARD)
 
 
 def poll_schedule(poll_interval: int, max_wait: int) -> tuple[int, int]:
@@ -100,49 +237,33 @@ def waiting_seconds(poll_interval: int, attempts: int, max_delay: int) -> int:
 
 
 class GuardConfig:
-    """Every option of one guard with its default applied, checked once (``validate``)."""
+    """Every option of one guard (``values``, by name; one left out or ``None`` takes its default), the
+    guard at ``path`` with the construct id ``construct_id``, and what is wrong with their values
+    (``problems``)."""
 
-    def __init__(
-        self,
-        guard: Construct,
-        *,
-        table: IdempotencyTable | dynamodb.ITable,
-        key: IdempotencyKey | None,
-        payload: IdempotencyPayload | None,
-        namespace: str | None,
-        expires_after: Duration | None,
-        lease: Duration | None,
-        poll_interval: Duration | None,
-        max_wait: Duration | None,
-        on_in_flight: InFlightPolicy | None,
-        on_failure: FailurePolicy | None,
-        on_completed: CompletedPolicy | None,
-        replay_marker: str | None,
-        cache_errors: Sequence[str] | None,
-        state_name_prefix: str | None,
-        owner_state_machine_name: str | None,
-        result_storage: ResultStorage | None,
-        once_per_execution: bool = False,
-    ) -> None:
-        self.guard = guard
+    def __init__(self, path: str, construct_id: str, values: Mapping[str, Any]) -> None:
+        table = values["table"]
         self.table: dynamodb.ITable = table.table if isinstance(table, IdempotencyTable) else table
-        self.key = key or IdempotencyKey.whole_input()
-        self.payload = payload or IdempotencyPayload.whole_input()
-        self.namespace = namespace if namespace is not None else guard.node.path
+        self.key: IdempotencyKey = values.get("key") or IdempotencyKey.whole_input()
+        self.payload: IdempotencyPayload = values.get("payload") or IdempotencyPayload.whole_input()
+        namespace = values.get("namespace")
+        self.namespace: str = namespace if namespace is not None else path
         self.namespace_given = namespace is not None
-        self.expires_after = expires_after or DEFAULT_EXPIRES_AFTER
-        self.lease = lease or DEFAULT_LEASE
-        self.poll_interval = poll_interval or DEFAULT_POLL_INTERVAL
-        self.max_wait = max_wait or DEFAULT_MAX_WAIT
-        self.on_in_flight = on_in_flight or InFlightPolicy.WAIT
-        self.on_failure = on_failure or FailurePolicy.RELEASE
-        self.on_completed = on_completed or CompletedPolicy.REPLAY
-        self.replay_marker = replay_marker
-        self.cache_errors = list(cache_errors) if cache_errors is not None else None
-        self.prefix = state_name_prefix if state_name_prefix is not None else f"{guard.node.id}."
-        self.owner_state_machine_name = owner_state_machine_name
-        self.result_storage = result_storage or ResultStorage.inline()
-        self.once_per_execution = once_per_execution
+        self.expires_after: Duration = values.get("expires_after") or DEFAULT_EXPIRES_AFTER
+        self.lease: Duration = values.get("lease") or DEFAULT_LEASE
+        self.poll_interval: Duration = values.get("poll_interval") or DEFAULT_POLL_INTERVAL
+        self.max_wait: Duration = values.get("max_wait") or DEFAULT_MAX_WAIT
+        self.on_in_flight: InFlightPolicy = values.get("on_in_flight") or InFlightPolicy.WAIT
+        self.on_failure: FailurePolicy = values.get("on_failure") or FailurePolicy.RELEASE
+        self.on_completed: CompletedPolicy = values.get("on_completed") or CompletedPolicy.REPLAY
+        self.replay_marker: str | None = values.get("replay_marker")
+        cache_errors = values.get("cache_errors")
+        self.cache_errors: list[str] | None = list(cache_errors) if cache_errors is not None else None
+        prefix = values.get("state_name_prefix")
+        self.prefix: str = prefix if prefix is not None else f"{construct_id}."
+        self.owner_state_machine_name: str | None = values.get("owner_state_machine_name")
+        self.result_storage: ResultStorage = values.get("result_storage") or ResultStorage.inline()
+        self.once_per_execution = bool(values.get("once_per_execution"))
 
     @property
     def native(self) -> bool:
@@ -184,31 +305,33 @@ class GuardConfig:
             found.append("replay_marker: with on_completed=CompletedPolicy.REJECT nothing is replayed; drop replay_marker")
         return found
 
-    def validate(self) -> None:
-        problems = Problems(self.guard)
-        problems.extend(self._replay_marker_problems())
+    def problems(self, wrong: Collection[str] = ()) -> list[str]:
+        """What is wrong with the values, as messages that name the fix. The options in ``wrong`` (of the
+        wrong type, given here as ``None``) are not checked, nor read by a check of another option."""
+        problems = self._replay_marker_problems()
         if self.rejects_completed and self.result_storage.is_large:
-            problems.add(
+            problems.append(
                 "result_storage: ResultStorage.large() keeps results for replays, which on_completed=CompletedPolicy.REJECT "
                 "never makes; drop result_storage"
             )
         problems.extend(self.key.problems())
         problems.extend(self.payload.problems())
         if self.cache_errors is not None:
-            if self.on_failure is not FailurePolicy.CACHE:
-                problems.add(
+            if self.on_failure is not FailurePolicy.CACHE and "on_failure" not in wrong:
+                problems.append(
                     f"cache_errors: {self.cache_errors!r} is given but on_failure is {self.on_failure.name}; "
                     "pass on_failure=FailurePolicy.CACHE or drop cache_errors"
                 )
             if not self.cache_errors or any(not e or e.startswith("States.") for e in self.cache_errors):
-                problems.add(
+                problems.append(
                     f"cache_errors: {self.cache_errors!r} must list error names, none empty and none starting "
                     f"with 'States.' (those arrive as {schema.BODY_FAILED!r}; list that name instead)"
                 )
-        problems.extend(
-            problem + ("" if self.namespace_given else " (this is the default, the construct path: pass namespace=...)")
-            for problem in namespace_problems(self.namespace)
-        )
+        if "namespace" not in wrong:
+            problems.extend(
+                problem + ("" if self.namespace_given else " (this is the default, the construct path: pass namespace=...)")
+                for problem in namespace_problems(self.namespace)
+            )
         problems.extend(self.result_storage.problems())
         threshold = self.result_storage.inline_threshold
         if (
@@ -216,13 +339,13 @@ class GuardConfig:
             and not Token.is_unresolved(threshold.to_bytes())
             and not (1024 <= threshold.to_bytes() <= MAX_INLINE_THRESHOLD.to_bytes())
         ):
-            problems.add(
+            problems.append(
                 f"result_storage: an inline_threshold of {threshold.to_bytes()} bytes is outside 1 KiB to 64 KiB "
                 "(a result in the record travels through the state payload on replay); use Size.kibibytes(n) with 1 <= n <= 64"
             )
         longest = self.name(max(STATE_NAMES, key=len))
-        if len(longest) > MAX_STATE_NAME_LENGTH:
-            problems.add(
+        if len(longest) > MAX_STATE_NAME_LENGTH and "state_name_prefix" not in wrong:
+            problems.append(
                 f"state_name_prefix: {self.prefix!r} makes state names such as {longest!r} ({len(longest)} characters) "
                 f"longer than Step Functions' {MAX_STATE_NAME_LENGTH}; use a shorter construct id or state_name_prefix"
             )
@@ -234,8 +357,8 @@ class GuardConfig:
         ):
             millis = value.to_milliseconds()
             if millis < 1000 or millis % 1000:
-                problems.add(
+                problems.append(
                     f"{option}: {value.to_human_string()} is not a whole number of seconds of at least 1; "
                     f"use Duration.seconds(n) with n >= 1"
                 )
-        problems.raise_if_any()
+        return problems

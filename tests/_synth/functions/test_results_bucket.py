@@ -73,7 +73,7 @@ def test_a_bucket_or_threshold_without_large_results_is_a_configuration_error_of
             result_storage=storage,
             namespace="orders#eu",
         )
-    assert raised.value.construct_path == "Test/Orders/Idempotency"  # its guard
+    assert raised.value.construct_path == "Test/Orders"  # its guard's problems, with the workflow's own
     assert sorted(problem.split(":")[0] for problem in raised.value.problems) == ["namespace", "result_storage"]
     assert (
         "result_storage: bucket and inline_threshold given to ResultStorage(large=False), which keeps results in the "
