@@ -28,21 +28,51 @@ from . import guard_states as guard_states_module
 from ._readers import asl
 from ._synth import options
 from ._synth.documents import DocumentState
-from .errors import Problems
 from .table import WORKFLOW_TABLE, IdempotencyTable
 
 if TYPE_CHECKING:
     from .guard import IdempotencyGuard
     from .key import IdempotencyKey
 
+FRAGMENT = "AslFragment"
+# Every option of an AslFragment: what it takes, what it does, its default (options.Option).
+FRAGMENT_MODEL = options.Options(
+    options.Option(
+        "definition_body",
+        options.DEFINITION_BODY,
+        "the workflow: ``sfn.DefinitionBody.from_file(path)`` (JSON, or YAML for a ``.yaml`` file), "
+        "``sfn.DefinitionBody.from_string(text)``, or the document as a dict.",
+        None,
+        (FRAGMENT,),
+    ),
+    options.Option(
+        "definition_substitutions",
+        options.SUBSTITUTIONS,
+        "values of the document's ``${Name}`` placeholders, as ``sfn.StateMachine`` takes them (tokens such as a "
+        "function's ARN too).",
+        "none; a placeholder without a value fails synth with its name.",
+        (FRAGMENT,),
+    ),
+    options.Option(
+        "state_name", options.TEXT, "the name of the Parallel state that runs the document.", "the construct id.", (FRAGMENT,)
+    ),
+    options.Option(
+        "table", WORKFLOW_TABLE, "where the records of ``guard_states`` live.", "none; needed with ``guard_states``.", (FRAGMENT,)
+    ),
+    options.Option(
+        "guard_states",
+        guard_states_module.GUARD_STATES,
+        "states of the document to run each inside an ``IdempotencyGuard`` of its own, by name: "
+        '``{"ChargePayment": IdempotencyKey.from_paths("$.order_id")}``, or a ``GuardedState`` for the guard\'s '
+        "other options. A Task, Parallel or Map state, at the top level, in a Parallel branch or a Map item "
+        "processor; its Retry, Catch, Next and End work as the file says. Each guard's records are under "
+        "``{this construct's path}/{state name}`` unless it names its namespace.",
+        "none.",
+        (FRAGMENT,),
+    ),
+)
 # What each option takes.
-FRAGMENT_OPTIONS: dict[str, options.Kind] = {
-    "definition_body": options.DEFINITION_BODY,
-    "definition_substitutions": options.SUBSTITUTIONS,
-    "state_name": options.TEXT,
-    "table": WORKFLOW_TABLE,
-    "guard_states": guard_states_module.GUARD_STATES,
-}
+FRAGMENT_OPTIONS: dict[str, options.Kind] = FRAGMENT_MODEL.kinds(FRAGMENT)
 
 
 class AslFragment(sfn.StateMachineFragment):
@@ -52,6 +82,7 @@ class AslFragment(sfn.StateMachineFragment):
     keeps its fields, its query language, its Retry and Catch.
     """
 
+    @FRAGMENT_MODEL.documented(FRAGMENT)
     def __init__(
         self,
         scope: Construct,
@@ -64,30 +95,22 @@ class AslFragment(sfn.StateMachineFragment):
         guard_states: Mapping[str, IdempotencyKey | guard_states_module.GuardedState] | None = None,
     ) -> None:
         """
-        :param definition_body: the workflow: ``sfn.DefinitionBody.from_file(path)`` (JSON, or YAML for a
-            ``.yaml`` file), ``sfn.DefinitionBody.from_string(text)``, or the document as a dict.
-        :param definition_substitutions: values of the document's ``${Name}`` placeholders, as
-            ``sfn.StateMachine`` takes them (tokens such as a function's ARN too). Default: none; a
-            placeholder without a value fails synth with its name.
-        :param state_name: the name of the Parallel state that runs the document. Default: the construct id.
-        :param table: where the records of ``guard_states`` live. Default: none; needed with ``guard_states``.
-        :param guard_states: states of the document to run each inside an ``IdempotencyGuard`` of its own,
-            by name: ``{"ChargePayment": IdempotencyKey.from_paths("$.order_id")}``, or a ``GuardedState``
-            for the guard's other options. A Task, Parallel or Map state, at the top level, in a Parallel
-            branch or a Map item processor; its Retry, Catch, Next and End work as the file says. Each
-            guard's records are under ``{this construct's path}/{state name}`` unless it names its
-            namespace. Default: none.
+        :options: each option's documentation is written here from asl_fragment.FRAGMENT_MODEL
         """
         super().__init__(scope, construct_id)
-        options.check(self, FRAGMENT_OPTIONS, locals(), required=("definition_body",))
-        found = Problems(self)
-        document, unreadable = asl.read(definition_body, definition_substitutions)
-        found.extend(unreadable)
+        # One pass: the type of every parameter (by name), then the values of those of the right type.
+        found = options.Validation(self, FRAGMENT_MODEL, FRAGMENT, locals())
+        document: asl.Document | None = None
+        if found.typed("definition_body", "definition_substitutions"):
+            document, unreadable = asl.read(definition_body, definition_substitutions)
+            found.extend(unreadable)
         name = state_name if state_name is not None else construct_id
         if document is not None:
             found.extend(asl.problems(document))
-        if guard_states and table is None:
+        if guard_states and table is None and found.typed("guard_states"):
             found.add("table: guard_states keeps its records in a table; pass table=IdempotencyTable(...) or an existing one")
+        if document is not None and guard_states and found.typed("guard_states", "table") and table is not None:
+            found.extend(guard_states_module.problems(document, guard_states, table=table, namespace=self.node.path))
         found.raise_if_any()
         assert document is not None
         statements: list[iam.PolicyStatement] = []

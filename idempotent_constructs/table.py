@@ -21,13 +21,30 @@ from .lambda_src import schema
 # update_item and delete_item. A workflow's states never put (WORKFLOW_ITEM_ACTIONS).
 POWERTOOLS_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
 READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:DescribeTable")
+TABLE = "IdempotencyTable"
+# Every option of an IdempotencyTable: what it takes, what it does, its default (options.Option).
+TABLE_MODEL = options.Options(
+    options.Option(
+        "table", options.EXISTING_TABLE, "an existing table to use instead of creating one.", "a new table.", (TABLE,)
+    ),
+    options.Option(
+        "removal_policy",
+        options.REMOVAL_POLICY,
+        "what happens to a created table when it leaves the stack.",
+        "``RemovalPolicy.RETAIN``. ``DESTROY`` deletes every record and is warned about.",
+        (TABLE,),
+    ),
+    options.Option(
+        "encryption_key",
+        options.KMS_KEY,
+        "a customer managed KMS key for a created table.",
+        "the AWS managed key for DynamoDB.",
+        (TABLE,),
+    ),
+    options.Option("point_in_time_recovery", options.BOOL, "continuous backups of a created table.", "``True``.", (TABLE,)),
+)
 # What each option takes.
-TABLE_OPTIONS: dict[str, options.Kind] = {
-    "table": options.EXISTING_TABLE,
-    "removal_policy": options.REMOVAL_POLICY,
-    "encryption_key": options.KMS_KEY,
-    "point_in_time_recovery": options.BOOL,
-}
+TABLE_OPTIONS: dict[str, options.Kind] = TABLE_MODEL.kinds(TABLE)
 
 
 class IdempotencyTable(Construct):
@@ -42,6 +59,7 @@ class IdempotencyTable(Construct):
     and TTL on ``expiration`` is your responsibility.
     """
 
+    @TABLE_MODEL.documented(TABLE)
     def __init__(
         self,
         scope: Construct,
@@ -53,23 +71,19 @@ class IdempotencyTable(Construct):
         point_in_time_recovery: bool | None = None,
     ) -> None:
         """
-        :param table: an existing table to use instead of creating one. Default: a new table.
-        :param removal_policy: what happens to a created table when it leaves the stack.
-            Default: ``RemovalPolicy.RETAIN``. ``DESTROY`` deletes every record and is warned about.
-        :param encryption_key: a customer managed KMS key for a created table.
-            Default: the AWS managed key for DynamoDB.
-        :param point_in_time_recovery: continuous backups of a created table. Default: ``True``.
+        :options: each option's documentation is written here from table.TABLE_MODEL
         """
         super().__init__(scope, construct_id)
-        # The parameters, by name: each is checked against the kind it takes.
-        options.check(self, TABLE_OPTIONS, locals())
-        problems = Problems(self)
-        if table is not None and (removal_policy is not None or encryption_key is not None or point_in_time_recovery is not None):
-            problems.add(
+        # One pass: the type of every parameter (by name), then the values of those of the right type.
+        found = options.Validation(self, TABLE_MODEL, TABLE, locals())
+        if found.values["table"] is not None and (
+            removal_policy is not None or encryption_key is not None or point_in_time_recovery is not None
+        ):
+            found.add(
                 "table: an existing table was given together with options for creating one "
                 "(removal_policy, encryption_key, point_in_time_recovery); pass one or the other"
             )
-        problems.raise_if_any()
+        found.raise_if_any()
 
         if table is not None:
             self.table: dynamodb.ITable = table
