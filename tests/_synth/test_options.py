@@ -1,8 +1,11 @@
 """idempotent_constructs/_synth/options.py: every option of the public constructs checked for its type when the
-construct is created, as one line of its configuration error that names the value and what to pass."""
+construct is created, as one line of its configuration error that names the value and what to pass; the
+options model the constructs' signatures' documentation and checks come from; one validation pass that
+reports every type and value problem at once, a workflow's with its guards'."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import pytest
@@ -15,6 +18,8 @@ from aws_cdk import aws_stepfunctions as sfn
 
 from idempotent_constructs import (
     AslFragment,
+    FailurePolicy,
+    GuardedState,
     IdempotencyConfigurationError,
     IdempotencyGuard,
     IdempotencyKey,
@@ -22,11 +27,11 @@ from idempotent_constructs import (
     IdempotentStateMachine,
     ResultStorage,
 )
-from idempotent_constructs._synth.options import article, implements
-from idempotent_constructs.asl_fragment import FRAGMENT_OPTIONS
-from idempotent_constructs.guard.config import GUARD_OPTIONS, OPTIONS
-from idempotent_constructs.state_machine import STATE_MACHINE_OPTIONS
-from idempotent_constructs.table import TABLE_OPTIONS
+from idempotent_constructs._synth.options import TEXT, Option, Options, article, implements, taken_names
+from idempotent_constructs.asl_fragment import FRAGMENT_MODEL, FRAGMENT_OPTIONS
+from idempotent_constructs.guard.config import GUARD, GUARD_MODEL, GUARD_OPTIONS, GUARDED_STATE, OPTIONS, WORKFLOW
+from idempotent_constructs.state_machine import STATE_MACHINE_OPTIONS, WORKFLOW_MODEL
+from idempotent_constructs.table import TABLE_MODEL, TABLE_OPTIONS
 from tests.synth import stack
 
 # Each option shared by the guard and the workflow: a value a user may pass by mistake, and the
@@ -299,3 +304,153 @@ def test_a_jsii_object_implements_the_interfaces_its_class_declares_and_their_pa
 )
 def test_a_noun_gets_the_article_its_first_sound_takes(noun, written):
     assert article(noun) == written
+
+
+# --- the options model -------------------------------------------------------------------------------
+MODELS = [
+    (IdempotencyGuard.__init__, GUARD_MODEL, GUARD),
+    (IdempotentStateMachine.__init__, WORKFLOW_MODEL, WORKFLOW),
+    (GuardedState, GUARD_MODEL, GUARDED_STATE),
+    (AslFragment.__init__, FRAGMENT_MODEL, "AslFragment"),
+    (IdempotencyTable.__init__, TABLE_MODEL, "IdempotencyTable"),
+]
+
+
+@pytest.mark.parametrize(("target", "model", "taker"), MODELS, ids=[taker for _, _, taker in MODELS])
+def test_each_constructs_keyword_options_are_exactly_the_models_list_for_it(target, model, taker):
+    names = taken_names(target)
+    assert len(names) == len(set(names))
+    assert set(names) == {option.name for option in model.of(taker)}
+    # Required in the model exactly where the signature has no default.
+    if not isinstance(target, type):
+        parameters = inspect.signature(target).parameters
+        assert {name for name in names if parameters[name].default is inspect.Parameter.empty} == set(model.required(taker))
+
+
+@pytest.mark.parametrize(("target", "model", "taker"), MODELS, ids=[taker for _, _, taker in MODELS])
+def test_each_options_documentation_is_the_models_one_text(target, model, taker):
+    documented = " ".join((inspect.getdoc(target) or "").split())
+    for option in model.of(taker):
+        assert f":param {option.name}: {' '.join(option.text(taker).split())}" in documented
+
+
+def test_the_guard_and_the_workflow_document_a_shared_option_with_one_text():
+    def entry(target, name):
+        documented = " ".join((inspect.getdoc(target) or "").split())
+        return documented.split(f":param {name}: ")[1].split(" :param ")[0]
+
+    assert entry(IdempotencyGuard.__init__, "result_storage") == entry(IdempotentStateMachine.__init__, "result_storage")
+    assert entry(IdempotencyGuard.__init__, "result_storage") == entry(GuardedState, "result_storage")
+    assert entry(IdempotencyGuard.__init__, "payload") == entry(IdempotentStateMachine.__init__, "payload")
+
+
+def test_the_shared_kinds_derive_from_the_model():
+    assert GUARD_MODEL.kinds(GUARD) == GUARD_OPTIONS
+    assert WORKFLOW_MODEL.kinds(WORKFLOW) == STATE_MACHINE_OPTIONS
+    assert GUARD_MODEL.kinds(WORKFLOW) == OPTIONS
+    assert {field.name for field in dataclasses.fields(GuardedState)} == set(GUARD_MODEL.kinds(GUARDED_STATE))
+
+
+def test_an_option_in_the_signature_only_or_in_the_model_only_is_refused_when_the_class_is_defined():
+    model = Options(Option("name", TEXT, "a name.", "none.", ("Thing",)), Option("size", TEXT, "a size.", "none.", ("Thing",)))
+
+    def init(self, *, name=None, colour=None):
+        """
+        :options: from the model
+        """
+
+    with pytest.raises(TypeError, match=r"only in the signature \['colour'\], only in the model \['size'\]"):
+        model.documented("Thing")(init)
+
+
+def test_the_documentation_is_written_where_the_docstring_has_its_options_line_in_the_signatures_order():
+    model = Options(Option("size", TEXT, "a size.", "none.", ("Thing",)), Option("name", TEXT, "a name.", None, ("Thing",)))
+
+    @model.documented("Thing")
+    def init(self, *, name, size=None):
+        """Make a thing.
+
+        :options: from the model
+        """
+
+    assert inspect.getdoc(init) == "Make a thing.\n\n:param name: a name.\n:param size: a size. Default: none."
+
+
+# --- one validation pass -----------------------------------------------------------------------------
+def guard_problems(**options) -> list[str]:
+    target = stack()
+    given = {"table": IdempotencyTable(target, "Table"), "body": sfn.Pass(target, "Charge"), **options}
+    with pytest.raises(IdempotencyConfigurationError) as raised:
+        IdempotencyGuard(target, "ChargeOnce", **given)
+    return raised.value.problems
+
+
+def test_a_wrong_type_and_a_wrong_value_in_one_call_are_reported_together():
+    found = guard_problems(
+        key="$.refund.id",  # a type
+        lease=Duration.millis(1500),  # a value
+        cache_errors=["CardDeclined"],  # a value: without on_failure=CACHE
+    )
+    assert [problem.split(":")[0] for problem in found] == ["key", "cache_errors", "lease"]
+    assert found[0].startswith("key: '$.refund.id' (a str) is not an IdempotencyKey")
+    assert found[2] == (
+        "lease: 1 second 500 millis is not a whole number of seconds of at least 1; use Duration.seconds(n) with n >= 1"
+    )
+
+
+def test_the_value_checks_skip_only_the_options_of_the_wrong_type_and_what_reads_them():
+    found = guard_problems(
+        on_failure="cache",  # wrong: cache_errors is not told that on_failure is RELEASE
+        cache_errors=["States.Timeout"],  # its own value is still checked
+        namespace=7,
+    )
+    assert [problem.split(":")[0] for problem in found] == ["namespace", "on_failure", "cache_errors"]
+    assert "must list error names" in found[2]
+
+
+def test_a_workflow_reports_its_own_problems_and_its_guards_in_one_error_under_its_path():
+    target = stack()
+    with pytest.raises(IdempotencyConfigurationError) as raised:
+        IdempotentStateMachine(
+            target,
+            "Refunds",
+            table=IdempotencyTable(target, "Table"),
+            definition=sfn.Pass(target, "Work"),
+            state_machine_type=sfn.StateMachineType.EXPRESS,
+            tracing_enabled="yes",  # the workflow's type
+            timeout=Duration.minutes(6),  # the workflow's value
+            on_failure=FailurePolicy.RELEASE,
+            cache_errors=["CardDeclined"],  # the guard's value
+            result_storage=ResultStorage.large(inline_threshold=Size.kibibytes(65)),  # the guard's value
+        )
+    assert raised.value.construct_path == "Test/Refunds"
+    assert [problem.split(":")[0] for problem in raised.value.problems] == [
+        "tracing_enabled",
+        "timeout",
+        "cache_errors",
+        "result_storage",
+    ]
+
+
+def test_a_workflow_reports_the_problems_of_its_guard_states_guards_with_its_own():
+    target = stack()
+    document = {
+        "StartAt": "Charge",
+        "States": {"Charge": {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "End": True}},
+    }
+    with pytest.raises(IdempotencyConfigurationError) as raised:
+        IdempotentStateMachine(
+            target,
+            "Refunds",
+            table=IdempotencyTable(target, "Table"),
+            definition_body=document,
+            max_wait=Duration.hours(1),
+            timeout=Duration.minutes(10),  # the workflow's value: max_wait is longer than a run
+            guard_states={"Charge": GuardedState(lease=Duration.millis(1500), on_completed="REJECT")},
+        )
+    assert raised.value.construct_path == "Test/Refunds"
+    assert raised.value.problems[0].startswith("max_wait: 1 hour leaves a waiting duplicate no time")
+    assert [problem.split(":")[0] for problem in raised.value.problems[1:]] == [
+        "guard_states['Charge'].on_completed",
+        "guard_states['Charge'].lease",
+    ]
