@@ -66,8 +66,8 @@ def test_the_layout_page_lists_exactly_the_modules_there_are():
     actual = {
         path.relative_to(ROOT).as_posix()
         for top in ("idempotent_constructs", "crosscheck")
-        for path in (ROOT / top).rglob("*.py")
-        if "__pycache__" not in path.parts
+        for path in (ROOT / top).rglob("*")
+        if path.suffix in (".py", ".jsonata") and "__pycache__" not in path.parts
     }
     assert listed == actual, {"missing from the layout page": sorted(actual - listed), "gone": sorted(listed - actual)}
 

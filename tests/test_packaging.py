@@ -35,6 +35,7 @@ def test_the_wheel_holds_the_library_its_functions_code_and_py_typed_and_nothing
         "idempotent_constructs/testing/__init__.py",
         "idempotent_constructs/_readers/assembly.py",
         "idempotent_constructs/_jsonata/engine.py",
+        "idempotent_constructs/_jsonata/canonical.jsonata",
         "idempotent_constructs/lambda_src/compute_key.py",
         "idempotent_constructs/lambda_src/release.py",
         "idempotent_constructs/lambda_src/results.py",
@@ -58,6 +59,8 @@ def test_the_sdist_holds_the_sources_the_docs_and_the_changelog_but_no_tests_or_
         "CHANGELOG.md",
         "idempotent_constructs/__init__.py",
         "idempotent_constructs/lambda_src/release.py",
+        "idempotent_constructs/_jsonata/canonical.jsonata",
+        "docs/index.md",
     } <= names
     assert not any(name.startswith(("tests/", "bench/", "crosscheck/", "example/", "lambda_src/")) for name in names)
 

@@ -9,69 +9,48 @@ which a Task or Parallel state sees as ``States.QueryEvaluationError`` and the g
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from importlib import resources
 from typing import Any
 
 from ..lambda_src import canonical, schema
 
-# $quote: JSON.stringify of one string (or true, false, null), without the brackets of the array that carries it.
-# $canonical: section 2, written after the prefix $p, each member name still in the brackets $string([name])
-#   writes it in (a call less a member than $quote); a number as 15 digits by $string, then the exact
-#   remainder when they are not the whole double; with $exact, a number of magnitude 2**53 or more
-#   raises. Objects are tested first and every nested value is written by a tail call (the member's text
-#   goes in as the prefix), so each level of the value adds as few evaluation levels as JSONata allows:
-#   AWS fails an evaluation deeper than 100 levels (B18).
-# $text: the canonical text: $canonical's, each ["name"]: made "name": by one replace. Only a member name
-#   is followed by "]:" (a value is followed by ",", "]" or "}"), and inside a string a quote is escaped,
-#   so no other text matches.
-# $digest: section 3, a long text hashed in pieces of 2,500 code points, cut in one pass by $match (a piece
-#   is a run of code points, each a surrogate pair or any one unit, in jsonata-js as in jsonata-python), so
-#   that its cost is linear in the text ($substring reads the whole text again for every piece).
-# $measured: a value's JSON inside brackets, for $native ($string([$v]) would flatten an array, which would
-#   then be measured a level shallower than an object).
-# $native: raises, before any work, where what is to be canonicalized (the key and payload selections, never
-#   the envelope around them, measured together: $measured of each, joined by commas) is beyond the bounds
-#   within which the native key stays well inside AWS's (NATIVE_*): the guard then computes the key with
-#   the key function. Strings cost little to
-#   canonicalize (one quoting, one pass of the name replace, a linear digest), so they count against
-#   NATIVE_TEXT only; the rest of the value (its structure) against NATIVE_CHARACTERS, which bounds the
-#   recursive, sorting work of $canonical.
+# The bounds within which the native key stays well inside AWS's, checked by $native
+# (canonical.jsonata) before any work: beyond them the key function computes the key.
 NATIVE_TEXT = 262_144  # $string of the value, in UTF-16 units
 NATIVE_CHARACTERS = 16_384  # $string of the value with every string written as one character
 NATIVE_VALUES = 2_000  # commas outside strings: about the values in it
 NATIVE_LEVELS = 9  # containers nested in one another, the outermost included
 BEYOND_NATIVE = "the input is beyond the bounds of the native key: the key function computes it"
-# jsonata's regular-expression scanner counts unescaped brackets and braces, also in a class, and a backslash
-# before a closing bracket hides it: hence the escaped braces and \x5c for a backslash.
+# One level of $native's nesting count: the innermost containers made a 0 (canonical.jsonata says why
+# the braces are escaped).
 _LEVEL = "$s := $replace($s, /[\\[\\{][^\\[\\]\\{\\}]*[\\]\\}]/, '0');"
-_FUNCTIONS = (
-    "$quote := function($s) {( $t := $string([$s]); $substring($t, 1, $length($t) - 2) )};"
-    "$canonical := function($v, $exact, $p) {"
-    "$type($v) = 'object' ? $p & '{' & $join($map($sort($keys($v)), function($k) "
-    "{ $canonical($lookup($v, $k), $exact, $string([$k]) & ':') }), ',') & '}'"
-    " : $type($v) = 'array' ? $p & '[' & $join($map($v, function($i) { $canonical($i, $exact, '') }), ',') & ']'"
-    " : $type($v) = 'number' ? $p & ($exact and $abs($v) >= " + str(canonical.EXACT_LIMIT) + " ? "
-    "$error('a key number of magnitude 2^53 or more cannot be keyed exactly: send it as a string') : "
-    "($s := $string($v); $h := $number($s); $h = $v ? $s : $s & '~' & $string($v - $h)))"
-    " : $p & $quote($v)};"
-    "$text := function($v, $exact) { $replace($canonical($v, $exact, ''), /\\[(\"(?:[^\"\\x5c]|\\x5c.)*\")\\]:/, '$1:') };"
-    "$digest := function($t) { $length($t) <= " + str(canonical.HASH_PIECE) + " ? $hash($t, 'SHA-256')"
-    " : $hash('chunks:' & $join($match($t, /(?:[\\ud800-\\udbff][\\udc00-\\udfff]|[\\s\\S]){1,"
-    + str(canonical.HASH_PIECE)
-    + "}/).($hash(match, 'SHA-256')), ''), 'SHA-256') };"
-    "$empty := function($v) { $type($v) = 'null' or $v = '' "
-    "or ($type($v) = 'array' and $count($v) = 0) or ($type($v) = 'object' and $count($keys($v)) = 0) };"
-    "$measured := function($v) { $type($v) = 'array' ? '[' & $string($v) & ']' : $string([$v]) };"
-    "$native := function($s) {("
-    f" $fits := $length($s) > {NATIVE_TEXT + 2} ? false : ("
-    ' $s := $replace($s, /"[^"\\x5c]*(?:\\x5c.[^"\\x5c]*)*"/, \'0\');'
-    f" $length($s) > {NATIVE_CHARACTERS + 2} ? false :"
-    f" $length($s) - $length($replace($s, ',', '')) >= {NATIVE_VALUES} ? false : ("
-    + _LEVEL
-    * (NATIVE_LEVELS + 1)
-    + " $not($contains($s, /[\\[\\{]/))));"
-    " $fits ? true : $error('" + BEYOND_NATIVE + "') )};"
-)
+
+
+def _functions() -> str:
+    """The functions of canonical.jsonata, as every key expression starts with them: its comments
+    dropped, its lines joined, its ``__NAMES__`` filled in."""
+    values = {
+        "EXACT_LIMIT": str(canonical.EXACT_LIMIT),
+        "HASH_PIECE": str(canonical.HASH_PIECE),
+        "NATIVE_TEXT_BRACKETED": str(NATIVE_TEXT + 2),
+        "NATIVE_CHARACTERS_BRACKETED": str(NATIVE_CHARACTERS + 2),
+        "NATIVE_VALUES": str(NATIVE_VALUES),
+        "LEVELS": _LEVEL * (NATIVE_LEVELS + 1),
+        "BEYOND_NATIVE": BEYOND_NATIVE,
+    }
+    lines, in_comment = [], False
+    for line in resources.files(__package__).joinpath("canonical.jsonata").read_text().splitlines():
+        stripped = line.strip()
+        if in_comment or stripped.startswith("/*"):
+            in_comment = not stripped.endswith("*/")
+        elif stripped:
+            lines.append(stripped)
+    return re.sub(r"__([A-Z_]+)__", lambda name: values[name.group(1)], " ".join(lines))
+
+
+_FUNCTIONS = _functions()
 
 
 def literal(text: str) -> str:
