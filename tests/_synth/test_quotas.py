@@ -119,6 +119,7 @@ def test_a_hundred_and_twenty_workflows_with_long_namespaces_eight_extend_lease_
     assert at_scale.findings() == []  # the 120 definitions (assets) read and checked too
 
 
+@pytest.mark.scale
 def test_at_scale_every_role_keeps_its_permissions_within_what_iam_allows_a_role(at_scale):
     template = at_scale.template
 
@@ -132,6 +133,7 @@ def test_at_scale_every_role_keeps_its_permissions_within_what_iam_allows_a_role
     assert max(sizes.values()) <= ROLE_INLINE_POLICY_CHARACTERS
 
 
+@pytest.mark.scale
 def test_at_scale_the_shared_functions_access_is_widened_to_the_namespaces_prefixes_with_a_warning(at_scale):
     template, orders = at_scale.template, at_scale.stack
 
@@ -146,6 +148,7 @@ def test_at_scale_the_shared_functions_access_is_widened_to_the_namespaces_prefi
     assert len(warnings) == 2  # the release and the result functions
 
 
+@pytest.mark.scale
 def test_at_scale_each_workflow_logs_under_vendedlogs_and_its_filter_patterns_fit(at_scale):
     template = at_scale.template
 
