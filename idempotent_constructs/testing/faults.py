@@ -28,11 +28,16 @@ class Faults:
     ``dynamodb_lost_replies``: item writes (PutItem, UpdateItem, DeleteItem) are applied, and then
     fail with ``InternalServerError``, as a request whose reply DynamoDB or the network lost does: the
     caller retries a write that already happened.
+    ``lost_reply_writes``: the same for chosen writes, by number: 1 is the first item write DynamoDB
+    applies while the faults are in place, 2 the next, and so on (a write refused by its condition is
+    not applied, so it has no number). ``(1,)`` loses the reply of a workflow's first write, its
+    ``Acquire``; each lost reply counts in ``injected["dynamodb_lost_replies"]``.
     """
 
     dynamodb: float = 0.0
     lambda_invocations: float = 0.0
     dynamodb_lost_replies: float = 0.0
+    lost_reply_writes: tuple[int, ...] = ()
     dynamodb_error: str = "ProvisionedThroughputExceededException"
     seed: int | None = None
     injected: dict[str, int] = field(default_factory=lambda: {"dynamodb": 0, "lambda": 0, "dynamodb_lost_replies": 0})
@@ -43,8 +48,11 @@ class Faults:
         for name in ("dynamodb", "lambda_invocations", "dynamodb_lost_replies"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"Faults.{name} must be a fraction from 0.0 to 1.0, got {getattr(self, name)!r}")
+        if not all(isinstance(number, int) and number >= 1 for number in self.lost_reply_writes):
+            raise ValueError(f"Faults.lost_reply_writes must number writes from 1, got {self.lost_reply_writes!r}")
         self._random = random.Random(self.seed)
         self._lock = threading.Lock()
+        self._writes = 0  # the item writes applied so far
 
     def hit(self, kind: str) -> bool:
         rate = {"dynamodb": self.dynamodb, "lambda": self.lambda_invocations}.get(kind, self.dynamodb_lost_replies)
@@ -53,6 +61,16 @@ class Faults:
                 self.injected[kind] += 1
                 return True
         return False
+
+    def reply_lost(self) -> bool:
+        """Whether the reply of the item write DynamoDB just applied is lost: its number is one of
+        ``lost_reply_writes``, or it drew a ``dynamodb_lost_replies`` fault."""
+        with self._lock:
+            self._writes += 1
+            chosen = self._writes in self.lost_reply_writes
+            if chosen:
+                self.injected["dynamodb_lost_replies"] += 1
+        return chosen or self.hit("dynamodb_lost_replies")
 
     def choice(self, options: list[str]) -> str:
         with self._lock:
@@ -75,7 +93,7 @@ def install(patch: Patch, current: Callable[[], Faults]) -> None:
             if current().hit("dynamodb"):
                 raise DynamodbException(current().dynamodb_error, _INJECTED)
             reply = _original(handler)
-            if _name != "get_item" and current().hit("dynamodb_lost_replies"):
+            if _name != "get_item" and current().reply_lost():
                 raise DynamodbException("InternalServerError", _INJECTED)
             return reply
 
