@@ -692,6 +692,49 @@ class ControlStack(Stack):
         sfn.StateMachine(self, "ExtendingPerItem", definition_body=sfn.DefinitionBody.from_chainable(per_item))
 
 
+# B12: a lease far longer than the tests run, and a short wait, so that a run that waited for its own
+# record would end with Idempotency.InFlight within seconds.
+LOST_REPLY_TIMING: dict[str, Any] = {
+    "lease": Duration.minutes(10),
+    "poll_interval": Duration.seconds(1),
+    "max_wait": Duration.seconds(20),
+}
+
+
+class LostRepliesStack(Stack):
+    """B12: guards of plain state machines (each ``IdempotencyGuard`` on its own, as per-step
+    idempotency has it, not once per execution), whose writes' replies the tests lose
+    (``Faults.lost_reply_writes``): ``Alone`` (a guard, its body echoing; ``{"fail": true}`` fails
+    it), ``AloneCached`` (the same, its failures cached), ``AloneJmespath`` (keyed through the key
+    function), ``PerItem`` (a guard in a Map, keyed on each item's ``sku``, its body 2 s long) and ``InSequence`` (two
+    guards, ``First`` then ``Second``, on the same ``id``)."""
+
+    def __init__(self, scope: App, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        table = IdempotencyTable(self, "Idempotency", removal_policy=RemovalPolicy.DESTROY)
+
+        def machine(construct_id: str, definition: sfn.IChainable) -> None:
+            sfn.StateMachine(self, construct_id, definition_body=sfn.DefinitionBody.from_chainable(definition))
+
+        def guard(construct_id: str, body: sfn.IChainable, key: IdempotencyKey, **options: Any) -> IdempotencyGuard:
+            return IdempotencyGuard(self, construct_id, table=table, body=body, key=key, **LOST_REPLY_TIMING, **options)
+
+        by_id = IdempotencyKey.from_paths("$.id")
+        machine("Alone", guard("AloneOnce", failing_body(self, "Alone"), by_id))
+        machine("AloneCached", guard("CachedOnce", failing_body(self, "Cached"), by_id, on_failure=FailurePolicy.CACHE))
+        echo = {"echo.$": "$", "done": True}
+        jmespath = guard("JmespathOnce", sfn.Pass(self, "JmespathWork", parameters=echo), IdempotencyKey.from_jmespath("id"))
+        machine("AloneJmespath", jmespath)
+        # A body of 2 s: a sibling under the same key finds the record in progress.
+        item = guard("ItemOnce", slow_body(self, "Item"), IdempotencyKey.from_paths("$.sku"))
+        machine("PerItem", sfn.Map(self, "EachItem", items_path="$.items").item_processor(item))
+        first = guard("First", sfn.Pass(self, "FirstWork", result_path="$.first", result=sfn.Result.from_string("ran")), by_id)
+        second = guard(
+            "Second", sfn.Pass(self, "SecondWork", result_path="$.second", result=sfn.Result.from_string("ran")), by_id
+        )
+        machine("InSequence", first.next(second))
+
+
 def minimal(app: App) -> Stack:
     stack = Stack(app, "Minimal")
     IdempotentStateMachine(stack, "Orders", table=IdempotencyTable(stack, "Idempotency"), definition=sfn.Pass(stack, "Work"))

@@ -17,7 +17,7 @@ from .._jsonata import key_expressions
 from .._jsonata.key_expressions import literal
 from ..lambda_src import canonical, schema
 from . import record_tasks
-from .protocol import CONDITION_FAILED, QUERY_FAILED, TRANSIENT_DYNAMODB_ERRORS, expression
+from .protocol import CONDITION_FAILED, OWNER, QUERY_FAILED, TRANSIENT_DYNAMODB_ERRORS, expression
 from .tasks import SAME_INPUT, ItemTask, fail, invoke, retry_transient
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ def _compute_key(guard: IdempotencyGuard, missing: sfn.Fail) -> sfn.TaskStateBas
         guard.key_function,
         expression(f"({selected}$fits := {size} <= {_input_limit(config)}; {request})"),
         outputs=SAME_INPUT,
-        assign={guard.facts.name: expression("$states.result")},
+        assign={guard.facts.name: expression(_drawn(config, "$states.result"))},
     )
     # A JSONata expression that raised building the request is the payload's where only the payload is JSONata.
     payload_raises = config.payload.kind == schema.KIND_JSONATA and config.key.kind != schema.KIND_JSONATA
@@ -182,6 +182,14 @@ def _compute_key(guard: IdempotencyGuard, missing: sfn.Fail) -> sfn.TaskStateBas
     return compute
 
 
+def _drawn(config: GuardConfig, facts: str) -> str:
+    """JSONata for the guard's variable ``facts`` (an object, JSONata) with a new owner token, where the
+    guard draws its token before its first write (``record_tasks.owner_drawn_first``)."""
+    if not record_tasks.owner_drawn_first(config):
+        return facts
+    return f"$merge([{facts}, {{'{OWNER}': {record_tasks.NEW_OWNER}}}])"
+
+
 def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail) -> tuple[sfn.State, list[ItemTask]]:
     """``(start state, every write that takes a free key)``, the last of which takes the key already in
     the variable; a taken key goes to ``inspect`` with the key in the variable.
@@ -190,20 +198,37 @@ def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail)
     ``Acquire`` raises, before anything is written, for a missing key or an input beyond the native
     bounds, and the key function tells which it was: it computes the key, which ``AcquireComputed``
     takes, or fails ``Idempotency.KeyMissing``. A JMESPath key starts with the key function, and its
-    write is ``Acquire``."""
-    config = guard.config
+    write is ``Acquire``.
+
+    Where the guard draws its owner token first (``record_tasks.owner_drawn_first``), ``Begin`` draws
+    it before ``Acquire`` (a state's retries evaluate its request again, a $uuid() in it anew; a
+    state's ``Assign``, once), and ``ComputeKey`` draws another, which ``AcquireComputed`` writes."""
+    config, facts = guard.config, guard.facts
     native = config.native
     compute = _compute_key(guard, missing)
-    keyed = _holding(guard, "AcquireComputed" if native else "Acquire", record_tasks.acquire(config, guard.facts, computed=True))
+    keyed = _holding(guard, "AcquireComputed" if native else "Acquire", record_tasks.acquire(config, facts, computed=True))
     compute.next(keyed)
     keyed.catch(inspect, [CONDITION_FAILED])
     if not native:
         return compute, [keyed]
-    task = _holding(guard, "Acquire", record_tasks.acquire(config, guard.facts))
+    task = _holding(guard, "Acquire", record_tasks.acquire(config, facts))
     # The failed write's key is computed again: a catcher cannot see the request's values.
-    task.catch(inspect, [CONDITION_FAILED], assign={guard.facts.name: expression(record_tasks.key(config, guard.facts))})
+    key = record_tasks.key(config, facts)
+    if record_tasks.owner_drawn_first(config):
+        key = f"$merge([{key}, {{'{OWNER}': {facts(OWNER)}}}])"
+    task.catch(inspect, [CONDITION_FAILED], assign={facts.name: expression(key)})
     task.catch(compute, [QUERY_FAILED])
-    return task, [task, keyed]
+    if not record_tasks.owner_drawn_first(config):
+        return task, [task, keyed]
+    # Each run of the guard starts afresh: what the variable held from an earlier run (a loop) goes.
+    begin = sfn.Pass.jsonata(
+        guard,
+        "Begin",
+        state_name=config.name("Begin"),
+        assign={facts.name: expression(record_tasks.jsonata_object({OWNER: record_tasks.NEW_OWNER}))},
+    )
+    begin.next(task)
+    return begin, [task, keyed]
 
 
 def takeover(guard: IdempotencyGuard, inspect: sfn.IChainable) -> ItemTask:

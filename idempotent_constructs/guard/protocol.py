@@ -24,7 +24,7 @@ from ..lambda_src import schema
 VARIABLE_PREFIX = "idempotency_"
 ID = "id"  # the record id
 VALIDATION = "validation"  # the payload's digest
-OWNER = "owner"  # this run's owner token, "{execution ARN}#{uuid}", once it holds the key
+OWNER = "owner"  # this run's owner token, "{execution ARN}#{uuid}": drawn before its first write, or once it holds the key
 RECORD = "record"  # the record as last read (DynamoDB's typed form), or null when absent
 HOLDER = "holder"  # the holder's execution as DescribeExecution last described it: {Status, ExecutionArn}
 
@@ -88,6 +88,7 @@ def expression(text: str) -> str:
 # --- states -------------------------------------------------------------------------------------------
 # Every state a guard may generate, by the name it carries after the guard's prefix.
 STATE_NAMES = (
+    "Begin",
     "ComputeKey",
     "Acquire",
     "AcquireComputed",

@@ -80,9 +80,23 @@ def key(config: GuardConfig, facts: Facts, *, computed: bool = False) -> str:
     )
 
 
-def _hold(config: GuardConfig, key_value: str, condition: str, values: dict[str, str]) -> str:
-    """A write that makes this run the holder: ``$k`` is ``{id, validation}``; the clock and the owner
-    token are read once, in this one expression."""
+# A new owner token: this execution, and a holder id no other run has.
+NEW_OWNER = f"$states.context.Execution.Id & '{schema.OWNER_SEPARATOR}' & $uuid()"
+
+
+def owner_drawn_first(config: GuardConfig) -> bool:
+    """Whether a run of the guard draws its owner token once, before its first write (``Begin``, or
+    ``ComputeKey`` where that comes first), so that every attempt of a write that makes it the holder
+    writes the same token: a write DynamoDB applied but reported failed, retried, is refused by its
+    condition, and the route then knows the record by its token as this run's own (B12). Every guard
+    does, but one that runs once per execution (``once_per_execution``): there a record in progress
+    that its execution holds can only be its own, whatever its token, and each write draws its own."""
+    return not config.once_per_execution
+
+
+def _hold(config: GuardConfig, facts: Facts, key_value: str, condition: str, values: dict[str, str]) -> str:
+    """A write that makes this run the holder: ``$k`` is ``{id, validation}``; the clock, and the
+    owner token where the write draws it, are read once, in this one expression."""
     lease_ms = int(config.lease.to_milliseconds())
     request = _request(
         config,
@@ -92,7 +106,7 @@ def _hold(config: GuardConfig, key_value: str, condition: str, values: dict[str,
             schema.STATUS: _s(literal(schema.INPROGRESS)),
             schema.EXPIRATION: _n(f"$floor($now / 1000) + {config.hold_seconds}"),
             schema.IN_PROGRESS_EXPIRATION: _n(f"$now + {lease_ms}"),
-            schema.OWNER: _s(f"$states.context.Execution.Id & '{schema.OWNER_SEPARATOR}' & $uuid()"),
+            schema.OWNER: _s(facts(OWNER) if owner_drawn_first(config) else NEW_OWNER),
             schema.VALIDATION: _s("$k.validation"),
         },
         remove=(*_RESULTS, schema.ERROR, schema.CAUSE),
@@ -108,6 +122,7 @@ def acquire(config: GuardConfig, facts: Facts, *, computed: bool = False) -> str
     progress is never overwritten here; a lapsed one goes through the route's takeover."""
     return _hold(
         config,
+        facts,
         key(config, facts, computed=computed),
         f"attribute_not_exists(#{schema.ID}) OR (#{schema.EXPIRATION} < :now AND #{schema.STATUS} <> :{schema.STATUS})",
         {":now": _n("$floor($now / 1000)")},
@@ -119,6 +134,7 @@ def takeover(config: GuardConfig, facts: Facts) -> str:
     it, released it, took it over), look again."""
     return _hold(
         config,
+        facts,
         f"${facts.name}",
         f"#{schema.OWNER} = :previous AND #{schema.STATUS} = :previous_status",
         {":previous": _s(facts.record(schema.OWNER)), ":previous_status": _s(facts.record(schema.STATUS))},

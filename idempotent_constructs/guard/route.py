@@ -12,7 +12,17 @@ from aws_cdk import aws_stepfunctions as sfn
 
 from ..lambda_src import schema
 from . import marker, record_tasks
-from .protocol import HOLDER, ID, OWNER_GONE_ERRORS, QUERY_FAILED, RECORD, TRANSIENT_DYNAMODB_ERRORS, VALIDATION, expression
+from .protocol import (
+    HOLDER,
+    ID,
+    OWNER,
+    OWNER_GONE_ERRORS,
+    QUERY_FAILED,
+    RECORD,
+    TRANSIENT_DYNAMODB_ERRORS,
+    VALIDATION,
+    expression,
+)
 from .tasks import HOLDER_FIELDS, SAME_INPUT, ItemTask, fail, invoke, owner_check, retry_transient
 
 if TYPE_CHECKING:
@@ -115,10 +125,16 @@ def route(
         rules.append((record.status(schema.COMPLETED), restore))
     if replay_failure is not None:
         rules.append((record.status(schema.FAILED), replay_failure))
-    if config.once_per_execution:
-        # This execution's own record can only be its Acquire's, applied and reported failed: resume.
+    # A record in progress that is this run's own: a write that made it the holder, applied by DynamoDB
+    # but reported failed, whose retry its condition refused (B12). Taken at once (fenced on what was
+    # read, so that its lease starts again), never waited for. The run knows it by the owner token it
+    # drew before its first write; a guard that runs once per execution, by its execution alone (any
+    # record its execution holds is its own), since each of its writes draws a token of its own.
+    if record_tasks.owner_drawn_first(config):
+        own = f"{record(schema.OWNER)} = {facts(OWNER)}"
+    else:
         own = f"$substringBefore({record(schema.OWNER)}, '{schema.OWNER_SEPARATOR}') = $states.context.Execution.Id"
-        rules.append((f"{record.status(schema.INPROGRESS)} and {own}", takeover))
+    rules.append((f"{record.status(schema.INPROGRESS)} and {own}", takeover))
     rules.append((record.within_lease, wait))
     if config.owner_state_machine_name is not None:
         check = owner_check(

@@ -26,7 +26,7 @@ from tests.synth import only_definition, resources, template
 def test_by_default_the_guard_acquires_the_key_natively_runs_the_body_and_completes():
     definition = guarded()
     states = definition["States"]
-    assert definition["StartAt"] == "ChargeOnce.Acquire"
+    assert definition["StartAt"] == "ChargeOnce.Begin" and states["ChargeOnce.Begin"]["Next"] == "ChargeOnce.Acquire"
     assert all(name.startswith("ChargeOnce.") for name in states if name != "Charge")
     acquire = states["ChargeOnce.Acquire"]
     assert (acquire["QueryLanguage"], acquire["Output"], acquire["Next"]) == ("JSONata", "{% $states.input %}", "ChargeOnce.Body")
@@ -120,6 +120,50 @@ def test_step_functions_own_errors_are_renamed_because_no_fail_state_may_raise_t
     assert (
         "$substring($e.Error, 0, 7) = 'States.' ? {'Error': 'Idempotency.BodyFailed', 'Cause': $string($e)}" in release["Output"]
     )
+
+
+def own_record_rule(states):
+    """The route's rule for a record in progress that is this run's own (B12): its condition."""
+    (rule,) = [
+        c
+        for c in states["ChargeOnce.Route"]["Choices"]
+        if c["Next"] == "ChargeOnce.Takeover" and "'INPROGRESS'" in c["Condition"]
+    ]
+    return rule["Condition"]
+
+
+def test_a_guard_draws_its_owner_token_before_its_first_write_so_that_a_retried_write_knows_its_own_record():
+    states = guarded()["States"]
+    variable = "$" + next(iter(states["ChargeOnce.Begin"]["Assign"]))
+    # Begin draws it once; ComputeKey, where a run goes next after Acquire raised, draws a new one.
+    begin = states["ChargeOnce.Begin"]
+    assert (begin["Type"], begin["QueryLanguage"], "Output" in begin) == ("Pass", "JSONata", False)
+    drawn = "$states.context.Execution.Id & '#' & $uuid()"
+    assert begin["Assign"] == {variable[1:]: "{% {'owner': " + drawn + "} %}"}
+    assert drawn in states["ChargeOnce.ComputeKey"]["Assign"][variable[1:]]
+    # Every attempt of every write that makes the run the holder writes that token, never one of its own.
+    for name in ("Acquire", "AcquireComputed", "Takeover"):
+        arguments = states[f"ChargeOnce.{name}"]["Arguments"]
+        assert "$uuid()" not in arguments and f"':owner': {{'S': {variable}.owner}}" in arguments, name
+    # A refused Acquire keeps it, and the route takes a record in progress under it at once.
+    (refused,) = [c for c in states["ChargeOnce.Acquire"]["Catch"] if c["Next"] == "ChargeOnce.Inspect"]
+    assert f"{{'owner': {variable}.owner}}" in refused["Assign"][variable[1:]]
+    assert (
+        own_record_rule(states)
+        == f"{{% {variable}.record.status.S = 'INPROGRESS' and {variable}.record.owner.S = {variable}.owner %}}"
+    )
+    # A JMESPath key starts with ComputeKey, which draws it.
+    jmespath = guarded(key=IdempotencyKey.from_jmespath("id"))
+    assert jmespath["StartAt"] == "ChargeOnce.ComputeKey" and "ChargeOnce.Begin" not in jmespath["States"]
+
+
+def test_a_guard_that_runs_once_per_execution_draws_a_token_in_each_write_and_knows_its_record_by_its_execution():
+    definition = guarded(once_per_execution=True)
+    states = definition["States"]
+    assert definition["StartAt"] == "ChargeOnce.Acquire" and "ChargeOnce.Begin" not in states
+    for name in ("Acquire", "AcquireComputed", "Takeover"):
+        assert "':owner': {'S': $states.context.Execution.Id & '#' & $uuid()}" in states[f"ChargeOnce.{name}"]["Arguments"]
+    assert own_record_rule(states).endswith(".record.owner.S, '#') = $states.context.Execution.Id %}")
 
 
 def test_without_an_owner_state_machine_a_lapsed_lease_is_taken_over_without_asking():
