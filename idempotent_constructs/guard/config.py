@@ -197,9 +197,9 @@ GUARD_MODEL = Options(
         "once_per_execution",
         BOOL,
         "whether this guard runs at most once in an execution (it is not in a Map, a loop or a state that runs "
-        "again). Then a record in progress that this very execution holds can only be its own ``Acquire``'s, "
-        "applied by DynamoDB but reported failed and retried, and the guard takes it over at once instead of "
-        "waiting out its own lease.",
+        "again). Then a record in progress that this very execution holds can only be its own (an ``Acquire`` "
+        "applied by DynamoDB but reported failed and retried), which the guard takes over at once; it needs no "
+        "``Begin`` state, which otherwise draws the owner token by which a run knows its own record.",
         "``False``. ``IdempotentStateMachine`` sets it: its guard is the whole workflow.",
         (GUARD,),
     ),
