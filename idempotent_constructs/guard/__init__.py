@@ -2,7 +2,7 @@
 
 Shape of the generated states (names carry the guard's prefix; all JSONata)::
 
-    [ComputeKey] -> Acquire ---------------------------------------------> Body -> Complete -> (next)
+    [Begin | ComputeKey] -> Acquire --------------------------------------> Body -> Complete -> (next)
                       | key missing: KeyMissing                            |        '-> StoreResult -> (next)
                       | taken                                              | fails
                     Inspect -> Route -- gone --> Acquire                   [CacheOrRelease] -> Release | RecordFailure -> Failed
@@ -16,7 +16,9 @@ Shape of the generated states (names carry the guard's prefix; all JSONata)::
 
 A first run is ``Acquire -> Body -> Complete``; a replay ``Acquire -> Inspect -> Route -> Replay``:
 the key, the payload digest, the owner token and the clock are computed in JSONata, with no Lambda
-call (a JMESPath key adds ``ComputeKey``). Modules: ``config`` (options), ``protocol`` (the shared
+call (a JMESPath key adds ``ComputeKey``). A guard of your own (not once per execution) starts with
+``Begin``, which draws the run's owner token once, so that a retried ``Acquire`` whose first reply was
+lost recognises its own record (contract B12). Modules: ``config`` (options), ``protocol`` (the shared
 names), ``record_tasks`` (the DynamoDB requests), ``tasks`` (the task kinds), and one per phase:
 ``acquire``, ``route``, ``wait``, ``finish``.
 """
