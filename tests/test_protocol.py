@@ -1,6 +1,6 @@
 """The generated protocol, one golden file a state, so that a change of the protocol reads as a diff.
 
-tests/__snapshots__/protocol/<machine>/ holds, for each state machine of ``MACHINES``, one file a state
+tests/golden/<machine>/ holds, for each state machine of ``MACHINES``, one file a state
 (``<state name>.jsonata``, a ``/`` of the name written ``%2F``), nested states included, and
 ``_definition.jsonata`` (the definition's own fields). Each is the state's JSON, indented, with every
 JSONata string written as its expression between ``{%`` and ``%}``, formatted by tests/protocol_format.py
@@ -37,7 +37,7 @@ from idempotent_constructs.testing import state_machine_definitions
 from tests.protocol_format import format_jsonata, jsonata_expressions, protocol_files, tokens
 from tests.stacks import everything_on, minimal
 
-GOLDEN = Path(__file__).parent / "__snapshots__" / "protocol"
+GOLDEN = Path(__file__).parent / "golden"
 REGENERATE = "./dev test tests/test_protocol.py --snapshot-update"
 # Golden folder: the stack and the state machine's logical id less its hash.
 MACHINES = {
