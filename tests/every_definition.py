@@ -1,8 +1,8 @@
 """Every state machine definition the tests read from a synthesized template
 (``idempotent_constructs._readers.assembly.state_machine_definitions``), checked as Step Functions checks a
 definition when it is created: the JSONata it refuses at once (``jsonata_check``, failing the test that
-synthesized it), and ``asl-validator`` once, over all of them, when the session ends (one Node.js run:
-a run per definition would cost minutes). Documents, fragments and guarded states are among them.
+synthesized it), and ``asl-validator`` once, over all of them, when the session ends (one Node.js run
+per core: a run per definition would cost minutes). Documents, fragments and guarded states are among them.
 
 Each process of a run (pytest-xdist's workers too) writes the definitions it reads to one folder
 (``FOLDER``, named in the environment by the first process, which the workers inherit); the process
@@ -68,19 +68,28 @@ def install() -> None:
 
 def asl_validator_problems(validator: Path) -> tuple[int, list[str]]:
     """``(definitions checked, asl-validator's report of each it finds invalid)``, over every definition
-    any process of the run wrote; the folder is removed after."""
+    any process of the run wrote; the folder is removed after. asl-validator compiles its schemas again
+    for each definition (about 0.1 s each), so the definitions are shared out over one run per core."""
     paths = sorted(folder().glob("*.json"))
     try:
-        if not paths:
-            return 0, []
-        arguments = [part for path in paths for part in ("--json-path", str(path))]
-        done = subprocess.run([str(validator), *arguments], capture_output=True, text=True, timeout=600)
-        report = done.stdout + done.stderr
-        for path in paths:
-            report = report.replace(f'"{path}"', path.with_suffix(".where").read_text())
+        cores = os.cpu_count() or 1
+        runs = [
+            subprocess.Popen(
+                [str(validator), *(part for path in share for part in ("--json-path", str(path)))],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+            for share in (paths[core::cores] for core in range(cores))
+            if share
+        ]
+        reports = [(run.communicate(timeout=600)[0], run.returncode) for run in runs]
+        invalid = []
+        for report, returncode in reports:
+            for path in paths:
+                report = report.replace(f'"{path}"', path.with_suffix(".where").read_text())
+            found = [line for line in report.splitlines() if line.strip() and not line.startswith("✓")]
+            invalid += found or ([f"asl-validator exited with {returncode}"] if returncode != 0 else [])
     finally:
         shutil.rmtree(folder(), ignore_errors=True)
-    invalid = [line for line in report.splitlines() if line.strip() and not line.startswith("✓")]
-    if done.returncode != 0 and not invalid:
-        invalid = [f"asl-validator exited with {done.returncode}"]
     return len(paths), invalid
