@@ -68,7 +68,7 @@ def publish_file_assets(s3: Any, assembly_dir: Path, stack_name: str, *, account
     template_url = None
     for asset in json.loads(manifest_path.read_text()).get("files", {}).values():
         source = assembly_dir / asset["source"]["path"]
-        body = _zip_directory(source) if source.is_dir() else source.read_bytes()
+        body = zip_directory(source) if source.is_dir() else source.read_bytes()
         for destination in asset["destinations"].values():
             bucket, key = substitute(destination["bucketName"], pseudo), substitute(destination["objectKey"], pseudo)
             with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
@@ -79,7 +79,22 @@ def publish_file_assets(s3: Any, assembly_dir: Path, stack_name: str, *, account
     return template_url
 
 
-def _zip_directory(directory: Path) -> bytes:
+def without_bootstrap_checks(template: dict[str, Any]) -> dict[str, Any]:
+    """``template`` without what the CDK adds for a bootstrapped account: the bootstrap-version rule and
+    its parameter, and the analytics resource with its condition."""
+    template = json.loads(json.dumps(template))
+    template.pop("Rules", None)
+    template.get("Parameters", {}).pop("BootstrapVersion", None)
+    if not template.get("Parameters"):
+        template.pop("Parameters", None)
+    template["Resources"].pop("CDKMetadata", None)
+    template.get("Conditions", {}).pop("CDKMetadataAvailable", None)
+    if not template.get("Conditions"):
+        template.pop("Conditions", None)
+    return template
+
+
+def zip_directory(directory: Path) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(directory.rglob("*")):

@@ -114,6 +114,11 @@ def check_template(template: dict[str, Any], size: int, directory: Path | None =
     return found
 
 
+def severity(finding: Finding) -> str:
+    """``error`` (AWS refuses or fails it) or ``warning``: the finding's own, else its quota's."""
+    return finding.severity or _BY_RULE[finding.rule].severity
+
+
 def _guarded(check: Any, *arguments: Any) -> list[Finding]:
     try:
         return list(check(*arguments))
@@ -327,10 +332,12 @@ def _definition_findings(
 
 def _definition(template: dict[str, Any], logical_id: str, properties: dict[str, Any], directory: Path | None) -> Any:
     """The state machine's definition as Step Functions gets it: from ``DefinitionString``, or from its
-    asset file in ``directory`` (``DefinitionS3Location``), with its substitutions made; None if unreadable."""
+    asset file in ``directory`` (``DefinitionS3Location``: its key, or a path relative to ``directory`` as
+    ``aws cloudformation package`` reads it), with its substitutions made; None if unreadable."""
     if "DefinitionString" not in properties:
-        key = properties.get("DefinitionS3Location", {}).get("Key")
-        asset = directory / f"asset.{key}" if directory is not None and isinstance(key, str) else None
+        location = properties.get("DefinitionS3Location", {})
+        key = location if isinstance(location, str) else f"asset.{location.get('Key')}"
+        asset = directory / key if directory is not None else None
         if asset is None or not asset.is_file():
             return None
         properties = {**properties, "DefinitionString": asset.read_text()}
@@ -406,14 +413,13 @@ class QuotaCheck:
             else:  # the stack as a whole, or a resource of a nested stack (named in the description)
                 at = f"{stack.node.path if stack else path.stem}"
                 where = cdk.PolicyViolatingResource(locations=[finding.logical_id or "/"], construct_path=at)
-            quota = _BY_RULE[finding.rule]
             named = f"{finding.logical_id}: " if nested and finding.logical_id else ""
             violations.append(
                 cdk.PolicyViolation(
                     rule_name=finding.rule,
-                    description=f"{named}{finding.description} ({quota.source})",
+                    description=f"{named}{finding.description} ({_BY_RULE[finding.rule].source})",
                     fix=finding.fix,
-                    severity=finding.severity or quota.severity,
+                    severity=severity(finding),
                     violating_resources=[where],
                 )
             )

@@ -91,16 +91,8 @@ def key(
         raise click.UsageError(
             "choose one key spec: --whole-input, --jmespath EXPR, --path JSONPATH (repeatable) or --jsonata EXPR"
         )
-    if sum((bool(payload_paths), payload_jsonata is not None, payload_jmespath is not None, no_payload)) > 1:
-        raise click.UsageError(
-            "choose one payload spec: --payload-path JSONPATH (repeatable), --payload-jsonata EXPR, --payload-jmespath EXPR "
-            "or --no-payload"
-        )
-    kind, expression = _spec(jmespath, paths, jsonata, "--")
-    if no_payload:
-        payload_kind, payload_expression = schema.KIND_NONE, None
-    else:
-        payload_kind, payload_expression = _spec(payload_jmespath, payload_paths, payload_jsonata, "--payload-")
+    kind, expression = spec(jmespath, paths, jsonata, "--")
+    payload_kind, payload_expression = payload_spec(payload_paths, payload_jsonata, payload_jmespath, no_payload)
     document = read_json(payload)
     try:
         selection = key_expressions.select(document, kind, expression)
@@ -134,7 +126,18 @@ def key(
         click.echo(record_id)
 
 
-def _spec(jmespath: str | None, paths: tuple[str, ...], jsonata: str | None, flag: str) -> tuple[str, Any]:
+def payload_spec(paths: tuple[str, ...], jsonata: str | None, jmespath: str | None, no_payload: bool) -> tuple[str, Any]:
+    """``(kind, expression)`` of the payload options (``--payload-path``, ``-jsonata``, ``-jmespath``,
+    ``--no-payload``): the whole input when none is given."""
+    if sum((bool(paths), jsonata is not None, jmespath is not None, no_payload)) > 1:
+        raise click.UsageError(
+            "choose one payload spec: --payload-path JSONPATH (repeatable), --payload-jsonata EXPR, --payload-jmespath EXPR "
+            "or --no-payload"
+        )
+    return (schema.KIND_NONE, None) if no_payload else spec(jmespath, paths, jsonata, "--payload-")
+
+
+def spec(jmespath: str | None, paths: tuple[str, ...], jsonata: str | None, flag: str) -> tuple[str, Any]:
     """``(kind, expression)`` of a key (``flag`` "--") or payload ("--payload-") spec, checked as the
     constructs check it."""
     if jsonata is not None:

@@ -26,7 +26,14 @@ from typing import Any, ClassVar
 import boto3
 from moto import mock_aws
 
-from .._readers.assembly import ACCOUNT, REGION, construct_paths, publish_file_assets, state_machine_definitions
+from .._readers.assembly import (
+    ACCOUNT,
+    REGION,
+    construct_paths,
+    publish_file_assets,
+    state_machine_definitions,
+    without_bootstrap_checks,
+)
 from .._synth.quotas import TEMPLATE_MAX_BYTES
 from ..errors import TemplateTooLarge
 from . import faults as fault_injection
@@ -36,6 +43,7 @@ from .faults import Faults
 from .holds import Hold, Holds
 from .items import item_size, write_units
 from .lambdas import FunctionOutput, InProcessLambda
+from .package import package
 from .patches import Patches
 from .runs import (
     EXPRESS,
@@ -225,33 +233,44 @@ class LocalEmulator:
             )
         template = json.loads(template_file.read_text())
         publish_file_assets(self.client("s3"), assembly_dir, stack_name, account=ACCOUNT, region=self.region)
+        return self._create(stack_name, template, without_bootstrap_checks(template), construct_paths(assembly_dir, stack_name))
+
+    def deploy_template(self, template_file: str | Path, stack_name: str, parameters: dict[str, str] | None = None) -> Deployment:
+        """Deploy a CloudFormation template whose functions' code and definitions are local paths beside
+        it (``idempotent-constructs wrap`` writes one) as ``aws cloudformation package`` and ``deploy``
+        would: upload them, then create the stack with ``parameters`` (its parameters' values)."""
+        template_file = Path(template_file)
+        template = json.loads(template_file.read_text())
+        if "Transform" in template:
+            raise ValueError(
+                f"{template_file} is a SAM template: translate it first (samtranslator), as CloudFormation would; "
+                "moto runs no transform"
+            )
+        packaged = package(self.client("s3"), template, template_file.parent)
+        return self._create(stack_name, template, packaged, {}, parameters or {})
+
+    def _create(
+        self,
+        stack_name: str,
+        template: dict[str, Any],
+        body: dict[str, Any],
+        paths: dict[str, str],
+        parameters: dict[str, str] | None = None,
+    ) -> Deployment:
         cloudformation = self.client("cloudformation")
         with unmodelled.recorded() as skipped:  # gap: resource types moto does not model (unmodelled.py)
             cloudformation.create_stack(
                 StackName=stack_name,
-                TemplateBody=json.dumps(_without_bootstrap_checks(template)),
+                TemplateBody=json.dumps(body),
+                Parameters=[{"ParameterKey": key, "ParameterValue": value} for key, value in (parameters or {}).items()],
                 Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"],
             )
             status = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]["StackStatus"]
             if status != "CREATE_COMPLETE":
                 raise RuntimeError(f"stack {stack_name} ended in {status}")
-            deployment = Deployment(self, stack_name, template, construct_paths(assembly_dir, stack_name))
+            deployment = Deployment(self, stack_name, template, paths)
         deployment.unmodelled = tuple(sorted(skipped))
         for name, after_deploy in gaps.AFTER_DEPLOY.items():
             if name not in self._skipped_deploy_steps:
                 after_deploy(deployment, account=ACCOUNT, region=self.region)
         return deployment
-
-
-def _without_bootstrap_checks(template: dict[str, Any]) -> dict[str, Any]:
-    """The CDK adds a bootstrap-version rule and an analytics resource meant for a real account."""
-    template = json.loads(json.dumps(template))
-    template.pop("Rules", None)
-    template.get("Parameters", {}).pop("BootstrapVersion", None)
-    if not template.get("Parameters"):
-        template.pop("Parameters", None)
-    template["Resources"].pop("CDKMetadata", None)
-    template.get("Conditions", {}).pop("CDKMetadataAvailable", None)
-    if not template.get("Conditions"):
-        template.pop("Conditions", None)
-    return template

@@ -41,7 +41,7 @@ def echo_function(emulator: LocalEmulator) -> str:
 
 class DeploymentGaps(Stack):
     """What CloudFormation must get right here: a state machine, a table with TTL, a function version,
-    a state machine with DefinitionSubstitutions."""
+    a state machine with DefinitionSubstitutions, and (this stack alone) one whose definition is in S3."""
 
     def __init__(self, scope: Construct, construct_id: str) -> None:
         super().__init__(scope, construct_id)
@@ -68,15 +68,30 @@ class DeploymentGaps(Stack):
             definition_substitutions={"Greeting": "hello", "Table": table.table_name},
         )
         CfnOutput(self, "TableName", value=table.table_name)
+        if construct_id == "DeploymentGaps":  # the stack with every workaround; without them: DefinitionInS3
+            definition_in_s3(self, table.table_name)
 
 
-# A definition with placeholders, and what its DefinitionSubstitutions put in their place.
-SUBSTITUTED = {
-    "StartAt": "Say",
-    "States": {
-        "Say": {"Type": "Pass", "Result": {"greeting": "${Greeting}", "table": "${Table}", "other": "${Other}"}, "End": True}
-    },
-}
+class DefinitionInS3(Stack):
+    """A state machine whose definition is in S3, alone: moto without the workaround fails its deploy."""
+
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        definition_in_s3(self, "a-table")
+
+
+def definition_in_s3(scope: Stack, table_name: str) -> None:
+    """``SUBSTITUTED`` kept in S3 (``DefinitionS3Location``: a file asset), with its substitutions."""
+    sfn.StateMachine(
+        scope,
+        "FromS3",
+        definition_body=sfn.DefinitionBody.from_file(str(Path(__file__).parent / "substituted.asl.json")),
+        definition_substitutions={"Greeting": "hello", "Table": table_name},
+    )
+
+
+# A definition with placeholders (the substitutions above put theirs in place).
+SUBSTITUTED = json.loads((Path(__file__).parent / "substituted.asl.json").read_text())
 
 
 DEPLOYMENT_GAPS = ("state_machines", "time_to_live", "lambda_versions", "definition_substitutions")
@@ -89,6 +104,7 @@ def deployment_gaps(tmp_path_factory: pytest.TempPathFactory) -> Path:
     app = App(outdir=str(tmp_path_factory.mktemp("deployment-gaps")))
     for name in ("DeploymentGaps", *(f"DeploymentGaps-{gap.replace('_', '-')}" for gap in DEPLOYMENT_GAPS)):
         DeploymentGaps(app, name)
+    DefinitionInS3(app, "DefinitionInS3")
     return Path(app.synth().directory)
 
 

@@ -1,0 +1,300 @@
+"""`wrap`: an Amazon States Language file made idempotent as a CloudFormation or SAM template, for teams
+that deploy without the CDK.
+
+The command builds, in an app of its own, what a CDK user would write: an ``IdempotencyTable`` (or the
+table it adopts by name) and an ``IdempotentStateMachine`` of the file, each ``${Placeholder}`` of the file
+a template parameter. It synthesizes it, so it reports the constructs' problems and the quota checks' as
+they do, and writes the template with its assets beside it (``_synth.portable``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .group import cli
+from .key_command import check_namespace, payload_spec, spec
+
+FORMATS = ("cloudformation", "sam")
+_DURATION = re.compile(r"(\d+)([smhd])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+_PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_.:-]+)\}")
+
+
+def duration(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    """``30s``, ``10m``, ``2h`` or ``7d`` as a CDK ``Duration`` (None when left out)."""
+    if value is None:
+        return None
+    match = _DURATION.fullmatch(value)
+    if match is None:
+        raise click.BadParameter(f"{value!r} is not a duration: a whole number and s, m, h or d, e.g. 30s, 10m, 7d")
+    from aws_cdk import Duration
+
+    return getattr(Duration, _UNITS[match.group(2)])(int(match.group(1)))
+
+
+def guard_state(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, list[str]]:
+    """``STATE=JSONPATH`` each, a state's key paths gathered by its name."""
+    states: dict[str, list[str]] = {}
+    for value in values:
+        name, equals, path = value.partition("=")
+        if not equals or not name or not path:
+            raise click.BadParameter(f"{value!r}: write STATE=JSONPATH, e.g. 'ChargePayment=$.order.id'")
+        states.setdefault(name, []).append(path)
+    return states
+
+
+@cli.command(short_help="Make an ASL file idempotent as a CloudFormation or SAM template of its own.")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="The folder to write into.")
+@click.option(
+    "--key",
+    "--path",
+    "paths",
+    multiple=True,
+    metavar="JSONPATH",
+    help="The key is these scalar fields of the input, e.g. --key '$.trip_id' (repeatable; default: the whole input).",
+)
+@click.option("--key-jsonata", "--jsonata", "jsonata", metavar="EXPR", help="The key is what a JSONata expression selects.")
+@click.option("--key-jmespath", "--jmespath", "jmespath", metavar="EXPR", help="The key is what a JMESPath expression selects.")
+@click.option("--payload-path", "payload_paths", multiple=True, metavar="JSONPATH", help="The payload a duplicate must repeat.")
+@click.option("--payload-jsonata", metavar="EXPR", help="The payload is what a JSONata expression selects.")
+@click.option("--payload-jmespath", metavar="EXPR", help="The payload is what a JMESPath expression selects.")
+@click.option("--no-payload", is_flag=True, help="No payload is compared.")
+@click.option("--namespace", callback=check_namespace, help="The records' namespace (default: the stack and workflow).")
+@click.option(
+    "--guard-state",
+    "guard_states",
+    multiple=True,
+    callback=guard_state,
+    metavar="STATE=JSONPATH",
+    help="Guard this state of the file alone, keyed by JSONPATH (repeatable; a state's paths add up).",
+)
+@click.option("--type", "machine_type", type=click.Choice(["standard", "express"]), default="standard", show_default=True)
+@click.option("--name", "machine_name", metavar="NAME", help="The state machine's name (default: generated).")
+@click.option("--expires-after", callback=duration, metavar="DURATION", help="How long a record is kept (default 24h).")
+@click.option("--lease", callback=duration, metavar="DURATION", help="How long a holder holds a key (default 15m).")
+@click.option("--poll-interval", callback=duration, metavar="DURATION", help="A waiting duplicate's first poll.")
+@click.option("--max-wait", callback=duration, metavar="DURATION", help="How long a duplicate waits for a holder.")
+@click.option("--timeout", callback=duration, metavar="DURATION", help="The execution's timeout.")
+@click.option("--on-in-flight", type=click.Choice(["wait", "fail"]), help="What a duplicate does while the key is held.")
+@click.option("--on-failure", type=click.Choice(["release", "cache"]), help="What a failure does to the key.")
+@click.option("--on-completed", type=click.Choice(["replay", "reject"]), help="What a duplicate gets once done.")
+@click.option("--cache-error", "cache_errors", multiple=True, metavar="ERROR", help="An error kept and replayed (repeatable).")
+@click.option("--large-results", is_flag=True, help="Keep results of any size (an S3 bucket for the large ones).")
+@click.option("--table-name", metavar="NAME", help="Adopt this idempotency table instead of creating one.")
+@click.option("--role-arn", metavar="ARN", help="The state machine's role, yours (default: one it creates).")
+@click.option(
+    "--managed-policy-arn",
+    "managed_policies",
+    multiple=True,
+    metavar="ARN",
+    help="A managed policy for the role it creates: what the file's own states need (repeatable).",
+)
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default="cloudformation", show_default=True)
+@click.option("--stack-name", metavar="NAME", help="The stack's name in the deploy command printed (default: from FILE).")
+def wrap(file: Path, out: Path, paths: tuple[str, ...], jsonata: str | None, jmespath: str | None,
+         payload_paths: tuple[str, ...], payload_jsonata: str | None, payload_jmespath: str | None, no_payload: bool,
+         namespace: str | None, guard_states: dict[str, list[str]], machine_type: str, machine_name: str | None,
+         expires_after: Any, lease: Any, poll_interval: Any, max_wait: Any, timeout: Any, on_in_flight: str | None,
+         on_failure: str | None, on_completed: str | None, cache_errors: tuple[str, ...], large_results: bool,
+         table_name: str | None, role_arn: str | None, managed_policies: tuple[str, ...], output_format: str,
+         stack_name: str | None) -> None:  # fmt: skip
+    """Write FILE (an Amazon States Language file, as Workflow Studio or SAM keeps it) made idempotent:
+    a template for a stack of its own (OUT/template.json) with the idempotency table, the functions and
+    the wrapped state machine, one template parameter per ${Placeholder} of FILE, and the functions'
+    code and the definition beside it as local paths that `aws cloudformation package` and `sam package`
+    upload. Prints the command that deploys it."""
+    if sum((bool(paths), jsonata is not None, jmespath is not None)) > 1:
+        raise click.UsageError("choose one key spec: --key JSONPATH (repeatable), --key-jsonata EXPR or --key-jmespath EXPR")
+    try:
+        key = spec(jmespath, paths, jsonata, "--")
+    except click.BadParameter as error:  # named by the option the user most likely typed
+        error.param_hint = {"--path": "--key", "--jsonata": "--key-jsonata", "--jmespath": "--key-jmespath"}.get(
+            str(error.param_hint), error.param_hint
+        )
+        raise
+    payload = payload_spec(payload_paths, payload_jsonata, payload_jmespath, no_payload)
+    text = file.read_text(encoding="utf-8")
+    placeholders = sorted(set(_PLACEHOLDER.findall(text)))
+    name = stack_name or _stack_name(file)
+    options = {
+        "namespace": namespace,
+        "expires_after": expires_after,
+        "lease": lease,
+        "poll_interval": poll_interval,
+        "max_wait": max_wait,
+        "timeout": timeout,
+        "cache_errors": list(cache_errors) or None,
+    }
+    with tempfile.TemporaryDirectory(prefix="idempotent-constructs-wrap-") as assembly_dir:
+        _synth(
+            Path(assembly_dir),
+            name,
+            file,
+            placeholders,
+            key=key,
+            payload=payload,
+            guard_states=guard_states,
+            machine_type=machine_type,
+            machine_name=machine_name,
+            policies=(on_in_flight, on_failure, on_completed),
+            large_results=large_results,
+            table_name=table_name,
+            role_arn=role_arn,
+            managed_policies=managed_policies,
+            options={option: value for option, value in options.items() if value is not None},
+        )
+        from .._synth import portable, quotas
+
+        out.mkdir(parents=True, exist_ok=True)
+        cloudformation = portable.portable(Path(assembly_dir), name, out)
+    template = portable.as_sam(cloudformation) if output_format == "sam" else cloudformation
+    text = json.dumps(template, indent=2) + "\n"
+    (out / "template.json").write_text(text)
+    # Checked as the CloudFormation it is (SAM's transform writes the same resources), at its size as written.
+    findings = quotas.check_template(cloudformation, len(text.encode()), out)
+    for finding in findings:
+        click.echo(f"{quotas.severity(finding)}: {finding.logical_id or name}: {finding.description} ({finding.fix})", err=True)
+    if any(quotas.severity(finding) == "error" for finding in findings):
+        raise click.ClickException(f"{out / 'template.json'} breaks the quotas above: CloudFormation would refuse it")
+    click.echo(f"wrote {out / 'template.json'} ({output_format}) with its functions and definition beside it")
+    click.echo(_deploy_command(out, name, placeholders, output_format, template))
+
+
+def _stack_name(file: Path) -> str:
+    stem = re.sub(r"[^A-Za-z0-9-]+", "-", file.name.removesuffix(".json").removesuffix(".asl")).strip("-")
+    return f"{stem[:1].upper()}{stem[1:]}-idempotent" if stem and stem[0].isalpha() else f"Workflow-{stem}-idempotent"
+
+
+def _synth(assembly_dir: Path, stack_name: str, file: Path, placeholders: list[str], **chosen: Any) -> None:
+    """Build and synthesize the app: the table (or the one adopted) and the workflow of ``file``."""
+    from aws_cdk import App, CfnOutput, CfnParameter, DefaultStackSynthesizer, Stack
+    from aws_cdk import aws_dynamodb as dynamodb
+    from aws_cdk import aws_iam as iam
+    from aws_cdk import aws_stepfunctions as sfn
+
+    from .. import (
+        CompletedPolicy,
+        DefinitionLocation,
+        FailurePolicy,
+        GuardedState,
+        IdempotencyKey,
+        IdempotencyPayload,
+        IdempotencyTable,
+        IdempotentStateMachine,
+        InFlightPolicy,
+        ResultStorage,
+    )
+
+    app = App(outdir=str(assembly_dir), analytics_reporting=False)
+    stack = Stack(app, stack_name, synthesizer=DefaultStackSynthesizer(generate_bootstrap_version_rule=False))
+    substitutions = {
+        name: CfnParameter(
+            stack, name, type="String", description=f"the value of the placeholder {name} in {file.name}"
+        ).value_as_string
+        for name in placeholders
+    }
+    adopted = chosen["table_name"]
+    table = IdempotencyTable(
+        stack, "Idempotency", table=dynamodb.Table.from_table_name(stack, "Adopted", adopted) if adopted else None
+    )
+    kind, expression = chosen["key"]
+    key = _key(IdempotencyKey, kind, expression)
+    payload = _key(IdempotencyPayload, *chosen["payload"])
+    in_flight, failure, completed = chosen["policies"]
+    role = None
+    if chosen["role_arn"]:
+        role = iam.Role.from_role_arn(stack, "Role", chosen["role_arn"])
+    workflow = IdempotentStateMachine(
+        stack,
+        "Workflow",
+        table=table,
+        definition_body=sfn.DefinitionBody.from_file(str(file)),
+        definition_substitutions=substitutions or None,
+        definition_location=DefinitionLocation.ASSET,
+        key=key,
+        payload=payload,
+        guard_states={
+            state: GuardedState(key=IdempotencyKey.from_paths(*state_paths))
+            for state, state_paths in chosen["guard_states"].items()
+        }
+        or None,
+        state_machine_type=sfn.StateMachineType[chosen["machine_type"].upper()],
+        state_machine_name=chosen["machine_name"],
+        on_in_flight=InFlightPolicy[in_flight.upper()] if in_flight else None,
+        on_failure=FailurePolicy[failure.upper()] if failure else None,
+        on_completed=CompletedPolicy[completed.upper()] if completed else None,
+        result_storage=ResultStorage.large() if chosen["large_results"] else None,
+        role=role,
+        **chosen["options"],
+    )
+    for arn in chosen["managed_policies"]:
+        if role is not None:
+            raise click.UsageError("--managed-policy-arn is for the role it creates; with --role-arn, attach it to yours")
+        workflow.state_machine.role.add_managed_policy(
+            iam.ManagedPolicy.from_managed_policy_arn(stack, f"Policy{chosen['managed_policies'].index(arn)}", arn)
+        )
+    exported = {
+        "StateMachineArn": (workflow.state_machine.state_machine_arn, "the wrapped state machine's ARN"),
+        "StateMachineName": (workflow.state_machine.state_machine_name, "its name"),
+        "TableName": (table.table.table_name, "the idempotency table's name"),
+    }
+    for output, (value, description) in exported.items():
+        CfnOutput(stack, output, value=value, description=description, export_name=f"{stack_name}-{output}")
+    try:
+        app.synth()
+    except RuntimeError as error:  # the quota checks (a CDK validation plugin) failed the synth
+        report = assembly_dir / "validation-report.json"
+        if "Validation failed" not in str(error) or not report.exists():
+            raise
+        raise click.ClickException(f"the synth failed its checks: {_violations(report)}") from None
+
+
+def _key(kind_type: Any, kind: str, expression: Any) -> Any:
+    from ..lambda_src import schema
+
+    if kind == schema.KIND_PATHS:
+        return kind_type.from_paths(*expression)
+    if kind == schema.KIND_JSONATA:
+        return kind_type.from_jsonata(expression)
+    if kind == schema.KIND_JMESPATH:
+        return kind_type.from_jmespath(expression)
+    if kind == schema.KIND_NONE:
+        return kind_type.none()
+    return None  # the whole input: the constructs' default, for the key and the payload
+
+
+def _violations(report: Path) -> str:
+    text = report.read_text()
+    try:
+        plugins = json.loads(text)["pluginReports"]
+    except (ValueError, KeyError):
+        return " ".join(text.split())
+    return "; ".join(
+        f"{violation['severity']}: {violation['description']}" for plugin in plugins for violation in plugin["violations"]
+    )
+
+
+def _deploy_command(out: Path, stack_name: str, placeholders: list[str], output_format: str, template: dict[str, Any]) -> str:
+    overrides = " ".join(f"{name}=..." for name in placeholders)
+    capabilities = "CAPABILITY_NAMED_IAM" if '"RoleName"' in json.dumps(template) else "CAPABILITY_IAM"
+    parameters = f" \\\n    --parameter-overrides {overrides}" if placeholders else ""
+    if output_format == "sam":
+        return (
+            "deploy it with:\n"
+            f"  sam deploy --template-file {out / 'template.json'} --stack-name {stack_name} --resolve-s3 \\\n"
+            f"    --capabilities {capabilities} CAPABILITY_AUTO_EXPAND{parameters}"
+        )
+    return (
+        "deploy it with:\n"
+        f"  aws cloudformation package --template-file {out / 'template.json'} --s3-bucket YOUR_BUCKET \\\n"
+        f"    --output-template-file {out / 'packaged.json'}\n"
+        f"  aws cloudformation deploy --template-file {out / 'packaged.json'} --stack-name {stack_name} \\\n"
+        f"    --capabilities {capabilities}{parameters}"
+    )
