@@ -13,12 +13,12 @@ import cfnlint.api
 import pytest
 from click.testing import CliRunner, Result
 from moto import mock_aws
-from samtranslator.translator.transform import transform
 
 from idempotent_constructs._synth import quotas
 from idempotent_constructs.cli import cli
 from idempotent_constructs.testing.package import package
 
+from ..sam import translated
 from ..stacks import DOCUMENTS, SAGA_FUNCTIONS
 
 SAGA = DOCUMENTS / "saga-pattern-sam.asl.json"
@@ -111,17 +111,11 @@ def test_the_sam_form_is_a_sam_template_of_serverless_functions_and_state_machin
     assert lint(template, packaged=False) == []
 
 
-def test_the_sam_form_once_packaged_translates_with_aws_sam_translator_to_a_template_that_passes_cfn_lint(sam, monkeypatch):
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")  # the translator writes ARNs of the region
-
-    class NoManagedPolicies:
-        def load(self) -> dict[str, str]:
-            return {}
-
-    translated = transform(packaged(sam), {}, NoManagedPolicies())
-    assert "Transform" not in translated
-    assert [r["Type"] for r in translated["Resources"].values()].count("AWS::Lambda::Function") == 3
-    assert lint(translated) == []
+def test_the_sam_form_once_packaged_translates_with_aws_sam_translator_to_a_template_that_passes_cfn_lint(sam):
+    cloudformation = translated(packaged(sam))
+    assert "Transform" not in cloudformation
+    assert [r["Type"] for r in cloudformation["Resources"].values()].count("AWS::Lambda::Function") == 3
+    assert lint(cloudformation) == []
 
 
 def test_an_existing_table_is_adopted_by_name_and_none_created(tmp_path):

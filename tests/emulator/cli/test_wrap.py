@@ -1,7 +1,8 @@
 """Emulator end-to-end: `idempotent-constructs wrap` writes a template of two public ASL files (the
 aws-samples SAM saga and the aws-samples JSONata fallback workflow), deployed as `aws cloudformation
 package` and `deploy` would deploy it (LocalEmulator.deploy_template), their placeholders given as
-parameters: the Lambda functions of the documents stack, which count their real runs."""
+parameters: the Lambda functions of the documents stack, which count their real runs. The SAM form is
+translated as SAM's transform would translate it, then deployed the same way."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from click.testing import CliRunner
 
 from idempotent_constructs.cli import cli
 from idempotent_constructs.testing import ACCOUNT, REGION, Deployment, LocalEmulator
+from idempotent_constructs.testing.package import package
 
+from ...sam import translated
 from ...stacks import COMPENSATIONS, DOCUMENTS, SAGA_FUNCTIONS, SAGA_STEPS, side_effect_runs
 from ..test_documents import trip
 
@@ -27,7 +30,7 @@ def wrapped(tmp_path: Path, file: str, *arguments: str) -> Path:
               "--out", str(out), *arguments],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "aws cloudformation deploy" in result.output
+    assert ("sam deploy" if "sam" in arguments else "aws cloudformation deploy") in result.output
     return out / "template.json"
 
 
@@ -123,3 +126,20 @@ def test_a_wrapped_jsonata_run_that_is_stopped_releases_its_key_through_the_rele
     rerun = fallback.run("", payload)
     assert rerun.status == "SUCCEEDED" and rerun.lambda_invocations() == 3
     assert side_effect_runs(documents, unique, "First", "Second") == {"First": 2, "Second": 1}
+
+
+def test_the_sam_form_translated_as_sams_transform_would_deploys_and_runs_once_and_replays(emulator, documents, tmp_path, unique):
+    template = wrapped(tmp_path, "common-fallback-state-jsonata.asl.json", "--format", "sam", "--namespace", "FallbackSam")
+    sam = json.loads(template.read_text())
+    assert sam["Transform"] == "AWS::Serverless-2016-10-31"
+    # `sam deploy` packages the template, then CloudFormation runs SAM's transform: both done here.
+    cloudformation = translated(package(emulator.client("s3"), sam, template.parent))
+    (template.parent / "translated.json").write_text(json.dumps(cloudformation))
+    parameters = {f"{step}LambdaArn": function_arn(documents, step) for step in ("First", "Second", "Third")}
+    deployed = emulator.deploy_template(template.parent / "translated.json", "WrappedFallbackSam", parameters)
+    payload = {"trip_id": unique}
+    first = deployed.run("", payload)
+    assert (first.status, first.output) == ("SUCCEEDED", {**payload, "First": "done", "Second": "done", "Third": "done"})
+    replay = deployed.run("", payload)
+    assert (replay.output, replay.lambda_invocations()) == (first.output, 0)
+    assert side_effect_runs(documents, unique, "First", "Second", "Third") == {"First": 1, "Second": 1, "Third": 1}
