@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,12 @@ def duration(ctx: click.Context, param: click.Parameter, value: str | None) -> A
     from aws_cdk import Duration
 
     return getattr(Duration, _UNITS[match.group(2)])(int(match.group(1)))
+
+
+def check_role_arn(value: str | None) -> str | None:
+    if value is not None and not re.fullmatch(r"arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+", value):
+        raise click.BadParameter(f"{value!r} is not a role's ARN: arn:aws:iam::123456789012:role/NAME")
+    return value
 
 
 def guard_state(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, list[str]]:
@@ -77,8 +84,12 @@ def guard_state(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 )
 @click.option("--type", "machine_type", type=click.Choice(["standard", "express"]), default="standard", show_default=True)
 @click.option("--name", "machine_name", metavar="NAME", help="The state machine's name (default: generated).")
-@click.option("--expires-after", callback=duration, metavar="DURATION", help="How long a record is kept (default 24h).")
-@click.option("--lease", callback=duration, metavar="DURATION", help="How long a holder holds a key (default 15m).")
+@click.option(
+    "--expires-after", callback=duration, metavar="DURATION", help="How long a record is kept (default: the constructs')."
+)
+@click.option(
+    "--lease", callback=duration, metavar="DURATION", help="How long a holder holds a key (default: the constructs', by type)."
+)
 @click.option("--poll-interval", callback=duration, metavar="DURATION", help="A waiting duplicate's first poll.")
 @click.option("--max-wait", callback=duration, metavar="DURATION", help="How long a duplicate waits for a holder.")
 @click.option("--timeout", callback=duration, metavar="DURATION", help="The execution's timeout.")
@@ -88,7 +99,12 @@ def guard_state(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--cache-error", "cache_errors", multiple=True, metavar="ERROR", help="An error kept and replayed (repeatable).")
 @click.option("--large-results", is_flag=True, help="Keep results of any size (an S3 bucket for the large ones).")
 @click.option("--table-name", metavar="NAME", help="Adopt this idempotency table instead of creating one.")
-@click.option("--role-arn", metavar="ARN", help="The state machine's role, yours (default: one it creates).")
+@click.option(
+    "--role-arn",
+    metavar="ARN",
+    callback=lambda ctx, param, value: check_role_arn(value),
+    help="The state machine's role, yours (default: one it creates).",
+)
 @click.option(
     "--managed-policy-arn",
     "managed_policies",
@@ -97,7 +113,12 @@ def guard_state(ctx: click.Context, param: click.Parameter, values: tuple[str, .
     help="A managed policy for the role it creates: what the file's own states need (repeatable).",
 )
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="cloudformation", show_default=True)
-@click.option("--stack-name", metavar="NAME", help="The stack's name in the deploy command printed (default: from FILE).")
+@click.option(
+    "--stack-name",
+    metavar="NAME",
+    help="The stack's name: the state machine's and its log group's names and the records' namespace start with "
+    "it; deploy the template under it (default: from FILE).",
+)
 def wrap(file: Path, out: Path, paths: tuple[str, ...], jsonata: str | None, jmespath: str | None,
          payload_paths: tuple[str, ...], payload_jsonata: str | None, payload_jmespath: str | None, no_payload: bool,
          namespace: str | None, guard_states: dict[str, list[str]], machine_type: str, machine_name: str | None,
@@ -121,8 +142,9 @@ def wrap(file: Path, out: Path, paths: tuple[str, ...], jsonata: str | None, jme
         raise
     payload = payload_spec(payload_paths, payload_jsonata, payload_jmespath, no_payload)
     text = file.read_text(encoding="utf-8")
-    placeholders = sorted(set(_PLACEHOLDER.findall(text)))
+    placeholders = parameter_names(sorted(set(_PLACEHOLDER.findall(text))))
     name = stack_name or _stack_name(file)
+    _check_out(out)
     options = {
         "namespace": namespace,
         "expires_after": expires_after,
@@ -152,7 +174,6 @@ def wrap(file: Path, out: Path, paths: tuple[str, ...], jsonata: str | None, jme
         )
         from .._synth import portable, quotas
 
-        out.mkdir(parents=True, exist_ok=True)
         cloudformation = portable.portable(Path(assembly_dir), name, out)
     template = portable.as_sam(cloudformation) if output_format == "sam" else cloudformation
     text = json.dumps(template, indent=2) + "\n"
@@ -167,17 +188,48 @@ def wrap(file: Path, out: Path, paths: tuple[str, ...], jsonata: str | None, jme
     click.echo(_deploy_command(out, name, placeholders, output_format, template))
 
 
+def parameter_names(placeholders: list[str]) -> dict[str, str]:
+    """The template parameter of each placeholder: its name with what CloudFormation refuses in a
+    parameter's name (all but letters and digits) left out. Two that would share one are refused."""
+    names = {placeholder: re.sub(r"[^A-Za-z0-9]", "", placeholder) for placeholder in placeholders}
+    for placeholder, name in names.items():
+        sharing = sorted(other for other, other_name in names.items() if other_name == name)
+        if not name or len(sharing) > 1:
+            raise click.UsageError(
+                f"the placeholder ${{{placeholder}}} has no template parameter of its own ({' and '.join(sharing)} "
+                f"would be named {name!r}; a parameter's name takes letters and digits): rename it in the file"
+            )
+    return names
+
+
+MARKER = ".idempotent-constructs-wrap"  # marks a folder as wrap's own, which it may write again
+
+
+def _check_out(out: Path) -> None:
+    """``out`` is new, empty, or written by wrap before (its folders are then written afresh): never a
+    folder of yours, whose ``functions/`` wrap would otherwise replace."""
+    if out.exists() and any(out.iterdir()) and not (out / MARKER).exists():
+        raise click.UsageError(f"--out {out} holds files that wrap did not write: give a new or empty folder")
+    out.mkdir(parents=True, exist_ok=True)
+    for written in [*out.glob("functions*"), out / "statemachine"]:
+        if written.is_dir():
+            shutil.rmtree(written)
+    (out / MARKER).write_text("written by idempotent-constructs wrap, which replaces what this folder holds\n")
+
+
 def _stack_name(file: Path) -> str:
     stem = re.sub(r"[^A-Za-z0-9-]+", "-", file.name.removesuffix(".json").removesuffix(".asl")).strip("-")
     return f"{stem[:1].upper()}{stem[1:]}-idempotent" if stem and stem[0].isalpha() else f"Workflow-{stem}-idempotent"
 
 
-def _synth(assembly_dir: Path, stack_name: str, file: Path, placeholders: list[str], **chosen: Any) -> None:
-    """Build and synthesize the app: the table (or the one adopted) and the workflow of ``file``."""
-    from aws_cdk import App, CfnOutput, CfnParameter, DefaultStackSynthesizer, Stack
+def _synth(assembly_dir: Path, stack_name: str, file: Path, placeholders: dict[str, str], **chosen: Any) -> None:
+    """Build and synthesize the app: the table (or the one adopted) and the workflow of ``file``, each of
+    its placeholders given by the template parameter ``placeholders`` names."""
+    from aws_cdk import App, Aws, CfnOutput, CfnParameter, DefaultStackSynthesizer, Stack
     from aws_cdk import aws_dynamodb as dynamodb
     from aws_cdk import aws_iam as iam
     from aws_cdk import aws_stepfunctions as sfn
+    from constructs import Construct
 
     from .. import (
         CompletedPolicy,
@@ -194,12 +246,17 @@ def _synth(assembly_dir: Path, stack_name: str, file: Path, placeholders: list[s
 
     app = App(outdir=str(assembly_dir), analytics_reporting=False)
     stack = Stack(app, stack_name, synthesizer=DefaultStackSynthesizer(generate_bootstrap_version_rule=False))
-    substitutions = {
-        name: CfnParameter(
-            stack, name, type="String", description=f"the value of the placeholder {name} in {file.name}"
-        ).value_as_string
-        for name in placeholders
-    }
+    placeholder_scope, output_scope = Construct(stack, "Placeholders"), Construct(stack, "Outputs")
+    substitutions = {}
+    for placeholder, parameter_name in placeholders.items():
+        parameter = CfnParameter(
+            placeholder_scope,
+            parameter_name,
+            type="String",
+            description=f"the value of the placeholder {placeholder} in {file.name}",
+        )
+        parameter.override_logical_id(parameter_name)
+        substitutions[placeholder] = parameter.value_as_string
     adopted = chosen["table_name"]
     table = IdempotencyTable(
         stack, "Idempotency", table=dynamodb.Table.from_table_name(stack, "Adopted", adopted) if adopted else None
@@ -234,19 +291,19 @@ def _synth(assembly_dir: Path, stack_name: str, file: Path, placeholders: list[s
         role=role,
         **chosen["options"],
     )
-    for arn in chosen["managed_policies"]:
-        if role is not None:
-            raise click.UsageError("--managed-policy-arn is for the role it creates; with --role-arn, attach it to yours")
-        workflow.state_machine.role.add_managed_policy(
-            iam.ManagedPolicy.from_managed_policy_arn(stack, f"Policy{chosen['managed_policies'].index(arn)}", arn)
-        )
+    if chosen["managed_policies"] and role is not None:
+        raise click.UsageError("--managed-policy-arn is for the role it creates; with --role-arn, attach it to yours")
+    for number, arn in enumerate(dict.fromkeys(chosen["managed_policies"])):
+        policy = iam.ManagedPolicy.from_managed_policy_arn(stack, f"ManagedPolicy{number}", arn)
+        workflow.state_machine.role.add_managed_policy(policy)
     exported = {
         "StateMachineArn": (workflow.state_machine.state_machine_arn, "the wrapped state machine's ARN"),
         "StateMachineName": (workflow.state_machine.state_machine_name, "its name"),
         "TableName": (table.table.table_name, "the idempotency table's name"),
     }
     for output, (value, description) in exported.items():
-        CfnOutput(stack, output, value=value, description=description, export_name=f"{stack_name}-{output}")
+        exported_as = f"{Aws.STACK_NAME}-{output}"
+        CfnOutput(output_scope, output, value=value, description=description, export_name=exported_as).override_logical_id(output)
     try:
         app.synth()
     except RuntimeError as error:  # the quota checks (a CDK validation plugin) failed the synth
@@ -281,8 +338,10 @@ def _violations(report: Path) -> str:
     )
 
 
-def _deploy_command(out: Path, stack_name: str, placeholders: list[str], output_format: str, template: dict[str, Any]) -> str:
-    overrides = " ".join(f"{name}=..." for name in placeholders)
+def _deploy_command(
+    out: Path, stack_name: str, placeholders: dict[str, str], output_format: str, template: dict[str, Any]
+) -> str:
+    overrides = " ".join(f"{name}=..." for name in placeholders.values())
     capabilities = "CAPABILITY_NAMED_IAM" if '"RoleName"' in json.dumps(template) else "CAPABILITY_IAM"
     parameters = f" \\\n    --parameter-overrides {overrides}" if placeholders else ""
     if output_format == "sam":
@@ -296,5 +355,5 @@ def _deploy_command(out: Path, stack_name: str, placeholders: list[str], output_
         f"  aws cloudformation package --template-file {out / 'template.json'} --s3-bucket YOUR_BUCKET \\\n"
         f"    --output-template-file {out / 'packaged.json'}\n"
         f"  aws cloudformation deploy --template-file {out / 'packaged.json'} --stack-name {stack_name} \\\n"
-        f"    --capabilities {capabilities}{parameters}"
+        f"    --s3-bucket YOUR_BUCKET --capabilities {capabilities}{parameters}"
     )

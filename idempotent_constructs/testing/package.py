@@ -18,8 +18,8 @@ BUCKET = "idempotent-constructs-packages"
 
 def package(s3: Any, template: dict[str, Any], directory: Path) -> dict[str, Any]:
     """``template`` with each local path (relative to ``directory``) uploaded and replaced by its S3
-    location: ``{S3Bucket, S3Key}`` for Lambda's code, ``{Bucket, Key}`` for a definition, an ``s3://``
-    URI for SAM's ``CodeUri`` and ``DefinitionUri``."""
+    location: ``{S3Bucket, S3Key}`` for Lambda's code, ``{Bucket, Key}`` for a definition (SAM's
+    ``DefinitionUri`` too), an ``s3://`` URI for SAM's ``CodeUri``."""
     template = json.loads(json.dumps(template))
     with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
         s3.create_bucket(Bucket=BUCKET)
@@ -32,7 +32,7 @@ def package(s3: Any, template: dict[str, Any], directory: Path) -> dict[str, Any
         body = zip_directory(source) if source.is_dir() else source.read_bytes()
         key = hashlib.md5(body).hexdigest() + (".zip" if source.is_dir() else "")  # as the AWS CLI names it
         s3.put_object(Bucket=BUCKET, Key=key, Body=body)
-        if resource["Type"].startswith("AWS::Serverless::"):
+        if prop == "CodeUri":
             resource["Properties"][prop] = f"s3://{BUCKET}/{key}"
         elif prop in ("Code", "Content"):
             resource["Properties"][prop] = {"S3Bucket": BUCKET, "S3Key": key}

@@ -96,7 +96,8 @@ def test_the_template_passes_cfn_lint_as_written_and_once_packaged_and_the_quota
 
 def test_the_command_prints_how_to_package_and_deploy_with_each_parameter(written):
     _, output = written
-    assert "aws cloudformation package --template-file" in output and "--capabilities CAPABILITY_IAM" in output
+    assert "aws cloudformation package --template-file" in output
+    assert "--s3-bucket YOUR_BUCKET --capabilities CAPABILITY_IAM" in output
     assert all(f"{name}=..." in output for name in PLACEHOLDERS)
 
 
@@ -173,3 +174,56 @@ def test_a_payload_the_duplicate_must_repeat_is_part_of_the_wrapped_definition(t
     assert result.exit_code == 0, result.output
     (definition,) = (tmp_path / "statemachine").glob("*.asl.json")
     assert "depart_city" in definition.read_text()
+
+
+def test_each_placeholder_is_a_parameter_even_one_named_as_an_output_and_one_with_characters_a_name_refuses(tmp_path):
+    document = tmp_path / "notify.asl.json"
+    document.write_text(
+        json.dumps({"StartAt": "Notify", "States": {"Notify": {"Type": "Task", "End": True,
+            "Resource": "arn:aws:states:::sns:publish",
+            "Parameters": {"TopicArn": "${my-topic.arn}", "Message": "${TableName}"}}}})
+    )  # fmt: skip
+    result = wrap(tmp_path / "out", "--key", "$.id", file=document)
+    assert result.exit_code == 0, result.output
+    template = template_of(tmp_path / "out")
+    assert sorted(template["Parameters"]) == ["TableName", "mytopicarn"] and "TableName" in template["Outputs"]
+    assert "mytopicarn=... TableName=..." in result.output or "TableName=... mytopicarn=..." in result.output
+    (definition,) = (tmp_path / "out" / "statemachine").glob("*.asl.json")
+    assert "${mytopicarn}" in definition.read_text() and "${TableName}" in definition.read_text()
+
+
+def test_two_placeholders_that_would_share_a_parameter_are_refused(tmp_path):
+    document = tmp_path / "two.asl.json"
+    document.write_text(json.dumps({"StartAt": "A", "States": {"A": {"Type": "Pass", "Result": "${a-b} ${ab}", "End": True}}}))
+    result = wrap(tmp_path / "out", file=document)
+    assert result.exit_code == 2 and "a-b and ab would be named 'ab'" in result.output
+
+
+def test_the_outputs_are_exported_under_the_name_of_the_stack_deployed(written):
+    outputs = template_of(written[0])["Outputs"]
+    assert outputs["TableName"]["Export"]["Name"] == {"Fn::Join": ["", [{"Ref": "AWS::StackName"}, "-TableName"]]}
+
+
+def test_a_folder_of_yours_is_never_written_into_and_wraps_own_is_written_afresh(tmp_path, written):
+    (tmp_path / "functions").mkdir()
+    (tmp_path / "functions" / "app.py").write_text("yours")
+    result = wrap(tmp_path, "--key", "$.trip_id")
+    assert result.exit_code == 2 and "holds files that wrap did not write" in result.output
+    assert (tmp_path / "functions" / "app.py").read_text() == "yours"
+    out, _ = written
+    (out / "functions" / "stale.py").write_text("left from an earlier run")
+    assert wrap(out, "--key", "$.trip_id").exit_code == 0
+    assert not (out / "functions" / "stale.py").exists() and (out / "functions" / "compute_key.py").is_file()
+
+
+def test_a_role_arn_that_is_no_roles_arn_is_refused_and_a_managed_policy_given_twice_is_attached_once(tmp_path):
+    refused = wrap(tmp_path / "refused", "--role-arn", "trips")
+    assert refused.exit_code == 2 and "is not a role's ARN" in refused.output
+    arn = "arn:aws:iam::aws:policy/AWSLambda_FullAccess"
+    result = wrap(tmp_path / "out", "--managed-policy-arn", arn, "--managed-policy-arn", arn)
+    assert result.exit_code == 0, result.output
+    (machine_role,) = [
+        r for r in template_of(tmp_path / "out")["Resources"].values()
+        if r["Type"] == "AWS::IAM::Role" and "states.amazonaws.com" in json.dumps(r)
+    ]  # fmt: skip
+    assert machine_role["Properties"]["ManagedPolicyArns"] == [arn]
