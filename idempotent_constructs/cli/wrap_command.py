@@ -73,7 +73,9 @@ def guard_state(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 @click.option("--payload-jsonata", metavar="EXPR", help="The payload is what a JSONata expression selects.")
 @click.option("--payload-jmespath", metavar="EXPR", help="The payload is what a JMESPath expression selects.")
 @click.option("--no-payload", is_flag=True, help="No payload is compared.")
-@click.option("--namespace", callback=check_namespace, help="The records' namespace (default: the stack and workflow).")
+@click.option(
+    "--namespace", metavar="NS", callback=check_namespace, help="The records' namespace (default: STACK-NAME/Workflow)."
+)
 @click.option(
     "--guard-state",
     "guard_states",
@@ -82,7 +84,14 @@ def guard_state(ctx: click.Context, param: click.Parameter, values: tuple[str, .
     metavar="STATE=JSONPATH",
     help="Guard this state of the file alone, keyed by JSONPATH (repeatable; a state's paths add up).",
 )
-@click.option("--type", "machine_type", type=click.Choice(["standard", "express"]), default="standard", show_default=True)
+@click.option(
+    "--type",
+    "machine_type",
+    type=click.Choice(["standard", "express"]),
+    default="standard",
+    show_default=True,
+    help="The state machine's type.",
+)
 @click.option("--name", "machine_name", metavar="NAME", help="The state machine's name (default: generated).")
 @click.option(
     "--expires-after", callback=duration, metavar="DURATION", help="How long a record is kept (default: the constructs')."
@@ -112,7 +121,14 @@ def guard_state(ctx: click.Context, param: click.Parameter, values: tuple[str, .
     metavar="ARN",
     help="A managed policy for the role it creates: what the file's own states need (repeatable).",
 )
-@click.option("--format", "output_format", type=click.Choice(FORMATS), default="cloudformation", show_default=True)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
+    default="cloudformation",
+    show_default=True,
+    help="The template's form: CloudFormation, or SAM (AWS::Serverless::Function, AWS::Serverless::StateMachine).",
+)
 @click.option(
     "--stack-name",
     metavar="NAME",
