@@ -295,7 +295,8 @@ class IdempotentStateMachine(Construct):
                 "guarded by name; in a chain, wrap the step in IdempotencyGuard(..., body=step)"
             )
         # The guards' options as the workflow sets them: an Express workflow's lease, the bounded max_wait.
-        lease = lease or (EXPRESS_MAX_DURATION if express else None)
+        express_lease = EXPRESS_MAX_DURATION if express else None
+        lease = lease or express_lease
         if document is not None and guard_states:
             found.extend(
                 guard_states_problems(
@@ -303,7 +304,7 @@ class IdempotentStateMachine(Construct):
                     guard_states,
                     table=found.values["table"],
                     namespace=namespace if found.typed("namespace") and namespace is not None else self.node.path,
-                    defaults={"lease": EXPRESS_MAX_DURATION if express else None, "max_wait": max_wait},
+                    defaults={"lease": express_lease, "max_wait": max_wait},
                 )
             )
         # The guard of the whole, as it will be made below (its default namespace is this construct's path).
@@ -331,7 +332,7 @@ class IdempotentStateMachine(Construct):
                     table=table,
                     namespace=namespace if namespace is not None else self.node.path,
                     defaults={
-                        "lease": EXPRESS_MAX_DURATION if express else None,
+                        "lease": express_lease,
                         "max_wait": max_wait,
                         "owner_state_machine_name": None if express else state_machine_name,
                     },

@@ -53,9 +53,8 @@ def portable(assembly_dir: Path, stack_name: str, out: Path) -> dict[str, Any]:
     code = sorted({key for key in sources if sources[key].is_dir()})
     copied: dict[str, str] = {}
     for logical_id, resource in template["Resources"].items():
-        resource.get("Metadata", {}).pop("aws:cdk:path", None)
-        resource.get("Metadata", {}).pop("aws:asset:path", None)
-        resource.get("Metadata", {}).pop("aws:asset:property", None)
+        for cdk_only in ("aws:cdk:path", "aws:asset:path", "aws:asset:property"):
+            resource.get("Metadata", {}).pop(cdk_only, None)
         if not resource.get("Metadata"):
             resource.pop("Metadata", None)
         prop = LOCAL_PATHS.get(resource["Type"], "")
@@ -76,7 +75,8 @@ def portable(assembly_dir: Path, stack_name: str, out: Path) -> dict[str, Any]:
         resource["Properties"][prop] = copied[key]
         if resource["Type"] == "AWS::StepFunctions::StateMachine":
             _own_placeholder_names(out / copied[key], resource["Properties"], template.get("Parameters", {}))
-    left = [key for key in sources if key not in copied and key in json.dumps(template)]
+    text = json.dumps(template)
+    left = [key for key in sources if key not in copied and key in text]
     if left:
         raise IdempotencyConfigurationError(
             stack_name,

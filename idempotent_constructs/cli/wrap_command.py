@@ -157,6 +157,8 @@ def wrap(file: Path, out: Path, paths: tuple[str, ...], jsonata: str | None, jme
         )
         raise
     payload = payload_spec(payload_paths, payload_jsonata, payload_jmespath, no_payload)
+    if managed_policies and role_arn:
+        raise click.UsageError("--managed-policy-arn is for the role it creates; with --role-arn, attach it to yours")
     text = file.read_text(encoding="utf-8")
     placeholders = parameter_names(sorted(set(_PLACEHOLDER.findall(text))))
     name = stack_name or _stack_name(file)
@@ -277,9 +279,6 @@ def _synth(assembly_dir: Path, stack_name: str, file: Path, placeholders: dict[s
     table = IdempotencyTable(
         stack, "Idempotency", table=dynamodb.Table.from_table_name(stack, "Adopted", adopted) if adopted else None
     )
-    kind, expression = chosen["key"]
-    key = _key(IdempotencyKey, kind, expression)
-    payload = _key(IdempotencyPayload, *chosen["payload"])
     in_flight, failure, completed = chosen["policies"]
     role = None
     if chosen["role_arn"]:
@@ -291,8 +290,8 @@ def _synth(assembly_dir: Path, stack_name: str, file: Path, placeholders: dict[s
         definition_body=sfn.DefinitionBody.from_file(str(file)),
         definition_substitutions=substitutions or None,
         definition_location=DefinitionLocation.ASSET,
-        key=key,
-        payload=payload,
+        key=IdempotencyKey(*chosen["key"]),
+        payload=IdempotencyPayload(*chosen["payload"]),
         guard_states={
             state: GuardedState(key=IdempotencyKey.from_paths(*state_paths))
             for state, state_paths in chosen["guard_states"].items()
@@ -307,8 +306,6 @@ def _synth(assembly_dir: Path, stack_name: str, file: Path, placeholders: dict[s
         role=role,
         **chosen["options"],
     )
-    if chosen["managed_policies"] and role is not None:
-        raise click.UsageError("--managed-policy-arn is for the role it creates; with --role-arn, attach it to yours")
     for number, arn in enumerate(dict.fromkeys(chosen["managed_policies"])):
         policy = iam.ManagedPolicy.from_managed_policy_arn(stack, f"ManagedPolicy{number}", arn)
         workflow.state_machine.role.add_managed_policy(policy)
@@ -327,20 +324,6 @@ def _synth(assembly_dir: Path, stack_name: str, file: Path, placeholders: dict[s
         if "Validation failed" not in str(error) or not report.exists():
             raise
         raise click.ClickException(f"the synth failed its checks: {_violations(report)}") from None
-
-
-def _key(kind_type: Any, kind: str, expression: Any) -> Any:
-    from ..lambda_src import schema
-
-    if kind == schema.KIND_PATHS:
-        return kind_type.from_paths(*expression)
-    if kind == schema.KIND_JSONATA:
-        return kind_type.from_jsonata(expression)
-    if kind == schema.KIND_JMESPATH:
-        return kind_type.from_jmespath(expression)
-    if kind == schema.KIND_NONE:
-        return kind_type.none()
-    return None  # the whole input: the constructs' default, for the key and the payload
 
 
 def _violations(report: Path) -> str:

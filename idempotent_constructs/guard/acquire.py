@@ -187,7 +187,7 @@ def _drawn(config: GuardConfig, facts: str) -> str:
     guard draws its token before its first write (``record_tasks.owner_drawn_first``)."""
     if not record_tasks.owner_drawn_first(config):
         return facts
-    return f"$merge([{facts}, {{'{OWNER}': {record_tasks.NEW_OWNER}}}])"
+    return f"$merge([{facts}, {record_tasks.jsonata_object({OWNER: record_tasks.NEW_OWNER})}])"
 
 
 def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail) -> tuple[sfn.State, list[ItemTask]]:
@@ -215,7 +215,7 @@ def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail)
     # The failed write's key is computed again: a catcher cannot see the request's values.
     key = record_tasks.key(config, facts)
     if record_tasks.owner_drawn_first(config):
-        key = f"$merge([{key}, {{'{OWNER}': {facts(OWNER)}}}])"
+        key = f"$merge([{key}, {record_tasks.jsonata_object({OWNER: facts(OWNER)})}])"
     task.catch(inspect, [CONDITION_FAILED], assign={facts.name: expression(key)})
     task.catch(compute, [QUERY_FAILED])
     if not record_tasks.owner_drawn_first(config):

@@ -205,7 +205,7 @@ GUARD_MODEL = Options(
     ),
 )
 # What each option shared by IdempotencyGuard and IdempotentStateMachine takes.
-OPTIONS: dict[str, Kind] = {name: kind for name, kind in GUARD_MODEL.kinds(GUARD).items() if name in GUARD_MODEL.kinds(WORKFLOW)}
+OPTIONS: dict[str, Kind] = GUARD_MODEL.kinds(WORKFLOW)
 # IdempotencyGuard's own.
 GUARD_OPTIONS: dict[str, Kind] = GUARD_MODEL.kinds(GUARD)
 

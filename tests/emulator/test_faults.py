@@ -90,22 +90,12 @@ def test_a_dynamodb_fault_is_drawn_once_per_request_whatever_moto_calls_inside(e
     assert faults.draws == 2
 
 
-class FirstReplyLost(Faults):
-    """Loses the reply of the first item write only: it is applied, and its caller sees InternalServerError."""
-
-    def hit(self, kind: str) -> bool:
-        if kind != "dynamodb_lost_replies" or self.injected["dynamodb_lost_replies"]:
-            return False
-        self.injected["dynamodb_lost_replies"] += 1
-        return True
-
-
 def test_a_whole_workflow_whose_acquire_was_applied_but_reported_failed_resumes_at_once_on_its_own_record(
     behaviour, emulator, unique
 ):
     # The retried Acquire finds the record its first attempt wrote, under another holder token: without
     # once_per_execution it would wait out its own 10-minute lease (here: fail InFlight after max_wait).
-    with emulator.faults(FirstReplyLost(dynamodb_lost_replies=1.0)) as faults:
+    with emulator.faults(Faults(lost_reply_writes=(1,))) as faults:
         execution = behaviour.run("LongLease", {"id": unique})
     assert faults.injected["dynamodb_lost_replies"] == 1
     assert (execution.status, execution.output) == ("SUCCEEDED", {"echo": {"id": unique}, "done": True}), execution.cause
