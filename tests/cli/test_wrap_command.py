@@ -227,3 +227,13 @@ def test_a_role_arn_that_is_no_roles_arn_is_refused_and_a_managed_policy_given_t
         if r["Type"] == "AWS::IAM::Role" and "states.amazonaws.com" in json.dumps(r)
     ]  # fmt: skip
     assert machine_role["Properties"]["ManagedPolicyArns"] == [arn]
+
+
+def test_a_managed_policy_for_a_role_of_your_own_is_refused_before_anything_is_written(tmp_path):
+    result = wrap(
+        tmp_path / "out",
+        *("--role-arn", "arn:aws:iam::123456789012:role/trips"),
+        *("--managed-policy-arn", "arn:aws:iam::aws:policy/AWSLambda_FullAccess"),
+    )
+    assert result.exit_code == 2 and "--managed-policy-arn is for the role it creates" in result.output
+    assert not (tmp_path / "out" / "template.json").exists()
