@@ -1,7 +1,8 @@
 """Every state machine definition the tests read from a synthesized template
 (``idempotent_constructs._readers.assembly.state_machine_definitions``), checked as Step Functions checks a
-definition when it is created: the JSONata it refuses at once (``jsonata_check``, failing the test that
-synthesized it), and ``asl-validator`` once, over all of them, when the session ends (one Node.js run
+definition when it is created: the JSONata it refuses at once (``jsonata_check``), and every regular
+expression of its JSONata against the rule java.util.regex needs (``java_regex``: AWS's engine runs on the
+JVM), each failing the test that synthesized it; and ``asl-validator`` once, over all of them, when the session ends (one Node.js run
 per core: a run per definition would cost minutes). Documents, fragments and guarded states are among them.
 
 Each process of a run (pytest-xdist's workers too) writes the definitions it reads to one folder
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from idempotent_constructs._jsonata import check as jsonata_check
+from idempotent_constructs._jsonata import java_regex
 from idempotent_constructs._readers import assembly
 
 _SEEN: set[str] = set()  # the digests of the definitions this process has written
@@ -57,6 +59,8 @@ def install() -> None:
                 continue
             refused = jsonata_check.definition_problems(definition)
             assert not refused, f"Step Functions would refuse the JSONata of {logical_id}: {refused}"
+            overflowing = java_regex.definition_problems(definition)
+            assert not overflowing, f"a regular expression of {logical_id} breaks the rule java.util.regex needs: {overflowing}"
             _SEEN.add(digest)
             where = f"{logical_id} in {os.environ.get('PYTEST_CURRENT_TEST', 'a test').split(' ')[0]}"
             (folder() / f"{digest[:16]}.where").write_text(where)

@@ -1,5 +1,5 @@
 """Evaluates JSONata with jsonata-js 2.0.6 (npm, the JSONata that Step Functions implements) in Node.js,
-with Step Functions' ``$hash`` and ``$parse`` as AWS documents them: an independent reference for our JSONata texts."""
+with Step Functions' ``$hash``, ``$parse`` and ``$partition`` as AWS documents them: an independent reference for our JSONata texts."""
 
 from __future__ import annotations
 
@@ -18,6 +18,11 @@ process.stdin.on('data', chunk => text += chunk).on('end', async () => {
   compiled.registerFunction('hash', (data, algorithm) =>
     crypto.createHash(algorithms[algorithm]).update(data, 'utf8').digest('hex'), '<ss:s>');
   compiled.registerFunction('parse', (json) => JSON.parse(json), '<s:j>');
+  compiled.registerFunction('partition', (items, size) => {
+    const chunks = [];
+    for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
+    return chunks;
+  }, '<an:a>');
   try {
     const value = await compiled.evaluate({}, bindings);
     process.stdout.write(JSON.stringify({value: value === undefined ? null : value, undefined: value === undefined}));

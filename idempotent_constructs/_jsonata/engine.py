@@ -1,21 +1,30 @@
-"""JSONata evaluated as jsonata-js 2.0.6 (the JSONata Step Functions runs) evaluates it.
+"""JSONata evaluated as Step Functions evaluates it.
 
 Used wherever this library computes what a JSONata state will compute (a JSONata key's record id, the
 guard's request texts in tests) and, through ``testing.gaps.jsonata``, by the local emulator's
-interpreter. jsonata-python is a port of jsonata-js; where the two differ, this module makes it agree.
-
-What AWS does, and what is supplied so that the engine does the same (AWS implements JSONata 2.0.6,
-jsonata-js's semantics; AWS's page "Transforming data with JSONata in Step Functions"):
+interpreter. AWS says it implements JSONata 2.0.6 (jsonata-js's semantics); what others measured on AWS
+shows a JVM engine (floci-io/floci issues #2662, #2669, #2737, pull requests #2676, #2683, #2783).
+jsonata-python, a port of a Java port, evaluates here; where it differs from what AWS does, this module
+makes it agree, with jsonata-js's semantics where AWS's were not measured:
 
 - Step Functions' own functions: ``$hash(text, algorithm)`` (MD5, SHA-1, SHA-256, SHA-384, SHA-512 of
   the UTF-8 text, lowercase hex), ``$uuid()`` (a v4 UUID), ``$parse(json_text)``, ``$partition(array,
   size)``, ``$range(first, last, step)`` (``last`` included), ``$random([seed])`` (a seed gives
   ``java.util.Random``'s number); non-integer arguments are rounded down. ``$eval`` is not available.
-- Numbers are JavaScript doubles: an integer beyond 2**53 in the input arrives rounded.
-- ``$string`` (and ``&``) write numbers as ``Number(x.toPrecision(15))`` in ECMAScript's
-  Number-to-String form (``1e+21``, ``1e-7``) and strings as ``JSON.stringify`` does (non-ASCII kept,
-  lone surrogates escaped); object keys in JavaScript's order. jsonata-python writes Python's forms.
-- Strings compare by UTF-16 code units (JavaScript's ``<`` and ``$sort``); Python compares code points.
+- Numbers as measured on AWS: an integer of the input is kept exact while it fits a long (#2676), and
+  arithmetic is done in doubles; ``$string`` (and ``&``) write an integer as its digits, a whole double
+  below 10^21 in magnitude in full with its shortest digits (``$string(1e20)`` is
+  "100000000000000000000", 2^63 "9223372036854776000", the largest double below 10^21
+  "999999999999999900000": #2669, #2683), and any other number as jsonata-js does
+  (``Number(x.toPrecision(15))`` in ECMAScript's form: ``1e+21``, ``0.1``); a division by zero is
+  Infinity, written "Infinity" in a result (``[1/0]`` is ``["Infinity"]``: #2783). Strings as
+  ``JSON.stringify`` writes them (non-ASCII kept, lone surrogates escaped); object keys in JavaScript's order.
+- ``%`` is the exact remainder (jsonata-python truncates it to an integer).
+- Strings compare by UTF-16 code units (JavaScript's ``<`` and ``$sort``, Java's ``compareTo``); Python
+  compares code points.
+- A regular expression is run by java.util.regex, whose matcher recurses once per repetition of a group
+  with an alternation or a wide body (``_jsonata.java_regex``): with ``Bounds``, a pattern that breaks
+  that rule fails the evaluation where it matches more than ``java_regex.REPETITIONS`` characters at once.
 - An expression that evaluates to nothing, or that raises, fails the state with
   ``States.QueryEvaluationError``, which Task, Parallel and Map states can catch.
 """
@@ -39,9 +48,14 @@ from typing import Any, ClassVar
 import jsonata
 from jsonata import functions as jsonata_functions
 from jsonata import utils as jsonata_utils
+from jsonata.regex_engine import RegexFlags, default_regex_engine
+
+from . import java_regex
 
 UNDEFINED = object()  # what an expression that selects nothing evaluates to (JSON has no form for it)
 _EXACT_INTEGERS = 2**53
+_LONG = 2**63  # an integer of the input below this magnitude is kept exact, as AWS keeps a long
+_WRITTEN_IN_FULL = 1e21  # a whole double below this magnitude is written with all its digits
 _HASHES = {"MD5": "md5", "SHA-1": "sha1", "SHA-256": "sha256", "SHA-384": "sha384", "SHA-512": "sha512"}
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,9}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -74,19 +88,29 @@ class Bounds:
       a number 8 bytes and a character 1 (an array counted as 8 bytes an item);
     - time: AWS fails an evaluation that runs longer than 1 second. Time depends on the machine (and
       jsonata-python is slower than the jsonata-js AWS runs), so ``seconds`` only stops a runaway
-      evaluation; the benchmark measures our expressions' time in jsonata-js.
+      evaluation; the benchmark measures our expressions' time in jsonata-js;
+    - a regular expression's repetitions: java.util.regex recurses once per repetition of a group with
+      an alternation or a wide body, and overflows the JVM's stack past some hundreds to thousands of
+      them (measured on jsonata-java 0.9.9: docs/project/how-we-know.md). A pattern that breaks
+      ``java_regex``'s rule fails where one match covers more than ``regex_characters`` characters (one
+      or more a repetition). AWS's cause for it was not measured: ``REGEX_OVERFLOW`` is ours.
 
-    The causes are AWS's, as measured."""
+    The causes are AWS's, as measured, but ``REGEX_OVERFLOW``."""
 
     depth: int = 100
     memory_bytes: int = 6_990_256
     seconds: float = 10.0
+    regex_characters: int = java_regex.REPETITIONS
 
     STACK_OVERFLOW: ClassVar[str] = (
         "Stack overflow error: Check for non-terminating recursive function. Consider rewriting as tail-recursive"
     )
     MEMORY: ClassVar[str] = "Expression evaluation memory limit exceeded: Check for excessive memory usage"
     TIMEOUT: ClassVar[str] = "Expression evaluation timeout: Check for infinite loop"
+    REGEX_OVERFLOW: ClassVar[str] = (
+        "java.lang.StackOverflowError: the regular expression {pattern} repeats a group over {count} characters,"
+        " past what java.util.regex recurses through on AWS's JVM engine (the emulator's estimate)"
+    )
 
     def frame(self, bindings: dict[str, Any]) -> jsonata.Jsonata.Frame:
         """A frame of ``bindings`` whose evaluation raises ``BoundExceeded`` where AWS's would fail."""
@@ -171,15 +195,26 @@ def _js_keys(document: dict[str, Any]) -> list[str]:
     return indices + [key for key in document if key not in named]
 
 
+def aws_number(value: float | int) -> str:
+    """A finite number as AWS's ``$string`` writes it, where measured: an integer (a long) as its digits,
+    a whole double below 10^21 in magnitude in full with its shortest digits; any other as jsonata-js
+    writes it (15 significant digits, ECMAScript's form), as AWS's was not measured."""
+    if isinstance(value, int) and -_LONG <= value < _LONG:
+        return str(value)
+    value = float(value)
+    if value.is_integer() and abs(value) < _WRITTEN_IN_FULL:
+        return js_number(value)  # ECMAScript writes a whole double below 10^21 in full, its shortest digits
+    return js_number(js_precision_15(value))
+
+
 def js_stringify(value: Any) -> str:
-    """``JSON.stringify`` with jsonata-js's replacer (numbers to 15 significant digits)."""
+    """``JSON.stringify`` with jsonata-js's replacer, numbers as AWS writes them (``aws_number``)."""
     if value is None or value is jsonata_utils.Utils.NULL_VALUE:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
-        number = float(value)
-        return js_number(js_precision_15(number)) if math.isfinite(number) else "null"
+        return aws_number(value) if math.isfinite(value) else "null"
     if isinstance(value, str):
         return _js_quote(value)
     if isinstance(value, dict):
@@ -304,6 +339,46 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 
 # --- evaluation -------------------------------------------------------------------------------------------
 _compiled = threading.local()
+_matching = threading.local()  # .bounds: the bounds of the evaluation under way on this thread
+
+
+class _JavaPattern:
+    """A pattern that breaks ``java_regex``'s rule: it matches as Python's ``re`` does, but fails the
+    evaluation, as AWS's JVM engine would overflow, where the evaluation has bounds and one match covers
+    more than their ``regex_characters``."""
+
+    def __init__(self, compiled: re.Pattern[str]) -> None:
+        self.compiled, self.pattern = compiled, compiled.pattern
+
+    def _checked(self, match: re.Match[str] | None) -> re.Match[str] | None:
+        bounds: Bounds | None = getattr(_matching, "bounds", None)
+        if match is not None and bounds is not None and match.end() - match.start() > bounds.regex_characters:
+            raise BoundExceeded(Bounds.REGEX_OVERFLOW.format(pattern=f"/{self.pattern}/", count=bounds.regex_characters))
+        return match
+
+    def search(self, string: str, *arguments: Any) -> re.Match[str] | None:
+        return self._checked(self.compiled.search(string, *arguments))
+
+    def finditer(self, string: str, *arguments: Any) -> Any:
+        return (self._checked(match) for match in self.compiled.finditer(string, *arguments))
+
+    def sub(self, replacement: Any, string: str, count: int = 0) -> str:
+        for match in self.compiled.finditer(string):
+            self._checked(match)
+        return self.compiled.sub(replacement, string, count)
+
+    def split(self, string: str, maxsplit: int = 0) -> list[str]:
+        for match in self.compiled.finditer(string):
+            self._checked(match)
+        return self.compiled.split(string, maxsplit)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.compiled, name)
+
+
+def _regex_engine(pattern: str, flags: RegexFlags) -> Any:
+    compiled = default_regex_engine(pattern, flags)
+    return _JavaPattern(compiled) if java_regex.nested_problems(pattern) else compiled
 
 
 class _StepFunctionsJsonata(jsonata.Jsonata):  # type: ignore[misc]  # jsonata-python is untyped
@@ -312,6 +387,18 @@ class _StepFunctionsJsonata(jsonata.Jsonata):  # type: ignore[misc]  # jsonata-p
 
     def evaluate_string_concat(self, lhs: Any, rhs: Any) -> str:
         return ("" if lhs is None else _string(lhs)) + ("" if rhs is None else _string(rhs))
+
+    def evaluate_numeric_expression(self, lhs: Any, rhs: Any, op: Any) -> Any:
+        # jsonata-python truncates a remainder to an integer (int(math.fmod(...))): JavaScript's % and a
+        # JVM's are the exact IEEE remainder, 0.5 % 1 is 0.5.
+        numbers = all(isinstance(value, (int, float)) and not isinstance(value, bool) for value in (lhs, rhs))
+        if op == "%" and numbers and rhs:
+            return jsonata_utils.Utils.convert_number(math.fmod(float(lhs), float(rhs)))
+        if op == "/" and numbers and not rhs:  # AWS divides as doubles do: [1/0] is ["Infinity"]
+            return math.copysign(math.inf, lhs) if lhs else math.nan
+        result = super().evaluate_numeric_expression(lhs, rhs, op)
+        # Arithmetic is done in doubles: a whole result beyond 2**53 is one (jsonata-python makes it an int).
+        return float(result) if isinstance(result, int) and abs(result) >= _EXACT_INTEGERS else result
 
     def evaluate_comparison_expression(self, lhs: Any, rhs: Any, op: Any) -> Any:
         if isinstance(lhs, str) and isinstance(rhs, str):
@@ -323,7 +410,7 @@ def _expression(text: str) -> jsonata.Jsonata:
     cache: dict[str, jsonata.Jsonata] = _compiled.__dict__.setdefault("cache", {})
     expression = cache.get(text)
     if expression is None:
-        expression = _StepFunctionsJsonata(text)
+        expression = _StepFunctionsJsonata(text, _regex_engine)
         expression.set_output_convert_nulls(False)
         for name, function in _FUNCTIONS.items():
             expression.register_lambda(name, function)
@@ -332,15 +419,15 @@ def _expression(text: str) -> jsonata.Jsonata:
 
 
 def _to_javascript(value: Any) -> Any:
-    """Input as jsonata-js holds it: every number a double (an integer beyond 2**53 arrives rounded), and
-    null as JSON's null (to jsonata-python ``None`` is undefined: ``[null, 1]`` would lose its null)."""
+    """Input as AWS's engine holds it: an integer kept exact while it fits a long, any other number a
+    double, and null as JSON's null (to jsonata-python ``None`` is undefined: ``[null, 1]`` would lose its null)."""
     if value is None:
         return jsonata_utils.Utils.NULL_VALUE
     if isinstance(value, dict):
         return {key: _to_javascript(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_to_javascript(item) for item in value]
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _EXACT_INTEGERS:
+    if isinstance(value, int) and not isinstance(value, bool) and not -_LONG <= value < _LONG:
         return float(value)
     return value
 
@@ -353,8 +440,10 @@ def _to_json(value: Any) -> Any:
         return {key: _to_json(item) for key, item in value.items() if not _is_function(item)}
     if isinstance(value, (list, tuple)):
         return [_to_json(item) for item in value]
-    if isinstance(value, float) and value.is_integer() and abs(value) < _EXACT_INTEGERS:
+    if isinstance(value, float) and value.is_integer() and abs(value) < _LONG:
         return int(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if _is_function(value):
         return ""
     return value
@@ -365,12 +454,15 @@ def evaluate(text: str, bindings: dict[str, Any], *, bounds: Bounds | None = Non
     ``UNDEFINED``; raises ``JSONataError`` where jsonata-js would throw, and ``BoundExceeded`` where the
     evaluation leaves ``bounds`` (none by default)."""
     values = {name: _to_javascript(value) for name, value in bindings.items()}
+    _matching.bounds = bounds
     try:
         result = _expression(text).evaluate(None, values if bounds is None else bounds.frame(values))
     except JSONataError:
         raise
     except Exception as error:  # jsonata-python's JException and the errors of its functions
         raise JSONataError(f"{type(error).__name__}: {error}") from None
+    finally:
+        _matching.bounds = None
     if result is None:
         return UNDEFINED
     if isinstance(result, jsonata_utils.Utils.JList) and result.outer_wrapper and len(result) == 1:

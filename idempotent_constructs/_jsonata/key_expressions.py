@@ -28,12 +28,32 @@ BEYOND_NATIVE = "the input is beyond the bounds of the native key: the key funct
 _LEVEL = "$s := $replace($s, /[\\[\\{][^\\[\\]\\{\\}]*[\\]\\}]/, '0');"
 
 
+# $digest cuts a long text in runs of RUN code points, RUNS runs a piece: java.util.regex recurses once per
+# code point of a run (canonical.jsonata).
+RUN = 50
+RUNS = canonical.HASH_PIECE // RUN
+assert RUN * RUNS == canonical.HASH_PIECE
+
+
+def _number(value: float) -> str:
+    """A double as a JSONata number literal that reads back as it (Python's shortest digits)."""
+    return repr(value).replace("e+", "e")
+
+
 def _functions() -> str:
     """The functions of canonical.jsonata, as every key expression starts with them: its comments
     dropped, its lines joined, its ``__NAMES__`` filled in."""
+    controls = ", ".join(f"[{literal(chr(code))}, {literal(canonical.canonical_json(chr(code))[1:-1])}]" for code in range(0x20))
     values = {
+        "CONTROLS": f"[{controls}]",
         "EXACT_LIMIT": str(canonical.EXACT_LIMIT),
+        "TINY": _number(2.0**-75),
+        "TWO_127": _number(2.0**127),
+        "TWO_537": _number(2.0**537),
+        "HALVINGS": "[" + ", ".join(f"[{2**power}, {_number(2.0**2**power)}]" for power in range(9, -1, -1)) + "]",
         "HASH_PIECE": str(canonical.HASH_PIECE),
+        "RUN": str(RUN),
+        "RUNS": str(RUNS),
         "NATIVE_TEXT_BRACKETED": str(NATIVE_TEXT + 2),
         "NATIVE_CHARACTERS_BRACKETED": str(NATIVE_CHARACTERS + 2),
         "NATIVE_VALUES": str(NATIVE_VALUES),
@@ -47,10 +67,7 @@ def _functions() -> str:
             in_comment = not stripped.endswith("*/")
         elif stripped:
             lines.append(stripped)
-    return re.sub(r"__([A-Z_]+)__", lambda name: values[name.group(1)], " ".join(lines))
-
-
-_FUNCTIONS = _functions()
+    return re.sub(r"__([A-Z0-9_]+)__", lambda name: values[name.group(1)], " ".join(lines))
 
 
 def literal(text: str) -> str:
@@ -64,6 +81,9 @@ def literal(text: str) -> str:
         else:
             escaped.append(character)
     return "'" + "".join(escaped) + "'"
+
+
+_FUNCTIONS = _functions()
 
 
 def _path(source: str, path: str) -> str:
@@ -98,9 +118,9 @@ def selection(kind: str, expression: object, source: str) -> str:
     raise ValueError(f"no JSONata selection for key kind {kind!r}")
 
 
-def canonical_text(value: str, *, exact: bool = False) -> str:
+def canonical_text(value: str) -> str:
     """JSONata for the canonical text of the value of ``value`` (JSONata)."""
-    return f"({_FUNCTIONS} $text({value}, {'true' if exact else 'false'}))"
+    return f"({_FUNCTIONS} $text({value}))"
 
 
 def text_digest(text: str) -> str:
@@ -115,7 +135,7 @@ def payload_parts(kind: str, expression: object, source: str) -> tuple[str, str,
     values, written from their texts: an array constructor would flatten a value that is itself an array."""
     if kind == schema.KIND_JSONATA:
         message = literal(f"the payload expression {expression} selects nothing")
-        return f"$p0 := ($v := ({expression}); $exists($v) ? $v : $error({message}));", "$measured($p0)", "$text($p0, false)"
+        return f"$p0 := ($v := ({expression}); $exists($v) ? $v : $error({message}));", "$measured($p0)", "$text($p0)"
     if kind != schema.KIND_PATHS:
         raise ValueError(f"no JSONata payload selection for payload kind {kind!r}")
     assert isinstance(expression, Sequence)
@@ -125,7 +145,7 @@ def payload_parts(kind: str, expression: object, source: str) -> tuple[str, str,
         assigned += f"$p{index} := ($v := {_path(source, path)}; $exists($v) ? $v : $error({message}));"
     names = [f"$p{index}" for index in range(len(expression))]
     measured = " & ',' & ".join(f"$measured({name})" for name in names)
-    text = "'[' & $join([" + ", ".join(f"$text({name}, false)" for name in names) + "], ',') & ']'"
+    text = "'[' & $join([" + ", ".join(f"$text({name})" for name in names) + "], ',') & ']'"
     return assigned, measured, text
 
 
@@ -144,22 +164,20 @@ def record_id_and_validation(
     envelope around it. A ``from_paths`` payload is the list of its values, written from their texts (an
     array constructor would flatten a value that is itself an array)."""
     prefix = literal(canonical.key_prefix(kind, expression))
-    whole_key = kind == schema.KIND_WHOLE_INPUT
-    if whole_key and payload_kind == schema.KIND_WHOLE_INPUT:
-        # The whole input is keyed as Step Functions reads it: a large number is the double it arrives as.
-        body = f"$native($measured({source}));$payload := $text({selection(kind, expression, source)}, false);$key := $payload;"
+    if kind == schema.KIND_WHOLE_INPUT and payload_kind == schema.KIND_WHOLE_INPUT:
+        body = f"$native($measured({source}));$payload := $text({selection(kind, expression, source)});$key := $payload;"
         validation = "$digest($payload)"
     else:
         body = f"$ks := {selection(kind, expression, source)};"
         measured = "$measured($ks)"
         if payload_kind == schema.KIND_WHOLE_INPUT:
             measured += f" & ',' & $measured({source})"
-            payload = f"$text({source}, false)"
+            payload = f"$text({source})"
         elif payload_kind in (schema.KIND_PATHS, schema.KIND_JSONATA):
             assigned, values, payload = payload_parts(payload_kind, payload_expression, source)
             body += assigned
             measured += f" & ',' & {values}"
-        body += f"$native({measured});$key := $text($ks, {'false' if whole_key else 'true'});"
+        body += f"$native({measured});$key := $text($ks);"
         if payload_kind == schema.KIND_NONE:
             validation = literal(canonical.payload_validation(payload_kind, payload_expression, None))
         elif payload_kind == schema.KIND_WHOLE_INPUT:

@@ -204,7 +204,10 @@ TASK_OVERHEAD = 512
 # $string writes a number in at most 15 significant digits (1.0000000000000002 as 1), Step Functions all
 # of its up to 17: at most 17 bytes a number more than $json counts. Strings are written alike.
 _NUMBER_SLACK = 17
-_STRING = '/"(?:[^"\\x5c]|\\x5c.)*"/'
+# A JSON text's strings, each made "" in two passes that java.util.regex runs without recursing
+# (_jsonata/java_regex.py): every escape dropped, then every quoted run.
+_ESCAPE = "/\\x5c[\\s\\S]/"
+_STRING = '/"[^"]*"/'
 _NUMBER = "/[0-9][0-9.eE+\\-]*/"
 
 
@@ -214,7 +217,7 @@ def payload_bytes(value: str) -> str:
     17 bytes more for each number."""
     return (
         f"({BYTES}{JSON} $v := {value}; $j := $json($v); $bytes($j) + ($parse($j) = $v ? 0 :"
-        f" {_NUMBER_SLACK} * ($count($split($replace($j, {_STRING}, '\"\"'), {_NUMBER})) - 1)))"
+        f" {_NUMBER_SLACK} * ($count($split($replace($replace($j, {_ESCAPE}, ''), {_STRING}, '\"\"'), {_NUMBER})) - 1)))"
     )
 
 

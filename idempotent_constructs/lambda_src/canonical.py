@@ -3,16 +3,16 @@
 Stdlib only (plus ``jmespath``, which the Lambda Python runtime ships as a dependency of boto3), so the
 same code runs in the key function, in the constructs' synth-time validation and in tools.
 
-It implements the canonical key specification, ``docs/explanation/canonical-key.md`` (version 2), which the
-generated JSONata states implement too (``idempotent_constructs._jsonata.key_expressions``): JSON values as
-JavaScript holds them (numbers are doubles), object members ordered by UTF-16 code units, numbers in
-ECMAScript's form to 15 digits plus an exact remainder, and long texts hashed in pieces.
+It implements the canonical key specification, ``docs/explanation/canonical-key.md`` (version 3), which the
+generated JSONata states implement too (``idempotent_constructs._jsonata.key_expressions``): numbers are the
+doubles they read as, written in a form no engine's number formatting can change (the digits of a whole
+number below 2**53, ``m p e`` otherwise), strings escaped as ``JSON.stringify`` escapes them, object members
+ordered by UTF-16 code units, and long texts hashed in pieces.
 """
 
 from __future__ import annotations
 
 import base64
-import decimal
 import functools
 import gzip
 import hashlib
@@ -28,13 +28,11 @@ except ImportError:  # imported by the Lambda runtime from the asset root
 
 HASH_PIECE = 2500  # code points hashed at once (docs/explanation/canonical-key.md, section 3)
 EXACT_LIMIT = 2**53  # a key number of this magnitude or more is no longer exact as a double
-_FIFTEEN_DIGITS = 10**15
-# Python's own serialization is canonical already unless the text may hold a float or a long integer
+# Python's own serialization is canonical already unless the text may hold a float or a large integer
 # (``1.0``, ``1e+16``, 16 digits or more), or a character from U+D800 up (where code point and UTF-16
 # orders part, and lone surrogates); a match inside a string only costs the slow path.
 _NOT_PLAIN = re.compile("\\d[.eE]|\\d{16}|[\ud800-\U0010ffff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_PRECISION_15 = decimal.Context(prec=15, rounding=decimal.ROUND_HALF_UP)
 _PATH_SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\['((?:[^'\\]|\\.)+)'\]|\[(\d+)\]")
 
 
@@ -58,50 +56,25 @@ class _Inexact(ValueError):
     """A number of the key selection is 2**53 or more in magnitude."""
 
 
-def js_number(value: float) -> str:
-    """ECMAScript's Number::toString of a finite double."""
-    if value == 0:
-        return "0"
-    if value < 0:
-        return "-" + js_number(-value)
-    _, digit_tuple, exponent = decimal.Decimal(repr(value)).normalize().as_tuple()
-    digits = "".join(map(str, digit_tuple))
-    count, point = len(digits), len(digits) + int(exponent)  # value = 0.digits * 10**point
-    if count <= point <= 21:
-        return digits + "0" * (point - count)
-    if 0 < point <= 21:
-        return f"{digits[:point]}.{digits[point:]}"
-    if -6 < point <= 0:
-        return "0." + "0" * -point + digits
-    head = digits if count == 1 else f"{digits[0]}.{digits[1:]}"
-    return f"{head}e{'+' if point > 0 else '-'}{abs(point - 1)}"
-
-
-def _round_15(value: float) -> float:
-    """ECMAScript ``Number(value.toPrecision(15))``."""
-    return float(_PRECISION_15.plus(decimal.Decimal(value))) if value else 0.0
-
-
 def _number(value: float | int, exact: bool) -> str:
-    # Fast paths, for the numbers of 15 significant digits or fewer that payloads mostly hold: they
-    # are their own 15-digit rounding, and written as JavaScript writes them (no exponent below 1e16).
-    if type(value) is int and -_FIFTEEN_DIGITS < value < _FIFTEEN_DIGITS:
+    """``N(x)``: a whole double below 2**53 in magnitude as its decimal digits, any other as ``m`` + ``p`` +
+    ``e`` (``x = m * 2**e``, ``m`` odd): the one form every JSONata engine computes alike, by arithmetic that
+    doubles carry exactly, never by how an engine writes numbers (docs/explanation/canonical-key.md, section 2)."""
+    if type(value) is int and -EXACT_LIMIT < value < EXACT_LIMIT:  # the fast path: most numbers of a payload
         return str(value)
-    if type(value) is float and value:
-        text = repr(value)
-        if "e" not in text and "n" not in text and len(text.lstrip("-0.").replace(".", "")) <= 15:
-            return text[:-2] if text.endswith(".0") else text
     if exact and abs(value) >= EXACT_LIMIT:
         raise _Inexact()
-    number = float(value)  # as JavaScript reads it
+    number = float(value)  # as a double carries it, whatever the engine held
     if not math.isfinite(number):
         raise ValueError("not a double")
-    rounded = _round_15(number)
-    if not math.isfinite(rounded):
-        raise ValueError("beyond 15 digits")
-    if rounded == number:
-        return js_number(rounded)
-    return f"{js_number(rounded)}~{js_number(_round_15(number - rounded))}"
+    if number.is_integer() and abs(number) < EXACT_LIMIT:
+        return str(int(number))
+    sign = "-" if number < 0 else ""
+    numerator, denominator = abs(number).as_integer_ratio()  # the denominator a power of two, the numerator odd
+    if denominator > 1:
+        return f"{sign}{numerator}p-{denominator.bit_length() - 1}"
+    twos = (numerator & -numerator).bit_length() - 1
+    return f"{sign}{numerator >> twos}p{twos}"
 
 
 def _string(text: str) -> str:

@@ -12,16 +12,16 @@ from idempotent_constructs.lambda_src import canonical, schema
 from tests.conftest import ROOT
 from tests.jsonata_js import JSONataJsError, evaluate
 
-# Payloads whose canonical text is easy to get wrong.
+# Payloads whose canonical text is easy to get wrong, and that the states key natively.
 CORPUS = [
     {"b": [1.0, "é"], "a": None, "c": True, "d": False},
     {"10": 1, "9": 2, "a": 3, "": 4},  # integer-like names: JavaScript objects would reorder them
     {"\uff01": 1, "\U0001f600": 2, "\ue000": 3},  # UTF-16 order differs from code point order
     {"quote": 'a"b', "backslash": "a\\b", "controls": "\b\f\n\r\t\u0001\u001f\u007f", "separators": "\u2028\u2029"},
-    {"lone": "\ud800x", "pair": "\U0001f600", "slash": "a/b", "html": "<&>"},
-    [1.0, 1e0, 100, 1e21, 1e-7, 1.5e-7, 0.000001, 123456.789, -0.0, 5e-324, 2.0**52],
+    {"c1": "\u0080\u0085\u009f", "dashes": "\u2013\u20ac", "pair": "\U0001f600", "slash": "a/b", "html": "<&>"},
+    [1.0, 1e0, 100, 1e-7, 1.5e-7, 0.000001, 123456.789, -0.0, 5e-324, 2.0**52, 4.35e-320, -1e-300],
     [0.30000000000000004, 0.1 + 0.7, 1 / 3, 2 / 3, 123456789012345.5, 9007199254740991, -9007199254740991],
-    [1e300, -1e-300, 1.7976931348623157e300, 4.35e-320],
+    [10**15, 1234567890123456, 99999999, 100000000, 100000001, 12.99, -0.75],
     {"nested": [[1, [2, [3, []]]], {}, [], {"x": {"y": {"z": None}}}]},
     {"nulls": [None, 1, [None], {"n": None}]},  # a null in a list is a value: [null] is not []
     "x" * 2499,
@@ -30,6 +30,18 @@ CORPUS = [
     {"emoji": "😀" * 3000},
     0,
     "",
+]
+
+# What the states leave to the key function: a number a JVM engine may hold as the long it was sent as
+# (2^53 or more in magnitude), and a lone surrogate (no JSONata function tells a character's code).
+TO_THE_KEY_FUNCTION = [
+    {"id": 2**53},
+    {"at": 1764061200123456789, "order": "o-1"},
+    {"x": 1e20},
+    {"x": 1e21},
+    {"x": -(2**63)},
+    {"lone": "\ud800x"},
+    {"lone": "a\udc00"},
 ]
 
 
@@ -62,11 +74,9 @@ def test_digests_of_short_and_long_texts_are_the_same_in_jsonata_and_python(node
 def test_record_ids_and_validations_are_the_same_in_jsonata_and_python(node_bin, kind, expression):
     payloads = [
         {"order": {"id": 1042}, "customer name": "Zoë", "lines": [{"sku": "a"}, {"sku": 0.1 + 0.2}], "at": 1.0},
-        {"order": {"id": "o-😀"}, "customer name": "\ud800", "lines": [{}, {"sku": -0.0}], "big": 2**60},
+        {"order": {"id": "o-😀"}, "customer name": '\u2028"', "lines": [{}, {"sku": -0.0}], "small": 2**-60},
         {"order": {"id": 9007199254740991}, "customer name": "x" * 3000, "lines": [[], {"sku": True}]},
     ]
-    if kind == schema.KIND_WHOLE_INPUT:
-        payloads = [payload for payload in payloads if "big" not in payload]
     native = jsonata_key.record_id_and_validation("Stack/Orders", kind, expression, "$v")
     computed = js(f"$map($value, function($v) {{ {native} }})", payloads)
     expected = [
@@ -169,21 +179,28 @@ def test_a_key_that_cannot_be_computed_raises_in_jsonata_as_in_python(node_bin, 
         js(jsonata_key.record_id_and_validation("ns", kind, expression, "$value"), payload)
 
 
-def test_the_whole_input_is_keyed_as_step_functions_reads_it_even_with_numbers_beyond_2_to_the_53(node_bin):
-    payloads = [{"id": 2**53}, {"at": 1764061200123456789, "order": "o-1"}, {"x": 1e21}]
-    native = jsonata_key.record_id_and_validation("ns", schema.KIND_WHOLE_INPUT, None, "$v")
-    computed = js(f"$map($value, function($v) {{ {native} }})", payloads)
-    assert [item["id"] for item in computed] == [canonical.idempotency_id("ns", p, schema.KIND_WHOLE_INPUT) for p in payloads]
-    # The nanosecond timestamp is the double it arrives as: a neighbour one nanosecond off is the same key.
-    assert canonical.idempotency_id("ns", payloads[1], schema.KIND_WHOLE_INPUT) == canonical.idempotency_id(
-        "ns", {"at": 1764061200123456790, "order": "o-1"}, schema.KIND_WHOLE_INPUT
+@pytest.mark.parametrize("payload", TO_THE_KEY_FUNCTION)
+def test_a_value_no_engine_independent_form_reaches_is_left_to_the_key_function(node_bin, payload):
+    native = jsonata_key.record_id_and_validation("ns", schema.KIND_WHOLE_INPUT, None, "$value")
+    with pytest.raises(JSONataJsError, match=jsonata_key.BEYOND_NATIVE):
+        js(native, payload)
+    assert canonical.idempotency_id("ns", payload, schema.KIND_WHOLE_INPUT).startswith("ns#")
+
+
+def test_the_whole_input_is_keyed_as_the_doubles_its_numbers_read_as():
+    # The nanosecond timestamp is the double it arrives as: a neighbour one nanosecond off is the same key,
+    # whether the engine held it as a long (the key function reads the exact integer) or as a double.
+    assert canonical.idempotency_id("ns", {"at": 1764061200123456789}, schema.KIND_WHOLE_INPUT) == canonical.idempotency_id(
+        "ns", {"at": 1764061200123456790}, schema.KIND_WHOLE_INPUT
     )
 
 
-def test_a_number_beyond_a_key_is_still_hashed_as_a_double_in_the_validation(node_bin):
+def test_a_number_beyond_a_key_in_the_payload_is_left_to_the_key_function_which_hashes_it_as_a_double(node_bin):
     payload = {"id": "o-1", "nanos": 1700000000123456789}
-    computed = js(jsonata_key.record_id_and_validation("ns", schema.KIND_PATHS, ["$.id"], "$value"), payload)
-    assert computed["validation"] == canonical.digest(payload)
+    with pytest.raises(JSONataJsError, match=jsonata_key.BEYOND_NATIVE):
+        js(jsonata_key.record_id_and_validation("ns", schema.KIND_PATHS, ["$.id"], "$value"), payload)
+    _, validation = canonical.key_and_validation("ns", payload, schema.KIND_PATHS, ["$.id"])
+    assert validation == canonical.digest({"id": "o-1", "nanos": float(1700000000123456789)})
 
 
 def test_literals_escape_quotes_backslashes_and_control_characters(node_bin):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import pytest
@@ -118,11 +119,21 @@ def test_the_id_and_validation_computed_together_equal_those_computed_apart(kind
     assert validation == canonical.digest(document)
 
 
-def test_numbers_are_written_as_javascript_writes_doubles_to_15_digits_with_the_exact_remainder():
-    assert canonical.canonical_json([1e300, 2.0**52, -0.0, 1e21, 1.5e-7, 0.000001]) == (
-        "[1e+300,4503599627370500~-4,0,1e+21,1.5e-7,0.000001]"
+def test_a_whole_number_below_2_to_the_53_is_written_as_its_digits_and_any_other_as_m_p_e():
+    assert canonical.canonical_json([2.0**52, -0.0, 1234567890123456, 9007199254740991, -12]) == (
+        "[4503599627370496,0,1234567890123456,9007199254740991,-12]"
     )
-    assert canonical.canonical_json(0.1 + 0.2) == "0.3~5.55111512312578e-17" != canonical.canonical_json(0.3)
+    # x = m * 2**e with m odd: the form arithmetic on doubles computes exactly, in every engine.
+    assert canonical.canonical_json([0.5, -0.75, 5e-324, 2**53, 1e21, 1e300]) == (
+        "[1p-1,-3p-2,1p-1074,1p53,476837158203125p21,1681218273811815p946]"
+    )
+    assert canonical.canonical_json(0.1 + 0.2) == "1351079888211149p-52" != canonical.canonical_json(0.3)
+
+
+@pytest.mark.parametrize("value", [0.1, 12.99, 1 / 3, 5e-324, 1e300, -(2**63), 1.5e-7])
+def test_the_m_p_e_form_reads_back_as_the_same_double(value):
+    m, e = canonical.canonical_json(value).split("p")
+    assert int(m) % 2 == 1 and math.ldexp(int(m), int(e)) == value
 
 
 def test_object_members_are_ordered_by_utf16_code_units_and_lone_surrogates_escaped():

@@ -82,16 +82,32 @@ def test_eval_is_not_available(emulator):
     assert run_expression(emulator, "$eval('1 + 1')").error == QUERY_EVALUATION_ERROR
 
 
-def test_string_writes_numbers_to_15_digits_in_javascript_form_and_keeps_non_ascii_text(emulator):
+def test_string_writes_numbers_as_measured_on_aws_and_keeps_non_ascii_text(emulator):
+    # An integer of the input is a long, written in full; a fraction to 15 digits, in JavaScript's form.
     payload = {"9": 1.0, "10": 0.30000000000000004, "b": [1e21, 1.5e-7, -0.0, 123456789012345678], "a": "é\u0001"}
     assert jsonata_output(emulator, "$string($states.input)", payload) == (
-        '{"9":1,"10":0.3,"b":[1e+21,1.5e-7,0,123456789012346000],"a":"é\\u0001"}'
+        '{"9":1,"10":0.3,"b":[1e+21,1.5e-7,0,123456789012345678],"a":"é\\u0001"}'
     )
     assert jsonata_output(emulator, "'n=' & $states.input.n", {"n": 0.1 + 0.2}) == "n=0.3"
 
 
-def test_numbers_are_doubles_so_an_integer_beyond_2_to_the_53_arrives_rounded(emulator):
-    assert jsonata_output(emulator, "$states.input.n = 9007199254740992", {"n": 9007199254740993}) is True
+def test_a_whole_double_below_10_to_the_21_is_written_in_full_with_its_shortest_digits(emulator):
+    # Measured on AWS with TestState (floci-io/floci issue #2669, pull request #2683).
+    output = jsonata_output(emulator, "[$string(1e20), $string(999999999999999868928), $string($power(2, 63)), $string(1e21)]")
+    assert output == ["100000000000000000000", "999999999999999900000", "9223372036854776000", "1e+21"]
+
+
+def test_an_integer_of_the_input_is_kept_as_a_long_and_computed_with_as_a_double(emulator):
+    output = jsonata_output(
+        emulator,
+        "[$string($states.input.n), $states.input.n + 0, $states.input.n = 9007199254740992]",
+        {"n": 9007199254740993},
+    )
+    assert output == ["9007199254740993", 9007199254740992, True]
+
+
+def test_a_division_by_zero_is_infinity_written_as_a_string(emulator):
+    assert jsonata_output(emulator, "[1/0]") == ["Infinity"]  # floci-io/floci pull request #2783
 
 
 def test_strings_compare_and_sort_by_utf16_code_units_as_in_javascript(emulator):

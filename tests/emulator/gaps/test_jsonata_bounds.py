@@ -83,9 +83,26 @@ def test_a_bound_failure_can_be_caught_as_aws_catches_it(emulator):
     assert emulator.run_definition(definition, {}).output == {"caught": True}
 
 
+@pytest.mark.parametrize("characters", [1000, 1001])
+def test_a_regular_expression_java_would_recurse_through_fails_past_the_stack_estimate(emulator, characters):
+    # (?:a|b)* recurses once a character in java.util.regex (AWS's engine runs on the JVM); [ab]* loops.
+    text = {"s": "ab" * 1000}
+    expression = f"$replace($substring($states.input.s, 0, {characters}), /(?:a|b)*/, 'x')"
+    execution = run_expression(emulator, expression, text)
+    if characters <= 1000:
+        assert execution.output == {"value": "xx"}
+    else:
+        assert (execution.status, execution.error) == ("FAILED", "States.QueryEvaluationError")
+        assert "java.lang.StackOverflowError: the regular expression /(?:a|b)*/" in execution.cause
+    assert run_expression(emulator, "$replace($states.input.s, /[ab]*/, 'x')", text).output == {"value": "xx"}
+
+
 def test_without_the_workaround_nothing_is_bounded(emulator):
     with emulator.without_workaround("jsonata_bounds"):
         assert run_expression(emulator, sum_of_ones(101)).output == {"value": 101}
+        assert run_expression(emulator, "$replace($states.input.s, /(?:a|b)*/, 'x')", {"s": "ab" * 1000}).output == {
+            "value": "xx"
+        }
 
 
 def create(emulator, expression: str) -> str:
