@@ -4,8 +4,8 @@ written and reports an error (synth fails) or a warning, with the quota, its sou
 
 ``check_app`` registers it once per app, when one of the library's constructs is created; ``QUOTAS``
 lists every quota a template of this library can reach and where it is checked (docs/reference/quotas.md).
-A value CloudFormation resolves at deploy (a reference, a pseudo parameter) is counted at an estimate:
-``ESTIMATE`` characters, or a pseudo parameter's longest value.
+A value CloudFormation resolves at deploy (a reference, a pseudo parameter) is counted at its longest
+(``references``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from constructs import IConstruct
 from .._readers.asl import all_states
 from .._readers.assembly import state_machine_definitions
 from ..lambda_src import schema
+from . import references
 from .names import VENDED_LOGS_PREFIX
 
 # CloudFormation: "CloudFormation quotas" (cloudformation-limits.html).
@@ -45,13 +46,6 @@ EXPRESS_MAX_SECONDS = 300
 # The share of its execution's limit a waiting duplicate may spend waiting (IdempotentStateMachine's default).
 WAIT_SHARE = 0.8
 
-ESTIMATE = 128  # characters of a value CloudFormation resolves at deploy (an ARN with a generated name)
-PSEUDO = {
-    "AWS::Partition": "aws-us-gov",
-    "AWS::Region": "ap-southeast-2",
-    "AWS::AccountId": "123456789012",
-    "AWS::URLSuffix": "amazonaws.com.cn",
-}
 
 
 @dataclass(frozen=True)
@@ -102,15 +96,18 @@ class Finding:
     severity: str | None = None  # None: the quota's
 
 
-def check_template(template: dict[str, Any], size: int, directory: Path | None = None) -> list[Finding]:
+def check_template(
+    template: dict[str, Any], size: int, directory: Path | None = None, stack_name: str | None = None
+) -> list[Finding]:
     """What of ``template`` (``size`` bytes as written, in the cloud assembly ``directory``, where the
-    definitions stored as assets are) AWS would refuse or fail for a quota. A part the checks cannot read
-    (written as an intrinsic function, such as ``Fn::If``) is left to AWS."""
+    definitions stored as assets are; deployed as ``stack_name``, or under any name) AWS would refuse or
+    fail for a quota. A part the checks cannot read (written as an intrinsic function, such as ``Fn::If``)
+    is left to AWS."""
     resources = template.get("Resources", {})
     found = list(_guarded(_template_findings, template, size))
     for logical_id, resource in resources.items() if isinstance(resources, dict) else ():
-        found += _guarded(_resource_findings, template, logical_id, resource, directory)
-    found += _guarded(_inline_policy_findings, resources)
+        found += _guarded(_resource_findings, template, logical_id, resource, directory, stack_name)
+    found += _guarded(_inline_policy_findings, resources, stack_name)
     return found
 
 
@@ -127,13 +124,13 @@ def _guarded(check: Any, *arguments: Any) -> list[Finding]:
 
 
 def _resource_findings(
-    template: dict[str, Any], logical_id: str, resource: dict[str, Any], directory: Path | None
+    template: dict[str, Any], logical_id: str, resource: dict[str, Any], directory: Path | None, stack_name: str | None
 ) -> Iterator[Finding]:
     kind, properties = resource.get("Type"), resource.get("Properties", {})
     if kind == "AWS::IAM::Role":
         yield from _managed_policies_findings(logical_id, properties)
     elif kind == "AWS::IAM::ManagedPolicy":
-        yield from _managed_policy_findings(logical_id, properties)
+        yield from _managed_policy_findings(logical_id, properties, template["Resources"], stack_name)
     elif kind == "AWS::Logs::MetricFilter":
         yield from _filter_findings(logical_id, properties)
     elif kind == "AWS::StepFunctions::StateMachine":
@@ -174,26 +171,11 @@ def _template_findings(template: dict[str, Any], size: int) -> Iterator[Finding]
             )
 
 
-def policy_characters(document: Any) -> int:
-    """The characters IAM counts in a policy document (no whitespace), each deploy-time value at its estimate."""
-    return len("".join(json.dumps(_estimated(document), separators=(",", ":")).split()))
-
-
-def _estimated(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_estimated(item) for item in value]
-    if not isinstance(value, dict):
-        return value
-    if len(value) == 1:
-        ((function, argument),) = value.items()
-        if function == "Ref":
-            return PSEUDO.get(argument, "x" * ESTIMATE)
-        if function == "Fn::Join":
-            separator, parts = argument
-            return separator.join(str(_estimated(part)) for part in parts)
-        if function.startswith("Fn::"):
-            return "x" * ESTIMATE
-    return {key: _estimated(item) for key, item in value.items()}
+def policy_characters(document: Any, resources: dict[str, Any] | None = None, stack_name: str | None = None) -> int:
+    """The characters IAM counts in a policy document (no whitespace), each deploy-time value at its
+    longest (``references``: a reference to one of ``resources`` under ``stack_name``, or any name)."""
+    resolved = references.longest(document, resources or {}, stack_name)
+    return len("".join(json.dumps(resolved, separators=(",", ":")).split()))
 
 
 def _managed_policies_findings(logical_id: str, properties: dict[str, Any]) -> Iterator[Finding]:
@@ -207,8 +189,10 @@ def _managed_policies_findings(logical_id: str, properties: dict[str, Any]) -> I
         )
 
 
-def _managed_policy_findings(logical_id: str, properties: dict[str, Any]) -> Iterator[Finding]:
-    characters = policy_characters(properties["PolicyDocument"])
+def _managed_policy_findings(
+    logical_id: str, properties: dict[str, Any], resources: dict[str, Any], stack_name: str | None
+) -> Iterator[Finding]:
+    characters = policy_characters(properties["PolicyDocument"], resources, stack_name)
     if characters > MANAGED_POLICY_CHARACTERS:
         yield Finding(
             "managed-policy-size",
@@ -218,17 +202,17 @@ def _managed_policy_findings(logical_id: str, properties: dict[str, Any]) -> Ite
         )
 
 
-def _inline_policy_findings(resources: dict[str, Any]) -> Iterator[Finding]:
+def _inline_policy_findings(resources: dict[str, Any], stack_name: str | None) -> Iterator[Finding]:
     """Each role's inline policies (its own ``Policies`` and the ``AWS::IAM::Policy`` attached to it by ``Ref``) together."""
     inline: dict[str, int] = {}
     for logical_id, resource in resources.items():
         properties = resource.get("Properties", {})
         if resource.get("Type") == "AWS::IAM::Role":
             inline[logical_id] = inline.get(logical_id, 0) + sum(
-                _guarded_size(policy, "PolicyDocument") for policy in _listed(properties.get("Policies"))
+                _guarded_size(policy, resources, stack_name) for policy in _listed(properties.get("Policies"))
             )
         elif resource.get("Type") == "AWS::IAM::Policy":
-            characters = _guarded_size(properties, "PolicyDocument")
+            characters = _guarded_size(properties, resources, stack_name)
             for role in _listed(properties.get("Roles")):
                 if isinstance(role, dict) and isinstance(role.get("Ref"), str):
                     inline[role["Ref"]] = inline.get(role["Ref"], 0) + characters
@@ -237,7 +221,7 @@ def _inline_policy_findings(resources: dict[str, Any]) -> Iterator[Finding]:
             yield Finding(
                 "role-inline-policy-size",
                 f"the role's inline policies take about {characters:,} characters; IAM takes at most "
-                f"{ROLE_INLINE_POLICY_CHARACTERS:,} a role (whitespace not counted, references at {ESTIMATE} each)",
+                f"{ROLE_INLINE_POLICY_CHARACTERS:,} a role (whitespace not counted, references at their longest)",
                 "give the workflows shorter namespaces or fewer guarded states, or pass a role of your own with managed policies",
                 logical_id,
             )
@@ -247,9 +231,9 @@ def _listed(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _guarded_size(holder: Any, field: str) -> int:
+def _guarded_size(holder: Any, resources: dict[str, Any], stack_name: str | None) -> int:
     try:
-        return policy_characters(holder[field])
+        return policy_characters(holder["PolicyDocument"], resources, stack_name)
     except (KeyError, TypeError):
         return 0
 
@@ -405,7 +389,8 @@ class QuotaCheck:
 
     def _violations(self, path: Path, stack: Any, directory: Path, *, nested: bool) -> list[cdk.PolicyViolation]:
         violations = []
-        for finding in check_template(json.loads(path.read_text()), path.stat().st_size, directory):
+        name = stack.stack_name if stack is not None and not cdk.Token.is_unresolved(stack.stack_name) else None
+        for finding in check_template(json.loads(path.read_text()), path.stat().st_size, directory, name):
             if finding.logical_id is not None and not nested:
                 where = cdk.PolicyViolatingResource(
                     locations=["Properties"], resource_logical_id=finding.logical_id, template_path=str(path)

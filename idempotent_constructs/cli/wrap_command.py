@@ -197,7 +197,7 @@ def wrap(file: Path, out: Path, paths: tuple[str, ...], jsonata: str | None, jme
     text = json.dumps(template, indent=2) + "\n"
     (out / "template.json").write_text(text)
     # Checked as the CloudFormation it is (SAM's transform writes the same resources), at its size as written.
-    findings = quotas.check_template(cloudformation, len(text.encode()), out)
+    findings = quotas.check_template(cloudformation, len(text.encode()), out, name)
     for finding in findings:
         click.echo(f"{quotas.severity(finding)}: {finding.logical_id or name}: {finding.description} ({finding.fix})", err=True)
     if any(quotas.severity(finding) == "error" for finding in findings):

@@ -1,7 +1,8 @@
 """Settings that deploy but contradict each other, warned about (CDK Annotations) with the fix.
 
 Validation (``config``) refuses what cannot work; these work, only not as the user meant: a poll
-interval longer than the whole wait, a lease that lapses while the body may still be running.
+interval longer than the whole wait, a lease that lapses while the body may still be running, a
+JSONata key or payload whose regular expression AWS's JVM engine may overflow on a long input.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from aws_cdk import Annotations, Aspects, Duration, IAspect, Token
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import IConstruct
 
+from .._jsonata import java_regex
 from .._readers.asl import all_states
+from ..lambda_src import schema
 from ..policies import InFlightPolicy
 
 if TYPE_CHECKING:
@@ -22,6 +25,7 @@ if TYPE_CHECKING:
 
 POLL_INTERVAL_ABOVE_MAX_WAIT = "idempotent-constructs:poll-interval-above-max-wait"
 LEASE_SHORTER_THAN_BODY = "idempotent-constructs:lease-shorter-than-body"
+REGEX_RECURSION = "idempotent-constructs:regex-recursion"
 
 
 def advise(guard: IdempotencyGuard, body: sfn.IChainable) -> None:
@@ -39,6 +43,23 @@ def advise(guard: IdempotencyGuard, body: sfn.IChainable) -> None:
     if config.owner_state_machine_name is None:
         # With the owner check, a holder that still runs is never taken over, whatever its lease.
         Aspects.of(guard).add(_LeaseAgainstBody(guard, body))
+    for option, selection in (("key", config.key), ("payload", config.payload)):
+        if selection.kind == schema.KIND_JSONATA and not Token.is_unresolved(selection.expression):
+            _regex_recursion(guard, option, selection.expression)
+
+
+def _regex_recursion(guard: IdempotencyGuard, option: str, expression: str) -> None:
+    """Warn about each regular expression of ``expression`` that java.util.regex recurses through once a
+    repetition (``_jsonata.java_regex``): AWS evaluates JSONata on the JVM."""
+    for pattern in dict.fromkeys(java_regex.expression_patterns(expression)):
+        for problem in java_regex.nested_problems(pattern):
+            Annotations.of(guard).add_warning_v2(
+                REGEX_RECURSION,
+                f"{option}: in the JSONata expression {expression!r}, /{pattern}/ may overflow the stack of AWS's JSONata "
+                f"engine, which runs on the JVM, on a long input ({problem}), and the state then fails with "
+                "States.QueryEvaluationError; repeat a single character class instead ([^\"]*), or a group at most "
+                f"{java_regex.SMALL} times (docs/explanation/canonical-key.md, section 7)",
+            )
 
 
 def longest_timeout(body: sfn.IChainable) -> tuple[str, int] | None:

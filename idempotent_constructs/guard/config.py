@@ -344,6 +344,12 @@ class GuardConfig:
                 "(a result in the record travels through the state payload on replay); use Size.kibibytes(n) with 1 <= n <= 64"
             )
         longest = self.name(max(STATE_NAMES, key=len))
+        if ('"' in self.prefix or "\\" in self.prefix) and "state_name_prefix" not in wrong:
+            problems.append(
+                f"state_name_prefix: {self.prefix!r} holds a quote or a backslash, which the filter pattern of the outcome "
+                "metrics names each state in (\"$.details.name = ...\"), so CloudWatch Logs would refuse it at deploy; "
+                "use a construct id or state_name_prefix without them"
+            )
         if len(longest) > MAX_STATE_NAME_LENGTH and "state_name_prefix" not in wrong:
             problems.append(
                 f"state_name_prefix: {self.prefix!r} makes state names such as {longest!r} ({len(longest)} characters) "

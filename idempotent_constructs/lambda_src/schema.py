@@ -71,7 +71,9 @@ def valid_namespace(name: str) -> bool:
 
 # --- metrics ----------------------------------------------------------------------------------------
 # Every workflow's metrics live in the CloudWatch namespace "IdempotentConstructs/{namespace}" (the
-# characters CloudWatch does not allow in a namespace become "-").
+# characters CloudWatch does not allow in a namespace become "-"; so does ":", which PutMetricData takes
+# but a metric filter's MetricNamespace refuses: its pattern is [^:*$]*, AWS::Logs::MetricFilter
+# MetricTransformation).
 METRICS_PREFIX = "IdempotentConstructs/"
 # From the state machine's execution log (a metric filter): entered states, by state name.
 STATES_ENTERED_METRIC = "StatesEntered"
@@ -82,7 +84,7 @@ METRICS_NAMESPACE_MAX_LENGTH = 255  # CloudWatch's limit
 
 def metrics_namespace(namespace: str) -> str:
     """The CloudWatch namespace of a workflow's metrics; a long one ends in a hash of the whole."""
-    name = METRICS_PREFIX + re.sub(r"[^A-Za-z0-9._/#:\- ]", "-", namespace)
+    name = METRICS_PREFIX + re.sub(r"[^A-Za-z0-9._/#\- ]", "-", namespace)
     if len(name) <= METRICS_NAMESPACE_MAX_LENGTH:
         return name
     digest = hashlib.sha256(namespace.encode()).hexdigest()[:16]

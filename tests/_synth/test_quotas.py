@@ -212,6 +212,30 @@ def test_the_check_reports_a_template_too_large_and_too_many_mappings():
     assert rules({"Resources": {}, "Mappings": mappings}, size=TEMPLATE_MAX_BYTES + 1) == ["template-size", "mappings"]
 
 
+def test_a_reference_counts_as_the_longest_name_or_arn_it_resolves_to_under_the_stack_name():
+    table = {"Type": "AWS::DynamoDB::Table", "Properties": {}}
+    named = {"Type": "AWS::DynamoDB::Table", "Properties": {"TableName": "orders"}}
+    resources = {"IdempotencyTable1A2B3C4D": table, "Named": named}
+    arn = {"Fn::GetAtt": ["IdempotencyTable1A2B3C4D", "Arn"]}
+    prefix = "arn:aws-us-gov:dynamodb:ap-southeast-2:123456789012:table/"
+    # The name CloudFormation generates: the stack name, the logical id and a random suffix, by hyphens.
+    generated = len(prefix) + 128 + 1 + len("IdempotencyTable1A2B3C4D") + 14
+    assert policy_characters(arn, resources) == generated + 2  # the quotes of the string
+    assert generated > 186 > 128  # a table's ARN under the longest stack name: more than a flat estimate
+    assert policy_characters(arn, resources, "Orders") == len(prefix) + len("Orders-IdempotencyTable1A2B3C4D") + 14 + 2
+    assert policy_characters({"Fn::GetAtt": ["Named", "Arn"]}, resources) == len(prefix + "orders") + 2
+    assert policy_characters({"Ref": "AWS::StackName"}) == 128 + 2
+
+
+def test_a_policy_that_fits_under_a_short_stack_name_breaks_the_quota_under_a_long_one():
+    statement = {"Effect": "Allow", "Action": "dynamodb:GetItem", "Resource": {"Fn::GetAtt": ["Table", "Arn"]}}
+    document = {"Version": "2012-10-17", "Statement": [statement] * 45}
+    role = {"Type": "AWS::IAM::Role", "Properties": {"Policies": [{"PolicyName": "P", "PolicyDocument": document}]}}
+    template = {"Resources": {"Role": role, "Table": {"Type": "AWS::DynamoDB::Table", "Properties": {}}}}
+    assert [f.rule for f in check_template(template, 1000, stack_name="Shop")] == []
+    assert [f.rule for f in check_template(template, 1000, stack_name="s" * 128)] == ["role-inline-policy-size"]
+
+
 def test_the_check_counts_a_roles_inline_policies_and_attached_policies_together():
     statement = {"Effect": "Allow", "Action": "dynamodb:GetItem", "Resource": {"Fn::GetAtt": ["Table", "Arn"]}}
     half = {"Version": "2012-10-17", "Statement": [statement] * 30}  # 30 * about 190 characters

@@ -91,3 +91,22 @@ def test_no_lease_warning_with_the_owner_check_which_never_takes_over_a_running_
     target = stack()
     workflow(target, charge(target, Duration.hours(2)), lease=Duration.minutes(5))
     assert warnings(target) == []
+
+
+def test_warns_when_a_jsonata_key_holds_a_regular_expression_the_jvm_recurses_through():
+    from idempotent_constructs import IdempotencyKey, IdempotencyPayload
+
+    target = stack()
+    guarded(
+        target,
+        sfn.Pass(target, "Work"),
+        key=IdempotencyKey.from_jsonata("$replace($states.input.id, /(?:-|_)+/, '')"),
+        payload=IdempotencyPayload.from_jsonata("$match($states.input.body, /[a-z]+/).match"),
+    )
+    assert warnings(target) == [
+        "key: in the JSONata expression \"$replace($states.input.id, /(?:-|_)+/, '')\", /(?:-|_)+/ may overflow the stack of "
+        "AWS's JSONata engine, which runs on the JVM, on a long input ((?:-|_) is repeated any number of times: "
+        "java.util.regex recurses once per repetition), and the state then fails with States.QueryEvaluationError; "
+        'repeat a single character class instead ([^"]*), or a group at most 64 times '
+        "(docs/explanation/canonical-key.md, section 7) [ack: idempotent-constructs:regex-recursion]"
+    ]

@@ -58,6 +58,12 @@ def test_fails_when_the_prefix_makes_the_longest_state_name_longer_than_80_chara
         guarded(state_name_prefix="x" * (81 - len(longest)))
 
 
+@pytest.mark.parametrize("prefix", ['pay"', "pay\\"])
+def test_fails_when_the_prefix_holds_what_the_outcome_metrics_filter_pattern_cannot(prefix):
+    with pytest.raises(IdempotencyConfigurationError, match="holds a quote or a backslash"):
+        guarded(state_name_prefix=prefix)
+
+
 def test_fails_when_two_guards_would_share_state_names():
     target = stack()
     table = IdempotencyTable(target, "Table")

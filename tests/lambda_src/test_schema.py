@@ -15,3 +15,8 @@ def test_the_longest_namespaces_get_distinct_metrics_namespaces_within_cloudwatc
     assert schema.valid_namespace(first) and schema.valid_namespace(second)
     names = {schema.metrics_namespace(first), schema.metrics_namespace(second)}
     assert len(names) == 2 and all(len(name) == schema.METRICS_NAMESPACE_MAX_LENGTH for name in names)
+
+
+def test_a_metrics_namespace_holds_none_of_what_a_metric_filter_refuses():
+    # AWS::Logs::MetricFilter's MetricNamespace is [^:*$]*: a namespace "orders:v2" would roll the stack back.
+    assert schema.metrics_namespace("orders:v2*$x") == "IdempotentConstructs/orders-v2--x"
