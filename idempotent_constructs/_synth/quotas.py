@@ -47,7 +47,6 @@ EXPRESS_MAX_SECONDS = 300
 WAIT_SHARE = 0.8
 
 
-
 @dataclass(frozen=True)
 class Quota:
     """A quota the check reports under ``rule`` (acknowledged as ``idempotent-constructs::{rule}``)."""

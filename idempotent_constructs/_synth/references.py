@@ -50,7 +50,7 @@ def longest(value: Any, resources: dict[str, Any], stack_name: str | None) -> An
         if function == "Ref":
             return PSEUDO.get(argument) or _reference(argument, None, resources, stack_name)
         if function == "Fn::GetAtt":
-            return _reference(*argument[:2], resources, stack_name) if isinstance(argument, list) else "x" * ESTIMATE
+            return _reference(argument[0], argument[1], resources, stack_name) if isinstance(argument, list) else "x" * ESTIMATE
         if function == "Fn::Join":
             separator, parts = argument
             return separator.join(str(longest(part, resources, stack_name)) for part in parts)
@@ -63,7 +63,7 @@ def _reference(logical_id: str, attribute: str | None, resources: dict[str, Any]
     """What ``Ref`` (``attribute`` None) or ``Fn::GetAtt`` of ``logical_id`` gives, at its longest."""
     resource = resources.get(logical_id)
     kind = resource.get("Type") if isinstance(resource, dict) else None
-    if kind not in _TYPES or attribute not in (None, "Arn"):
+    if not isinstance(resource, dict) or kind not in _TYPES or attribute not in (None, "Arn"):
         return "x" * ESTIMATE
     arn, service, property_name, most, by_ref = _TYPES[kind]
     given = resource.get("Properties", {}).get(property_name)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from aws_cdk import aws_stepfunctions as sfn
 
-from .._jsonata import key_expressions
+from .._jsonata import key_expressions, sizes
 from .._jsonata.key_expressions import literal
 from ..lambda_src import canonical, schema
 from . import record_tasks
@@ -109,9 +109,9 @@ def _fields(config: GuardConfig) -> dict[str, str]:
 
 def _input_limit(config: GuardConfig) -> int:
     """The most bytes the input may take for the key function's request to stay within 256 KiB: what
-    the request holds besides the input, the selections and the numbers' digits (record_tasks.payload_bytes)."""
+    the request holds besides the input, the selections and the numbers' digits (sizes.payload_bytes)."""
     expressions = len(json.dumps(config.key.expression)) + len(json.dumps(config.payload.expression))
-    return 262_144 - (record_tasks.TASK_OVERHEAD + len(json.dumps(_fields(config))) + expressions)
+    return 262_144 - (sizes.TASK_OVERHEAD + len(json.dumps(_fields(config))) + expressions)
 
 
 def key_texts(guard: IdempotencyGuard) -> dict[str, str]:
@@ -153,16 +153,16 @@ def _compute_key(guard: IdempotencyGuard, missing: sfn.Fail) -> sfn.TaskStateBas
     config = guard.config
     fields = _fields(config)
     sends_input = _sends_input(config)
-    sizes, selected = [record_tasks.payload_bytes("$states.input")] if sends_input else [], ""
+    measured, selected = [sizes.payload_bytes("$states.input")] if sends_input else [], ""
     # Made here, as they are (the key function judges them): only JSONata evaluates a JSONata expression.
     for field, selection in (("selection", config.key), ("payload_selection", config.payload)):
         if selection.kind == schema.KIND_JSONATA:
             fields[field] = f"${field}"
             selected += f"${field} := ({selection.expression}); "
-            sizes.append(f"($exists(${field}) ? {record_tasks.payload_bytes(f'${field}')} : 0)")
+            measured.append(f"($exists(${field}) ? {sizes.payload_bytes(f'${field}')} : 0)")
     given = "$states.input" if sends_input else "null"
     request = record_tasks.jsonata_object({"input": f"$fits ? {given} : null", "too_large": "$not($fits)", **fields})
-    size = " + ".join(sizes)
+    size = " + ".join(measured)
     compute = invoke(
         guard,
         config,

@@ -57,7 +57,7 @@ def _regex_recursion(guard: IdempotencyGuard, option: str, expression: str) -> N
                 REGEX_RECURSION,
                 f"{option}: in the JSONata expression {expression!r}, /{pattern}/ may overflow the stack of AWS's JSONata "
                 f"engine, which runs on the JVM, on a long input ({problem}), and the state then fails with "
-                "States.QueryEvaluationError; repeat a single character class instead ([^\"]*), or a group at most "
+                'States.QueryEvaluationError; repeat a single character class instead ([^"]*), or a group at most '
                 f"{java_regex.SMALL} times (docs/explanation/canonical-key.md, section 7)",
             )
 

@@ -347,7 +347,7 @@ class GuardConfig:
         if ('"' in self.prefix or "\\" in self.prefix) and "state_name_prefix" not in wrong:
             problems.append(
                 f"state_name_prefix: {self.prefix!r} holds a quote or a backslash, which the filter pattern of the outcome "
-                "metrics names each state in (\"$.details.name = ...\"), so CloudWatch Logs would refuse it at deploy; "
+                'metrics names each state in ("$.details.name = ..."), so CloudWatch Logs would refuse it at deploy; '
                 "use a construct id or state_name_prefix without them"
             )
         if len(longest) > MAX_STATE_NAME_LENGTH and "state_name_prefix" not in wrong:

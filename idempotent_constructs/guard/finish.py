@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 
+from .._jsonata import sizes
 from .._jsonata.key_expressions import literal
 from .._synth.documents import DocumentState
 from ..lambda_src import schema
@@ -98,7 +99,7 @@ def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable) -> tuple[ItemT
         "inline_threshold": config.native_limit,
         "record_limit": config.native_limit if config.result_storage.is_large else schema.RECORD_GZIP_LIMIT,
         "expires_after_seconds": int(config.expires_after.to_seconds()),
-        "result": expression(record_tasks.within_payload(RESULT, TOO_LARGE)),
+        "result": expression(sizes.within_payload(RESULT, TOO_LARGE)),
         "idempotency": expression(record_tasks.jsonata_object({field: facts(field) for field in (ID, OWNER, VALIDATION)})),
     }
     if guard.results_bucket is not None:

@@ -9,15 +9,11 @@ from __future__ import annotations
 import re
 
 from .._jsonata.key_expressions import literal, record_id_and_validation
+from .._jsonata.sizes import BYTES, JSON
 from ..lambda_src import schema
 from .config import GuardConfig
 from .protocol import ID, OWNER, READ_ATTRIBUTES, VALIDATION, Facts
 
-# The UTF-8 length of a text: encodeURIComponent writes every byte beyond ASCII's safe set as "%XX".
-BYTES = "$bytes := function($s) {( $e := $encodeUrlComponent($s); $length($e) - 2 * ($length($e) - $length($replace($e, '%', ''))) )};"
-# JSON of any value, as ``$j``: ``$string`` writes a bare string as itself, and an array constructor
-# would flatten an array, so the value is written inside an object and taken out again.
-JSON = "$json := function($v) {( $o := $string({'v': $v}); $substring($o, 5, $length($o) - 6) )};"
 _RESULTS = (schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION)
 
 
@@ -184,40 +180,6 @@ def _finish(config: GuardConfig, facts: Facts, set_values: dict[str, str], remov
             **set_values,
         },
         remove=remove,
-    )
-
-
-# Bytes kept free for the rest of a Lambda payload that carries a whole state input or result: its
-# other fields, and numbers that JSONata's $string writes shorter than Step Functions does.
-PAYLOAD_MARGIN = 8 * 1024
-
-
-def within_payload(value: str, error: str) -> str:
-    """JSONata for ``value``, raising ``error`` when it is too large to send to a Lambda function with
-    a few other fields (Step Functions would fail the task, uncatchably, once it is built)."""
-    return f"({BYTES}{JSON} $v := {value}; $bytes($json($v)) > {262_144 - PAYLOAD_MARGIN} ? $error({literal(error)}) : $v)"
-
-
-# What a built Lambda task holds besides its payload's fields: the function's ARN with its version, the
-# field names, the punctuation.
-TASK_OVERHEAD = 512
-# $string writes a number in at most 15 significant digits (1.0000000000000002 as 1), Step Functions all
-# of its up to 17: at most 17 bytes a number more than $json counts. Strings are written alike.
-_NUMBER_SLACK = 17
-# A JSON text's strings, each made "" in two passes that java.util.regex runs without recursing
-# (_jsonata/java_regex.py): every escape dropped, then every quoted run.
-_ESCAPE = "/\\x5c[\\s\\S]/"
-_STRING = '/"[^"]*"/'
-_NUMBER = "/[0-9][0-9.eE+\\-]*/"
-
-
-def payload_bytes(value: str) -> str:
-    """JSONata: at least the bytes Step Functions counts for ``value`` in a task's built parameters: its
-    compact JSON in UTF-8, exactly where every number reads back from it (``$parse``), and otherwise with
-    17 bytes more for each number."""
-    return (
-        f"({BYTES}{JSON} $v := {value}; $j := $json($v); $bytes($j) + ($parse($j) = $v ? 0 :"
-        f" {_NUMBER_SLACK} * ($count($split($replace($replace($j, {_ESCAPE}, ''), {_STRING}, '\"\"'), {_NUMBER})) - 1)))"
     )
 
 

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from idempotent_constructs._jsonata import java_regex
+from idempotent_constructs._jsonata import java_regex, sizes
 from idempotent_constructs._jsonata import key_expressions as jsonata_key
-from idempotent_constructs.guard import record_tasks
 from tests import every_definition
 from tests.conftest import ROOT
 
@@ -37,7 +36,7 @@ def generated_patterns() -> list[str]:
     expressions = [
         jsonata_key.record_id_and_validation("ns", "paths", ["$.id"], "$states.input", "jsonata", "$states.input.body"),
         jsonata_key.text_digest("$t"),
-        record_tasks.payload_bytes("$states.input"),
+        sizes.payload_bytes("$states.input"),
     ]
     for path in sorted(GOLDEN.rglob("*.jsonata")):
         expressions += re.findall(r"\{%(.*?)%\}", path.read_text(), flags=re.DOTALL)

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
 from aws_cdk import Duration
 
 from idempotent_constructs import FailurePolicy, IdempotencyKey
-from idempotent_constructs._jsonata import engine as jsonata_engine
-from idempotent_constructs.guard import record_tasks as records
 from tests.guard.build import condition_of, guarded
 
 
@@ -57,12 +54,3 @@ def test_every_dynamodb_task_retries_the_transient_errors_under_every_name_the_i
     # The names a failure without a name of its own arrives with (protocol.TRANSIENT_DYNAMODB_ERRORS).
     assert {"DynamoDB.AmazonDynamoDBException", "DynamoDB.SdkClientException"} <= retried
     assert "DynamoDB.ConditionalCheckFailedException" not in retried
-
-
-def test_a_value_too_large_to_send_to_a_function_is_refused_before_the_task_is_built():
-    expression = records.within_payload("$states.input", "too large to send")
-    small = {"note": "é" * 1000}
-    assert jsonata_engine.evaluate(expression, {"states": {"input": small}}) == small
-    # 127,000 two-byte characters: 254,000 bytes of UTF-8, within 8 KiB of the 262,144-byte limit.
-    with pytest.raises(jsonata_engine.JSONataError, match="too large to send"):
-        jsonata_engine.evaluate(expression, {"states": {"input": {"note": "é" * 127_000}}})
