@@ -38,18 +38,14 @@ TASK_OVERHEAD = 512
 # $string writes a number in at most 15 significant digits (1.0000000000000002 as 1), Step Functions all
 # of its up to 17: at most 17 bytes a number more than $json counts. Strings are written alike.
 _NUMBER_SLACK = 17
-# A JSON text's strings, each made "" in two passes that java.util.regex runs without recursing
-# (_jsonata/java_regex.py): every escape dropped, then every quoted run.
-_ESCAPE = "/\\x5c[\\s\\S]/"
-_STRING = '/"[^"]*"/'
-_NUMBER = "/[0-9][0-9.eE+\\-]*/"
 
 
 def payload_bytes(value: str) -> str:
     """JSONata: at least the bytes Step Functions counts for ``value`` in a task's built parameters: its
-    compact JSON in UTF-8, exactly where every number reads back from it (``$parse``), and otherwise with
-    17 bytes more for each number."""
+    compact JSON in UTF-8, with 17 bytes more for each number ``$string`` does not write exactly (one that
+    does not read back as itself). Each number is tested on its own (``$v.**`` reaches every one), not the
+    whole text read back: a JVM port's ``$string`` leaves a quote in a member name unescaped."""
     return (
-        f"({BYTES}{JSON} $v := {value}; $j := $json($v); $bytes($j) + ($parse($j) = $v ? 0 :"
-        f" {_NUMBER_SLACK} * ($count($split($replace($replace($j, {_ESCAPE}, ''), {_STRING}, '\"\"'), {_NUMBER})) - 1)))"
+        f"({BYTES}{JSON} $v := {value}; $n := [$v, $v.**][$type($) = 'number'];"
+        f" $bytes($json($v)) + {_NUMBER_SLACK} * $count($n[$number($string($)) != $]))"
     )

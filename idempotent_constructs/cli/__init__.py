@@ -13,7 +13,7 @@ works on (``target``), each family of commands (``key``, ``graph``, ``records``)
 
 from __future__ import annotations
 
-from . import graph_command, key_command, records_command, wrap_command  # noqa: F401  (each registers its commands on the group)
+from . import graph_command, key_command, probe_command, records_command, wrap_command  # noqa: F401  (each registers its commands on the group)
 from .group import cli, main
 from .target import Target
 

@@ -8,7 +8,9 @@ States.QueryEvaluationError, which Task, Parallel and Map states can catch ("Tra
 JSONata in Step Functions").
 
 Here every JSONata field of a state is evaluated by ``idempotent_constructs._jsonata.engine``, which
-evaluates as jsonata-js does. Evidence: tests/emulator/gaps/test_jsonata.py.
+evaluates as AWS's engine does where measured. moto's definition parser also hands the hook a character
+beyond U+FFFF as its two surrogates, two characters, which a regular expression then matches one by one:
+each pair is joined again first. Evidence: tests/emulator/gaps/test_jsonata.py.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def install(patch: Patch) -> None:
 
     def evaluate_jsonata(component: Any, env: Any) -> None:
         try:
-            result = evaluate(component.expression, bindings(env, with_states=True), bounds=BOUNDS)
+            result = evaluate(_joined(component.expression), bindings(env, with_states=True), bounds=BOUNDS)
         except BoundExceeded as error:  # AWS writes a bound's message after a colon, a coded error's after a period
             fail(env, component.expression, f"threw an error during evaluation: {error}")
         except JSONataError as error:
@@ -74,8 +76,13 @@ def install(patch: Patch) -> None:
 
     def evaluate_variable(component: Any, env: Any) -> None:
         jsonata_mode = component.query_language_mode == QueryLanguageMode.JSONata
-        result = evaluate(component.expression, bindings(env, with_states=jsonata_mode), bounds=BOUNDS)
+        result = evaluate(_joined(component.expression), bindings(env, with_states=jsonata_mode), bounds=BOUNDS)
         env.stack.append(None if result is UNDEFINED else result)
 
     patch(string_expression.StringJSONata, "_eval_body", evaluate_jsonata)
     patch(string_expression.StringVariableSample, "_eval_body", evaluate_variable)
+
+
+def _joined(text: str) -> str:
+    """``text`` with each surrogate pair one character again (a lone surrogate stays as it is)."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")

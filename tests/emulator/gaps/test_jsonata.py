@@ -126,3 +126,8 @@ def test_without_the_workaround_moto_evaluates_no_jsonata(emulator):
         execution = run_expression(emulator, "$states.input.a & '-' & $string($states.input.n)", {"a": "x", "n": 1})
     assert not (execution.status == "SUCCEEDED" and execution.output == {"value": "x-1"})
     assert jsonata_output(emulator, "$states.input.a & '-' & $string($states.input.n)", {"a": "x", "n": 1}) == "x-1"
+
+
+def test_a_character_beyond_u_ffff_in_an_expression_is_one_character_as_on_aws(emulator):
+    # moto's parser hands the expression over with the pair as two characters; a JVM engine matches one.
+    assert jsonata_output(emulator, "[$replace('😀😀', /./, 'a'), $length('😀')]") == ["aa", 1]
