@@ -42,7 +42,7 @@ BODY_STATE = "Work"
 # would add the result function, which large results earn; Complete's evaluation is measured with one).
 DONE = {"done": True}
 
-# jsonata-js with Step Functions' $hash and $uuid, and the Timebox's entry and exit hooks: each job's
+# jsonata-js with Step Functions' $hash, $uuid, $parse and $partition, and the Timebox's entry and exit hooks: each job's
 # peak depth counted as jsonata's Timebox counts it (parallel items skipped) and as plain nesting.
 _RUNNER = """
 const jsonata = require('jsonata');
@@ -60,6 +60,8 @@ process.stdin.on('data', chunk => text += chunk).on('end', async () => {
         crypto.createHash(algorithms[algorithm]).update(data, 'utf8').digest('hex'), '<ss:s>');
       compiled.registerFunction('uuid', () => crypto.randomUUID(), '<:s>');
       compiled.registerFunction('parse', (json) => JSON.parse(json), '<s:j>');
+      compiled.registerFunction('partition', (items, size) =>
+        Array.from({length: Math.ceil(items.length / size)}, (_, i) => items.slice(i * size, (i + 1) * size)), '<an:a>');
       let depth = 0, nesting = 0;
       compiled.assign(Symbol.for('jsonata.__evaluate_entry'), (node, input, environment) => {
         nesting++; strict = Math.max(strict, nesting);
@@ -117,6 +119,11 @@ def shapes(smoke: bool) -> dict[str, Any]:
         "128 KiB of small fields": small_fields(128),
         "255 KiB of small fields": small_fields(255),
         "one 250 KiB string": {"id": "o-1", "text": "x" * (250 * 1024)},
+        # Version 3's number and string forms at their costliest within the bounds, and a value left to
+        # the key function (a number a JVM engine may hold as a long).
+        "800 fractions": {"id": "o-1", "n": [index / 7 for index in range(1, 801)]},
+        "escapes, controls and emoji": {"id": "o-1", "text": '"\\\n😀\u0001é' * 10_000},
+        "a nanosecond timestamp": {"id": "o-1", "at": 1764061200123456789, "amount": 12.5},
     }
 
 

@@ -43,14 +43,17 @@ def _number(value: float) -> str:
 def _functions() -> str:
     """The functions of canonical.jsonata, as every key expression starts with them: its comments
     dropped, its lines joined, its ``__NAMES__`` filled in."""
-    controls = ", ".join(f"[{literal(chr(code))}, {literal(canonical.canonical_json(chr(code))[1:-1])}]" for code in range(0x20))
+    controls = ", ".join(f"{literal(chr(code))}: {literal(canonical.canonical_json(chr(code))[1:-1])}" for code in range(0x20))
     values = {
-        "CONTROLS": f"[{controls}]",
+        "CONTROLS": f"{{{controls}}}",
         "EXACT_LIMIT": str(canonical.EXACT_LIMIT),
         "TINY": _number(2.0**-75),
         "TWO_127": _number(2.0**127),
         "TWO_537": _number(2.0**537),
-        "HALVINGS": "[" + ", ".join(f"[{2**power}, {_number(2.0**2**power)}]" for power in range(9, -1, -1)) + "]",
+        "HALVINGS": "".join(
+            f"$c := $v % {_number(2.0**2**power)} = 0; $v := $c ? $v / {_number(2.0**2**power)} : $v; $k := $c ? $k - {2**power} : $k;"
+            for power in range(9, -1, -1)
+        ),
         "HASH_PIECE": str(canonical.HASH_PIECE),
         "RUN": str(RUN),
         "RUNS": str(RUNS),
