@@ -14,9 +14,16 @@ field of the top-level context (UNSUPPORTED_JSONATA_EXPRESSION: "Reference to 'o
 is not supported."), measured with ValidateStateMachineDefinition (floci-io/floci issue #2670):
 ``jsonata_check`` has the rule.
 
+AWS's engine runs on the JVM (floci-io/floci issue #2662, pull request #2683), where java.util.regex
+recurses once per repetition of a group with an alternation or a wide body: measured on jsonata-java
+0.9.9, ``(?:a|b)*`` overflows a 1 MB stack between 600 and 2,000 repetitions
+(docs/project/how-we-know.md). No one has measured AWS's cause for it.
+
 Here every evaluation is held to ``jsonata_engine.AWS_BOUNDS`` with AWS's causes (the 1-second timeout
-is not enforced: time depends on the machine, and the benchmark measures it in jsonata-js), and a
-definition AWS would refuse is refused, naming the first problem as AWS does:
+is not enforced: time depends on the machine, and the benchmark measures it in jsonata-js), a regular
+expression that breaks ``_jsonata.java_regex``'s rule fails the evaluation (States.QueryEvaluationError,
+a cause of ours: ``java.lang.StackOverflowError: ...``) where one match covers more than 1,000
+characters, and a definition AWS would refuse is refused, naming the first problem as AWS does:
 ``Invalid State Machine Definition: 'CODE: message at /States/S/Field'``.
 
 Evidence: tests/emulator/gaps/test_jsonata_bounds.py; LocalStack's AWS-recorded snapshots record none
