@@ -40,12 +40,22 @@ TASK_OVERHEAD = 512
 _NUMBER_SLACK = 17
 
 
+# A JSON text's strings, each made "" in two passes that java.util.regex runs without recursing
+# (_jsonata/java_regex.py): every escape dropped, then every quoted run.
+_ESCAPE = "/\\x5c[\\s\\S]/"
+_STRING = '/"[^"]*"/'
+# A number $string may write shorter than Step Functions: a fraction, an exponent, 16 digits or more.
+_INEXACT = "/[0-9][.eE]|[0-9]{16}/"
+
+
 def payload_bytes(value: str) -> str:
     """JSONata: at least the bytes Step Functions counts for ``value`` in a task's built parameters: its
     compact JSON in UTF-8, with 17 bytes more for each number ``$string`` does not write exactly (one that
-    does not read back as itself). Each number is tested on its own (``$v.**`` reaches every one), not the
-    whole text read back: a JVM port's ``$string`` leaves a quote in a member name unescaped."""
+    does not read back as itself). Only where the JSON holds a number that may be such (every engine
+    writes an integer below 10^15 exactly) is each number tested, on its own (``$v.**`` reaches every
+    one), not the whole text read back: a JVM port's ``$string`` leaves a quote in a member name unescaped."""
     return (
-        f"({BYTES}{JSON} $v := {value}; $n := [$v, $v.**][$type($) = 'number'];"
-        f" $bytes($json($v)) + {_NUMBER_SLACK} * $count($n[$number($string($)) != $]))"
+        f"({BYTES}{JSON} $v := {value}; $j := $json($v);"
+        f" $bytes($j) + ($contains($replace($replace($j, {_ESCAPE}, ''), {_STRING}, '\"\"'), {_INEXACT})"
+        f" ? {_NUMBER_SLACK} * $count([$v, $v.**][$type($) = 'number' and $number($string($)) != $]) : 0))"
     )
