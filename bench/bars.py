@@ -41,7 +41,7 @@ def overhead_bar(variant: str, path: str) -> tuple[int, int] | None:
 # for payloads up to 16 KiB nested up to 6 levels; beyond, at most one Lambda call.
 BOUNDS_DEPTH = 80
 BOUNDS_MILLISECONDS = 250
-HOT_PATH_SHAPES = ("flat", "nested 6", "16 KiB of small fields", "800 fractions", "escapes, controls and emoji")
+HOT_PATH_SHAPES = ("flat", "nested 6", "16 KiB of small fields", "500 fractions", "escapes, controls and emoji")
 
 
 def bounds_bars(row: dict[str, Any]) -> list[tuple[str, bool]]:

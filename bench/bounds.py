@@ -121,6 +121,7 @@ def shapes(smoke: bool) -> dict[str, Any]:
         "one 250 KiB string": {"id": "o-1", "text": "x" * (250 * 1024)},
         # Version 3's number and string forms at their costliest within the bounds, and a value left to
         # the key function (a number a JVM engine may hold as a long).
+        "500 fractions": {"id": "o-1", "n": [index / 7 for index in range(1, 501)]},
         "800 fractions": {"id": "o-1", "n": [index / 7 for index in range(1, 801)]},
         "escapes, controls and emoji": {"id": "o-1", "text": '"\\\n😀\u0001é' * 10_000},
         "a nanosecond timestamp": {"id": "o-1", "at": 1764061200123456789, "amount": 12.5},

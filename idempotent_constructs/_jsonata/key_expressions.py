@@ -21,6 +21,7 @@ from ..lambda_src import canonical, schema
 NATIVE_TEXT = 262_144  # $string of the value, in UTF-16 units
 NATIVE_CHARACTERS = 16_384  # $string of the value with every string written as one character
 NATIVE_VALUES = 2_000  # commas outside strings: about the values in it
+NATIVE_FRACTIONS = 500  # of which fractions (a digit before a point or an exponent)
 NATIVE_LEVELS = 9  # containers nested in one another, the outermost included
 BEYOND_NATIVE = "the input is beyond the bounds of the native key: the key function computes it"
 # One level of $native's nesting count: the innermost containers made a 0 (canonical.jsonata says why
@@ -60,6 +61,7 @@ def _functions() -> str:
         "NATIVE_TEXT_BRACKETED": str(NATIVE_TEXT + 2),
         "NATIVE_CHARACTERS_BRACKETED": str(NATIVE_CHARACTERS + 2),
         "NATIVE_VALUES": str(NATIVE_VALUES),
+        "NATIVE_FRACTIONS": str(NATIVE_FRACTIONS),
         "LEVELS": _LEVEL * (NATIVE_LEVELS + 1),
         "BEYOND_NATIVE": BEYOND_NATIVE,
     }

@@ -5,6 +5,7 @@ the same corpus in tests/emulator/test_canonical_key.py."""
 
 from __future__ import annotations
 
+import jsonata
 import pytest
 
 from idempotent_constructs._jsonata import key_expressions as jsonata_key
@@ -52,6 +53,17 @@ def js(expression: str, value=None):
 def test_the_canonical_text_of_each_payload_is_the_same_in_jsonata_and_python(node_bin):
     texts = js(f"$map($value, function($v) {{ {jsonata_key.canonical_text('$v')} }})", CORPUS)
     assert texts == [canonical.canonical_json(payload) for payload in CORPUS]
+
+
+def test_the_canonical_text_of_each_payload_is_the_same_in_a_port_of_the_java_engine():
+    # jsonata-python, a port of jsonata-java (the cross-check's ministack runs it), differs from jsonata-js
+    # where a JVM engine may: integers kept as integers, and a % that truncates to an integer (42.5 % 1 is 0).
+    # Its $sort compares names as Python does, by code point, where Java and JavaScript compare UTF-16 units:
+    # the one payload whose order that changes is left out.
+    payloads = [payload for payload in CORPUS if payload != {"\uff01": 1, "\U0001f600": 2, "\ue000": 3}]
+    expression = jsonata.Jsonata(jsonata_key.canonical_text("$"))
+    assert len(payloads) == len(CORPUS) - 1
+    assert [expression.evaluate(payload) for payload in payloads] == [canonical.canonical_json(p) for p in payloads]
 
 
 def test_digests_of_short_and_long_texts_are_the_same_in_jsonata_and_python(node_bin):
@@ -245,3 +257,9 @@ def test_the_key_and_payload_selections_are_measured_together_not_each_on_its_ow
     paths = ["$.a", "$.b", "$.c", "$.d"]
     assert native({"id": "o-1", "a": part}, schema.KIND_PATHS, ["$.a"], schema.KIND_PATHS, ["$.id"])
     assert not native(payload, schema.KIND_PATHS, paths, schema.KIND_PATHS, ["$.id"])
+
+
+@pytest.mark.parametrize("count", [jsonata_key.NATIVE_FRACTIONS, jsonata_key.NATIVE_FRACTIONS + 1])
+def test_at_most_500_fractions_are_keyed_natively(node_bin, count):
+    # Each fraction costs ten exact halvings: past the bound, the key function keys the input.
+    assert native({"n": [index + 0.5 for index in range(count)]}) == (count <= jsonata_key.NATIVE_FRACTIONS)
