@@ -3,7 +3,9 @@
 AWS redelivers a message in an envelope that changes (the table of ``testing/sources.py``). At synth, once
 the whole app is built, the pipes, EventBridge rules and API Gateway methods that start the workflow are
 found in the construct tree; a key or payload that a *redelivery* defeats is warned about with the recipe
-(docs/guides/event-sources.md), one that only a producer's re-sent message defeats gets an info note. Whether an
+(docs/guides/event-sources.md), one that only a producer's re-sent message defeats gets an info note. A key or
+payload that reads one record of a pipe's batch (``[0]``) under a batch size other than 1 is an error: every
+record of the batch would be keyed, or checked, on the first one's, and the others lost. Whether an
 expression reads a field is a plain text check of its paths or JSONata/JMESPath text. A pipe with an
 enrichment or an input template, and a rule with an input, input path or transformer, shape the input
 themselves: nothing is said about them.
@@ -46,6 +48,8 @@ class _Source:
     duplicate: str = ""
     duplicated: tuple[str, ...] = ()
     business: str = ""  # a key in the content, which a producer's duplicate repeats too
+    parameters: str = ""  # its pipe's source parameters, which hold its batchSize
+    batch: int | None = None  # a pipe's batch size where batchSize is not set (None: more than one, by AWS's choice)
 
 
 _SQS = _Source(
@@ -56,14 +60,20 @@ _SQS = _Source(
     ("messageId", "receiptHandle", "attributes.SentTimestamp", "attributes.ApproximateFirstReceiveTimestamp"),
     'key=IdempotencyKey.from_jsonata("$parse($states.input[0].body).orderId") (your id in the body), '
     'payload=IdempotencyPayload.from_paths("$[0].body")',
+    # "By default, EventBridge polls up to 10 messages in your queue simultaneously and sends that batch to your
+    # pipe" (EventBridge user guide, "Amazon SQS as a source").
+    "sqsQueueParameters",
+    10,
 )
 _KINESIS = _Source(
     duplicate="a Kinesis record put again by a producer's retried PutRecord, through the pipe {path},",
     duplicated=("sequenceNumber", "eventID", "approximateArrivalTimestamp"),
     business='key=IdempotencyKey.from_jsonata("$parse($base64decode($states.input[0].data)).orderId") (your id in the '
     'data), payload=IdempotencyPayload.from_paths("$[0].data")',
+    parameters="kinesisStreamParameters",
 )
-_DYNAMODB = _Source()  # a retried batch is byte-identical, and a stream has no producer's duplicate
+# A retried batch is byte-identical, and a stream has no producer's duplicate.
+_DYNAMODB = _Source(parameters="dynamoDbStreamParameters")
 _EVENTBRIDGE = _Source(
     duplicate="an event published again by a producer's retried PutEvents, through the rule {path},",
     duplicated=("id", "time"),
@@ -82,6 +92,8 @@ _REFERENCE = re.compile(r"<<ref\|([^|]*)\|([^|]*)\|([^|]*)>>")
 # Where a field at the top of the record may start: after the root ($, $states.input, a record's [0]) or
 # at the start of a JMESPath (sub)expression.
 _ROOT = r"(?:(?:\$states\.input|\$|\])\s*(?:\.\.?|\[\s*['\"])|(?:^|[\[,{(:])\s*)"
+# A selection of one record of the array a pipe sends (Pipes sends an array even of one record).
+_ONE_RECORD = re.compile(r"\[\s*0\s*\]")
 
 
 def advise(workflow: IdempotentStateMachine) -> None:
@@ -109,19 +121,32 @@ class _Advice:
             machine = workflow.state_machine.node.default_child
             assert machine is not None
             config = workflow.guard.config
-            for started, path, source in starters:
+            for started, path, source, batch in starters:
                 if f"<<ref|{machine.node.path}|" in started:
-                    _advise(workflow, path, source, config.key, config.payload)
+                    _advise(workflow, path, source, batch, config.key, config.payload)
         return []
 
 
 _ADVICE: weakref.WeakKeyDictionary[IConstruct, _Advice] = weakref.WeakKeyDictionary()
 
 
-def _advise(workflow: IConstruct, path: str, source: _Source, key: Selection, payload: Selection) -> None:
+def _advise(workflow: IConstruct, path: str, source: _Source, batch: int | None, key: Selection, payload: Selection) -> None:
+    recipe, business = source.recipe, source.business
+    if batch != 1:
+        for option, selection, outcome in (("key", key, "keyed"), ("payload", payload, "checked")):
+            if _reads_one_record(selection):
+                records = f"up to {batch} records" if batch else "more than one record"
+                cdk.Annotations.of(workflow).add_error(
+                    f"the pipe {path} sends {records} to one execution ({source.parameters}.batchSize): with "
+                    f"{_text(selection)} as the {option}, every record of a batch is {outcome} on the first one's, and "
+                    f"a batch whose first record was seen replays without running the others: they are lost. Set the "
+                    f"pipe's batch size to 1, or guard each record in a Map over the batch {SEE}"
+                )
+        # The recipes read one record: in a Map over the batch, that record is the iteration's input.
+        recipe, business = (_per_record(fix) for fix in (recipe, business))
     for fields, what, which, fix, warn in (
-        (source.redelivered, source.redelivery, "each redelivery", source.recipe, True),
-        (source.duplicated, source.duplicate, "such a duplicate", source.business, False),
+        (source.redelivered, source.redelivery, "each redelivery", recipe, True),
+        (source.duplicated, source.duplicate, "such a duplicate", business, False),
     ):
         for option, selection, outcome, code in (
             ("key", key, "runs the workflow again", REDELIVERY_RUNS_AGAIN),
@@ -140,6 +165,26 @@ def _advise(workflow: IConstruct, path: str, source: _Source, key: Selection, pa
             return
 
 
+def _reads_one_record(selection: Selection) -> bool:
+    text = _text(selection)
+    return text is not None and _ONE_RECORD.search(text) is not None
+
+
+def _per_record(recipe: str) -> str:
+    if not recipe:
+        return recipe
+    fix = recipe.replace("$[0].", "$.").replace("$states.input[0]", "$states.input")
+    return f"an IdempotencyGuard on each record, in a Map over the batch, with {fix}"
+
+
+def _text(selection: Selection) -> str | None:
+    """The paths (one a line) or the expression of ``selection``, where it has a text known at synth."""
+    if selection.kind in (schema.KIND_NONE, schema.KIND_WHOLE_INPUT):
+        return None
+    text = "\n".join(selection.expression) if isinstance(selection.expression, list) else selection.expression
+    return text if isinstance(text, str) and not cdk.Token.is_unresolved(text) else None
+
+
 def _new(fields: tuple[str, ...]) -> str:
     names = list(dict.fromkeys(field.split(".")[-1] for field in fields))
     return "a new " + (f"{', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else names[0])
@@ -151,8 +196,8 @@ def _reads(selection: Selection, fields: tuple[str, ...]) -> str | None:
         return None
     if selection.kind == schema.KIND_WHOLE_INPUT:
         return "the whole input"
-    text = "\n".join(selection.expression) if isinstance(selection.expression, list) else selection.expression
-    if not isinstance(text, str) or cdk.Token.is_unresolved(text):
+    text = _text(selection)
+    if text is None:
         return None
     read = [field for field in fields if _names(text, field)]
     return f"a selection of {' and '.join(read)}" if read else None
@@ -169,24 +214,27 @@ def _names(text: str, field: str) -> bool:
     return False
 
 
-def _starts(node: IConstruct) -> Iterator[tuple[str, str, _Source]]:
-    """``(what it starts, its path, its source)`` for a pipe, each target of a rule and an API method
-    that starts an execution; what it starts is resolved text, where a resource is ``<<ref|path|...>>``."""
+def _starts(node: IConstruct) -> Iterator[tuple[str, str, _Source, int | None]]:
+    """``(what it starts, its path, its source, how many records an execution gets)`` for a pipe, each
+    target of a rule and an API method that starts an execution; what it starts is resolved text, where a
+    resource is ``<<ref|path|...>>``; a pipe's records are its batch size (None: AWS's default, more than one)."""
     if isinstance(node, pipes.CfnPipe):
         parameters = _resolve(node, node.target_parameters) or {}
         if not node.enrichment and "inputTemplate" not in parameters:
             found = _stream(_resolve(node, node.source))
             if found is not None:
-                yield str(_resolve(node, node.target)), _named(node), found
+                parameters = (_resolve(node, node.source_parameters) or {}).get(found.parameters) or {}
+                batch = parameters.get("batchSize", found.batch)
+                yield str(_resolve(node, node.target)), _named(node), found, batch if isinstance(batch, int) else None
     elif isinstance(node, events.CfnRule):
         for target in _resolve(node, node.targets) or []:
             if isinstance(target, dict) and not {"input", "inputPath", "inputTransformer"} & set(target):
-                yield str(target.get("arn")), _named(node), _EVENTBRIDGE
+                yield str(target.get("arn")), _named(node), _EVENTBRIDGE, 1
     elif isinstance(node, apigateway.CfnMethod):
         integration = _resolve(node, node.integration) or {}
         if re.search(r":states:action/Start(Sync)?Execution$", str(integration.get("uri"))):
             for template in (integration.get("requestTemplates") or {}).values():
-                yield str(template), _named(node), _api_gateway(str(template))
+                yield str(template), _named(node), _api_gateway(str(template)), 1
 
 
 def _stream(source: Any) -> _Source | None:

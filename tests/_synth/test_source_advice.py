@@ -26,12 +26,23 @@ def workflow(target: Stack, name: str = "Orders", **options) -> IdempotentStateM
     return IdempotentStateMachine(target, name, table=table, definition=sfn.Pass(target, f"{name}Work"), **options)
 
 
-def pipe(target: Stack, source: str, machine: str, name: str = "OrdersPipe", **props) -> pipes.CfnPipe:
+def pipe(
+    target: Stack, source: str, machine: str, name: str = "OrdersPipe", batch_size: int | None = 1, **props
+) -> pipes.CfnPipe:
+    """A pipe from ``source`` into ``machine``, one SQS message an execution unless ``batch_size`` says otherwise
+    (None: the source's default)."""
+    if batch_size is not None:
+        one = pipes.CfnPipe.PipeSourceSqsQueueParametersProperty(batch_size=batch_size)
+        props["source_parameters"] = pipes.CfnPipe.PipeSourceParametersProperty(sqs_queue_parameters=one)
     return pipes.CfnPipe(target, name, role_arn=ROLE, source=source, target=machine, **props)
 
 
 def warnings(target: Stack) -> list[str]:
     return [message.entry.data for message in Annotations.from_stack(target).find_warning("*", Match.any_value())]
+
+
+def errors(target: Stack) -> list[str]:
+    return [message.entry.data for message in Annotations.from_stack(target).find_error("*", Match.any_value())]
 
 
 def infos(target: Stack) -> list[str]:
@@ -108,14 +119,14 @@ def test_a_dynamodb_stream_pipe_retry_is_identical_so_the_whole_input_raises_no_
         partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
         stream=dynamodb.StreamViewType.NEW_IMAGE,
     )
-    pipe(target, table.table_stream_arn, orders.state_machine.state_machine_arn)
+    pipe(target, table.table_stream_arn, orders.state_machine.state_machine_arn, batch_size=None)
     assert warnings(target) == infos(target) == []
 
 
 def test_a_kinesis_pipe_retry_is_identical_so_the_whole_input_gets_only_a_note_about_producer_duplicates():
     target = stack()
     orders = workflow(target)
-    pipe(target, kinesis.Stream(target, "Stream").stream_arn, orders.state_machine.state_machine_arn)
+    pipe(target, kinesis.Stream(target, "Stream").stream_arn, orders.state_machine.state_machine_arn, batch_size=None)
     assert warnings(target) == []
     (info,) = infos(target)
     assert "a new sequenceNumber, eventID and approximateArrivalTimestamp: with the whole input as the key" in info
@@ -220,3 +231,44 @@ def test_a_stack_made_without_an_app_is_advised_too():
     orders = workflow(target)
     pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn)
     assert [w for w in warnings(target) if "through the pipe Default/OrdersPipe" in w]
+
+
+def test_a_key_and_payload_of_the_first_record_under_the_default_batch_of_ten_are_refused():
+    # A batch [a copy of p-1, p-3] would replay p-1's output: p-3 never charged, and deleted by the pipe.
+    target = stack()
+    orders = workflow(target, **RECIPE)
+    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn, batch_size=None)
+    key, payload = errors(target)
+    assert key.startswith(
+        "the pipe Test/OrdersPipe sends up to 10 records to one execution (sqsQueueParameters.batchSize): with "
+        "$[0].messageId as the key, every record of a batch is keyed on the first one's"
+    )
+    assert "they are lost. Set the pipe's batch size to 1, or guard each record in a Map over the batch" in key
+    assert "with $[0].body as the payload, every record of a batch is checked on the first one's" in payload
+
+
+def test_a_stream_pipe_with_no_batch_size_sends_more_than_one_record_so_a_first_record_key_is_refused():
+    target = stack()
+    orders = workflow(target, key=IdempotencyKey.from_jsonata("$states.input[0].eventID"))
+    pipe(target, kinesis.Stream(target, "Stream").stream_arn, orders.state_machine.state_machine_arn, batch_size=None)
+    (error,) = errors(target)
+    assert "sends more than one record to one execution (kinesisStreamParameters.batchSize)" in error
+
+
+def test_a_batch_is_advised_a_guard_on_each_record_never_a_first_record_key():
+    target = stack()
+    orders = workflow(target)
+    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn, batch_size=10)
+    (warning,) = warnings(target)
+    assert (
+        'use an IdempotencyGuard on each record, in a Map over the batch, with key=IdempotencyKey.from_paths("$.messageId"), '
+        'payload=IdempotencyPayload.from_paths("$.body")' in warning
+    )
+    assert "[0]" not in warning and errors(target) == []
+
+
+def test_a_batch_of_one_record_keyed_on_it_is_not_refused():
+    target = stack()
+    orders = workflow(target, **RECIPE)
+    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn, batch_size=1)
+    assert errors(target) == []
