@@ -2,13 +2,14 @@
 
 AWS redelivers a message in an envelope that changes (the table of ``testing/sources.py``). At synth, once
 the whole app is built, the pipes, EventBridge rules and API Gateway methods that start the workflow are
-found in the construct tree; a key or payload that a *redelivery* defeats is warned about with the recipe
-(docs/guides/event-sources.md), one that only a producer's re-sent message defeats gets an info note. A key or
-payload that reads one record of a pipe's batch (``[0]``) under a batch size other than 1 is an error: every
-record of the batch would be keyed, or checked, on the first one's, and the others lost. Whether an
-expression reads a field is a plain text check of its paths or JSONata/JMESPath text. A pipe with an
-enrichment or an input template, and a rule with an input, input path or transformer, shape the input
-themselves: nothing is said about them.
+found in the construct tree. A pipe that starts it asynchronously (a Standard workflow, or FIRE_AND_FORGET)
+is warned about: it never redelivers a failed message. A key or payload that reads one record of a pipe's
+batch (``[0]``) under a batch size other than 1 is an error: every record of the batch would be keyed, or
+checked, on the first one's, and the others lost. A key or payload that a *redelivery* defeats is warned
+about with the recipe (docs/guides/event-sources.md), one that only a producer's re-sent message defeats
+gets an info note. Whether an expression reads a field is a plain text check of its paths or
+JSONata/JMESPath text. A pipe with an enrichment or an input template, and a rule with an input, input path
+or transformer, shape the input themselves: nothing is said about their envelopes.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
 REDELIVERY_RUNS_AGAIN = "idempotent-constructs:redelivery-runs-again"
 REDELIVERY_MISMATCHES = "idempotent-constructs:redelivery-mismatches-payload"
+NEVER_REDELIVERED = "idempotent-constructs:pipe-never-redelivers"
 SEE = "(docs/guides/event-sources.md)"
 
 
@@ -121,13 +123,31 @@ class _Advice:
             machine = workflow.state_machine.node.default_child
             assert machine is not None
             config = workflow.guard.config
-            for started, path, source, batch in starters:
-                if f"<<ref|{machine.node.path}|" in started:
-                    _advise(workflow, path, source, batch, config.key, config.payload)
+            express = getattr(machine, "state_machine_type", None) == "EXPRESS"
+            for start in starters:
+                if f"<<ref|{machine.node.path}|" in start.started:
+                    if start.asynchronous or (start.asynchronous is not None and not express):
+                        _never_redelivered(workflow, start.path, express)
+                    if not start.shaped:
+                        _advise(workflow, start.path, start.source, start.batch, config.key, config.payload)
         return []
 
 
 _ADVICE: weakref.WeakKeyDictionary[IConstruct, _Advice] = weakref.WeakKeyDictionary()
+
+
+def _never_redelivered(workflow: IConstruct, path: str, express: bool) -> None:
+    # "Pipes cannot retry errors thrown from within the logic of a Step Functions standard workflow"; an
+    # asynchronous invocation succeeds once the execution starts (EventBridge user guide, "EventBridge Pipes
+    # error handling and troubleshooting"; the Pipes API's PipeTargetStateMachineParameters).
+    how = "with FIRE_AND_FORGET" if express else "(a Standard workflow, which Pipes can only start asynchronously)"
+    cdk.Annotations.of(workflow).add_warning_v2(
+        NEVER_REDELIVERED,
+        f"the pipe {path} starts the workflow {how}: the pipe is done once the execution starts, so a message "
+        "whose execution fails is deleted from its source and never redelivered. Use an Express workflow and "
+        "the pipe's default invocation type, REQUEST_RESPONSE: a failed execution is then redelivered until the "
+        f"source's maxReceiveCount, then goes to its dead-letter queue {SEE}",
+    )
 
 
 def _advise(workflow: IConstruct, path: str, source: _Source, batch: int | None, key: Selection, payload: Selection) -> None:
@@ -214,27 +234,49 @@ def _names(text: str, field: str) -> bool:
     return False
 
 
-def _starts(node: IConstruct) -> Iterator[tuple[str, str, _Source, int | None]]:
-    """``(what it starts, its path, its source, how many records an execution gets)`` for a pipe, each
-    target of a rule and an API method that starts an execution; what it starts is resolved text, where a
-    resource is ``<<ref|path|...>>``; a pipe's records are its batch size (None: AWS's default, more than one)."""
+@dataclass(frozen=True)
+class _Start:
+    """A pipe, a target of a rule or an API method that starts an execution."""
+
+    started: str  # what it starts, resolved text where a resource is <<ref|path|...>>
+    path: str
+    source: _Source
+    batch: int | None = 1  # the records an execution gets: a pipe's batch size (None: AWS's default, more than one)
+    asynchronous: bool | None = None  # a pipe's FIRE_AND_FORGET (None: not a pipe)
+    shaped: bool = False  # its input made by an enrichment or an input template: no envelope to advise on
+
+
+def _starts(node: IConstruct) -> Iterator[_Start]:
+    """What ``node`` starts, where it is a pipe, a rule or an API method that starts an execution."""
     if isinstance(node, pipes.CfnPipe):
-        parameters = _resolve(node, node.target_parameters) or {}
-        if not node.enrichment and "inputTemplate" not in parameters:
-            found = _stream(_resolve(node, node.source))
-            if found is not None:
-                parameters = (_resolve(node, node.source_parameters) or {}).get(found.parameters) or {}
-                batch = parameters.get("batchSize", found.batch)
-                yield str(_resolve(node, node.target)), _named(node), found, batch if isinstance(batch, int) else None
+        target = _resolve(node, node.target_parameters) or {}
+        found = _stream(_resolve(node, node.source))
+        if found is not None:
+            parameters = _parameters_of(_resolve(node, node.source_parameters), found.parameters)
+            batch = parameters.get("batchSize", found.batch)
+            machine = _parameters_of(target, "stepFunctionStateMachineParameters")
+            yield _Start(
+                str(_resolve(node, node.target)),
+                _named(node),
+                found,
+                batch if isinstance(batch, int) else None,
+                machine.get("invocationType") == "FIRE_AND_FORGET",
+                shaped=bool(node.enrichment) or "inputTemplate" in target,
+            )
     elif isinstance(node, events.CfnRule):
-        for target in _resolve(node, node.targets) or []:
-            if isinstance(target, dict) and not {"input", "inputPath", "inputTransformer"} & set(target):
-                yield str(target.get("arn")), _named(node), _EVENTBRIDGE, 1
+        for rule_target in _resolve(node, node.targets) or []:
+            if isinstance(rule_target, dict) and not {"input", "inputPath", "inputTransformer"} & set(rule_target):
+                yield _Start(str(rule_target.get("arn")), _named(node), _EVENTBRIDGE)
     elif isinstance(node, apigateway.CfnMethod):
         integration = _resolve(node, node.integration) or {}
         if re.search(r":states:action/Start(Sync)?Execution$", str(integration.get("uri"))):
             for template in (integration.get("requestTemplates") or {}).values():
-                yield str(template), _named(node), _api_gateway(str(template)), 1
+                yield _Start(str(template), _named(node), _api_gateway(str(template)))
+
+
+def _parameters_of(resolved: Any, name: str) -> dict[str, Any]:
+    found = resolved.get(name) if isinstance(resolved, dict) else None
+    return found if isinstance(found, dict) else {}
 
 
 def _stream(source: Any) -> _Source | None:

@@ -22,6 +22,8 @@ ROLE = "arn:aws:iam::123456789012:role/pipe"
 
 
 def workflow(target: Stack, name: str = "Orders", **options) -> IdempotentStateMachine:
+    """An Express workflow unless ``options`` say otherwise: a pipe redelivers a failed execution only of one."""
+    options.setdefault("state_machine_type", sfn.StateMachineType.EXPRESS)
     table = target.node.try_find_child("Table") or IdempotencyTable(target, "Table")
     return IdempotentStateMachine(target, name, table=table, definition=sfn.Pass(target, f"{name}Work"), **options)
 
@@ -272,3 +274,26 @@ def test_a_batch_of_one_record_keyed_on_it_is_not_refused():
     orders = workflow(target, **RECIPE)
     pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn, batch_size=1)
     assert errors(target) == []
+
+
+def test_a_pipe_into_a_standard_workflow_is_warned_that_a_failed_message_is_never_redelivered():
+    target = stack()
+    orders = workflow(target, state_machine_type=sfn.StateMachineType.STANDARD, **RECIPE)
+    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn)
+    (warning,) = warnings(target)
+    assert warning.startswith(
+        "the pipe Test/OrdersPipe starts the workflow (a Standard workflow, which Pipes can only start asynchronously): "
+        "the pipe is done once the execution starts, so a message whose execution fails is deleted from its source "
+        "and never redelivered."
+    )
+    assert warning.endswith("[ack: idempotent-constructs:pipe-never-redelivers]")
+
+
+def test_a_pipe_that_fires_and_forgets_an_express_workflow_is_warned_and_one_that_waits_is_not():
+    for invocation, expected in (("FIRE_AND_FORGET", 1), ("REQUEST_RESPONSE", 0)):
+        target = stack()
+        orders = workflow(target, **RECIPE)
+        machine = pipes.CfnPipe.PipeTargetStateMachineParametersProperty(invocation_type=invocation)
+        parameters = pipes.CfnPipe.PipeTargetParametersProperty(step_function_state_machine_parameters=machine)
+        pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn, target_parameters=parameters)
+        assert len([w for w in warnings(target) if "starts the workflow with FIRE_AND_FORGET" in w]) == expected
