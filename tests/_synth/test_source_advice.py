@@ -3,7 +3,7 @@ or payload its redeliveries defeat is warned about with the recipe."""
 
 from __future__ import annotations
 
-from aws_cdk import App, Stack
+from aws_cdk import App, Duration, Stack
 from aws_cdk import aws_apigateway as apigateway
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
@@ -22,8 +22,10 @@ ROLE = "arn:aws:iam::123456789012:role/pipe"
 
 
 def workflow(target: Stack, name: str = "Orders", **options) -> IdempotentStateMachine:
-    """An Express workflow unless ``options`` say otherwise: a pipe redelivers a failed execution only of one."""
+    """An Express workflow (a pipe redelivers a failed execution only of one) whose records are kept as long as
+    an SQS queue keeps a message by default, 4 days, unless ``options`` say otherwise."""
     options.setdefault("state_machine_type", sfn.StateMachineType.EXPRESS)
+    options.setdefault("expires_after", Duration.days(4))
     table = target.node.try_find_child("Table") or IdempotencyTable(target, "Table")
     return IdempotentStateMachine(target, name, table=table, definition=sfn.Pass(target, f"{name}Work"), **options)
 
@@ -297,3 +299,33 @@ def test_a_pipe_that_fires_and_forgets_an_express_workflow_is_warned_and_one_tha
         parameters = pipes.CfnPipe.PipeTargetParametersProperty(step_function_state_machine_parameters=machine)
         pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn, target_parameters=parameters)
         assert len([w for w in warnings(target) if "starts the workflow with FIRE_AND_FORGET" in w]) == expected
+
+
+def test_records_that_expire_before_the_queue_lets_go_of_a_message_are_warned():
+    target = stack()
+    orders = workflow(target, **RECIPE, expires_after=Duration.hours(24))
+    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn)
+    (warning,) = warnings(target)
+    assert warning.startswith(
+        "the queue Test/Queue keeps a message up to 4 days, and the pipe Test/OrdersPipe may deliver it again (a "
+        "redelivery, a redrive from the dead-letter queue) until then: a record expires 1 day after it completes "
+        "(expires_after), so a message that comes again later runs the workflow again. Set expires_after to at least 4 days"
+    )
+    assert warning.endswith("[ack: idempotent-constructs:expires-before-redelivery]")
+
+
+def test_a_dead_letter_queue_that_keeps_a_message_longer_than_its_queue_is_what_expires_after_must_outlast():
+    target = stack()
+    orders = workflow(target, **RECIPE)  # 4 days
+    dead_letters = sqs.Queue(target, "DeadLetters", retention_period=Duration.days(14))
+    queue = sqs.Queue(target, "Queue", dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letters, max_receive_count=3))
+    pipe(target, queue.queue_arn, orders.state_machine.state_machine_arn)
+    (warning,) = warnings(target)
+    assert warning.startswith("the dead-letter queue Test/DeadLetters keeps a message up to 14 days")
+    assert "Set expires_after to at least 14 days" in warning
+    other = stack()
+    kept = workflow(other, **RECIPE, expires_after=Duration.days(14))
+    dead_letters = sqs.Queue(other, "DeadLetters", retention_period=Duration.days(14))
+    queue = sqs.Queue(other, "Queue", dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letters, max_receive_count=3))
+    pipe(other, queue.queue_arn, kept.state_machine.state_machine_arn)
+    assert warnings(other) == []

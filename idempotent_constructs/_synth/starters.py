@@ -1,0 +1,201 @@
+"""What starts a workflow in the app, read from the construct tree at synth: each pipe, EventBridge rule
+target and API Gateway method that starts an execution, with how its source delivers (``Source``: the fields
+a redelivery and a producer's duplicate change, the recipes that hold, a pipe's batch size), whether a pipe
+starts it asynchronously, and how long its SQS queues keep a message. What is said about them is
+source_advice.py's."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import aws_cdk as cdk
+import jsii
+from aws_cdk import aws_apigateway as apigateway
+from aws_cdk import aws_events as events
+from aws_cdk import aws_pipes as pipes
+from aws_cdk import aws_sqs as sqs
+from constructs import IConstruct
+
+
+@dataclass(frozen=True)
+class Source:
+    """How one kind of source delivers: the fields of its record (dotted) that its redelivery and a
+    producer's re-sent duplicate change, each told of (``{path}``: the source) with the recipe that holds."""
+
+    redelivery: str = ""  # "an SQS message redelivered through the pipe {path}"
+    redelivered: tuple[str, ...] = ()
+    recipe: str = ""
+    duplicate: str = ""
+    duplicated: tuple[str, ...] = ()
+    business: str = ""  # a key in the content, which a producer's duplicate repeats too
+    parameters: str = ""  # its pipe's source parameters, which hold its batchSize
+    batch: int | None = None  # a pipe's batch size where batchSize is not set (None: more than one, by AWS's choice)
+
+
+SQS = Source(
+    "an SQS message redelivered through the pipe {path}",
+    ("receiptHandle", "attributes.ApproximateReceiveCount"),
+    'key=IdempotencyKey.from_paths("$[0].messageId"), payload=IdempotencyPayload.from_paths("$[0].body")',
+    "an SQS message sent again by a producer's retried SendMessage, through the pipe {path},",
+    ("messageId", "receiptHandle", "attributes.SentTimestamp", "attributes.ApproximateFirstReceiveTimestamp"),
+    'key=IdempotencyKey.from_jsonata("$parse($states.input[0].body).orderId") (your id in the body), '
+    'payload=IdempotencyPayload.from_paths("$[0].body")',
+    # "By default, EventBridge polls up to 10 messages in your queue simultaneously and sends that batch to your
+    # pipe" (EventBridge user guide, "Amazon SQS as a source").
+    "sqsQueueParameters",
+    10,
+)
+KINESIS = Source(
+    duplicate="a Kinesis record put again by a producer's retried PutRecord, through the pipe {path},",
+    duplicated=("sequenceNumber", "eventID", "approximateArrivalTimestamp"),
+    business='key=IdempotencyKey.from_jsonata("$parse($base64decode($states.input[0].data)).orderId") (your id in the '
+    'data), payload=IdempotencyPayload.from_paths("$[0].data")',
+    parameters="kinesisStreamParameters",
+)
+# A retried batch is byte-identical, and a stream has no producer's duplicate.
+DYNAMODB = Source(parameters="dynamoDbStreamParameters")
+EVENTBRIDGE = Source(
+    duplicate="an event published again by a producer's retried PutEvents, through the rule {path},",
+    duplicated=("id", "time"),
+    business='key=IdempotencyKey.from_paths("$.detail.orderId") (your id in the detail), '
+    'payload=IdempotencyPayload.from_paths("$.detail")',
+)
+# (resource type, attribute) of a stream reference, and the forms of an ARN written out.
+_STREAMS = {
+    ("AWS::SQS::Queue", "Arn"): SQS,
+    ("AWS::Kinesis::Stream", "Arn"): KINESIS,
+    ("AWS::DynamoDB::Table", "StreamArn"): DYNAMODB,
+    ("AWS::DynamoDB::GlobalTable", "StreamArn"): DYNAMODB,
+}
+_ARNS = ((r"arn:[^:]+:sqs:", SQS), (r"arn:[^:]+:kinesis:", KINESIS), (r"arn:[^:]+:dynamodb:.*/stream/", DYNAMODB))
+_REFERENCE = re.compile(r"<<ref\|([^|]*)\|([^|]*)\|([^|]*)>>")
+# An SQS queue's MessageRetentionPeriod when it is not set: 4 days (SQS API reference, SetQueueAttributes).
+SQS_RETENTION_SECONDS = 345_600
+
+
+@dataclass(frozen=True)
+class Start:
+    """A pipe, a target of a rule or an API method that starts an execution."""
+
+    started: str  # what it starts, resolved text where a resource is <<ref|path|...>>
+    path: str
+    source: Source
+    batch: int | None = 1  # the records an execution gets: a pipe's batch size (None: AWS's default, more than one)
+    asynchronous: bool | None = None  # a pipe's FIRE_AND_FORGET (None: not a pipe)
+    shaped: bool = False  # its input made by an enrichment or an input template: no envelope to advise on
+    kept: tuple[str, int] | None = None  # (which queues, how long) a pipe's SQS source may deliver a message again
+
+
+def starts(node: IConstruct, by_path: dict[str, IConstruct]) -> Iterator[Start]:
+    """What ``node`` starts, where it is a pipe, a rule or an API method that starts an execution."""
+    if isinstance(node, pipes.CfnPipe):
+        target = _resolve(node, node.target_parameters) or {}
+        source = _resolve(node, node.source)
+        found = _stream(source)
+        if found is not None:
+            parameters = _parameters_of(_resolve(node, node.source_parameters), found.parameters)
+            batch = parameters.get("batchSize", found.batch)
+            machine = _parameters_of(target, "stepFunctionStateMachineParameters")
+            yield Start(
+                str(_resolve(node, node.target)),
+                named(node),
+                found,
+                batch if isinstance(batch, int) else None,
+                machine.get("invocationType") == "FIRE_AND_FORGET",
+                shaped=bool(node.enrichment) or "inputTemplate" in target,
+                kept=_kept(source, by_path) if found is SQS else None,
+            )
+    elif isinstance(node, events.CfnRule):
+        for rule_target in _resolve(node, node.targets) or []:
+            if isinstance(rule_target, dict) and not {"input", "inputPath", "inputTransformer"} & set(rule_target):
+                yield Start(str(rule_target.get("arn")), named(node), EVENTBRIDGE)
+    elif isinstance(node, apigateway.CfnMethod):
+        integration = _resolve(node, node.integration) or {}
+        if re.search(r":states:action/Start(Sync)?Execution$", str(integration.get("uri"))):
+            for template in (integration.get("requestTemplates") or {}).values():
+                yield Start(str(template), named(node), _api_gateway(str(template)))
+
+
+def _kept(source: Any, by_path: dict[str, IConstruct]) -> tuple[str, int] | None:
+    """How long the queue ``source`` (resolved) keeps a message, or its dead-letter queue if that is longer,
+    where the queues are in the app and their retention is known at synth."""
+    queue = _queue(source, by_path)
+    if queue is None:
+        return None
+    kept = [(f"the queue {named(queue)}", _resolve(queue, queue.message_retention_period) or SQS_RETENTION_SECONDS)]
+    redrive = _resolve(queue, queue.redrive_policy)
+    dead_letters = _queue(redrive.get("deadLetterTargetArn"), by_path) if isinstance(redrive, dict) else None
+    if dead_letters is not None:
+        retention = _resolve(dead_letters, dead_letters.message_retention_period) or SQS_RETENTION_SECONDS
+        kept.append((f"the dead-letter queue {named(dead_letters)}", retention))
+    if not all(isinstance(seconds, int) for _, seconds in kept):
+        return None
+    return max(kept, key=lambda item: item[1])
+
+
+def _queue(arn: Any, by_path: dict[str, IConstruct]) -> sqs.CfnQueue | None:
+    reference = _REFERENCE.fullmatch(str(arn))
+    found = by_path.get(reference[1]) if reference is not None else None
+    return found if isinstance(found, sqs.CfnQueue) else None
+
+
+def _parameters_of(resolved: Any, name: str) -> dict[str, Any]:
+    found = resolved.get(name) if isinstance(resolved, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def _stream(source: Any) -> Source | None:
+    reference = _REFERENCE.fullmatch(str(source))
+    if reference is not None:
+        return _STREAMS.get((reference[2], reference[3]))
+    return next((found for pattern, found in _ARNS if re.match(pattern, str(source))), None)
+
+
+def _api_gateway(template: str) -> Source:
+    """What a client's retry changes in the input that ``template`` (a request mapping template, as
+    ``StepFunctionsIntegration`` writes it) makes: its request id, and its trace header among the headers."""
+    changed = tuple(
+        field
+        for field, pattern in (
+            ("requestContext.requestId", r"\$context\.(requestId|extendedRequestId|requestTime)"),
+            ("header.X-Amzn-Trace-Id", r"#set\(\$includeHeaders = true\)|\$input\.params\(\)\.header|X-Amzn-Trace-Id"),
+        )
+        if re.search(pattern, template, re.IGNORECASE)
+    )
+    recipe = (
+        'key=IdempotencyKey.from_paths("$.body.orderId") (your id in the body), payload=IdempotencyPayload.from_paths("$.body")'
+    )
+    return Source("a request retried by its client through the API method {path}", changed, recipe)
+
+
+def named(node: IConstruct) -> str:
+    """The path of the construct the user made: an L2's, for its ``Resource``."""
+    scope = node.node.scope
+    return scope.node.path if node.node.id == "Resource" and scope is not None else node.node.path
+
+
+def _resolve(scope: IConstruct, value: Any) -> Any:
+    return cdk.Tokenization.resolve(value, scope=scope, resolver=_Marked())
+
+
+@jsii.implements(cdk.ITokenResolver)
+class _Marked:
+    """Resolves each reference to a resource as ``<<ref|path|type|attribute>>``: it names the resource
+    itself, where a resolved ``Ref`` would name a logical id that another stack of the app may share."""
+
+    def __init__(self) -> None:
+        self.default = cdk.DefaultTokenResolver(cdk.StringConcat())
+
+    def resolve_token(self, t: cdk.IResolvable, context: cdk.IResolveContext, post_processor: cdk.IPostProcessor) -> Any:
+        if isinstance(t, cdk.Reference):
+            return f"<<ref|{t.target.node.path}|{getattr(t.target, 'cfn_resource_type', '')}|{t.display_name}>>"
+        return self.default.resolve_token(t, context, post_processor)
+
+    def resolve_string(self, s: cdk.TokenizedStringFragments, context: cdk.IResolveContext) -> Any:
+        return self.default.resolve_string(s, context)
+
+    def resolve_list(self, l: Sequence[str], context: cdk.IResolveContext) -> Any:  # noqa: E741 (ITokenResolver's name)
+        return self.default.resolve_list(l, context)
