@@ -33,6 +33,7 @@ REDELIVERY_RUNS_AGAIN = "idempotent-constructs:redelivery-runs-again"
 REDELIVERY_MISMATCHES = "idempotent-constructs:redelivery-mismatches-payload"
 NEVER_REDELIVERED = "idempotent-constructs:pipe-never-redelivers"
 EXPIRES_BEFORE_REDELIVERY = "idempotent-constructs:expires-before-redelivery"
+WAITS_PAST_API_TIMEOUT = "idempotent-constructs:duplicate-waits-past-api-timeout"
 SEE = "(docs/guides/event-sources.md)"
 
 
@@ -77,6 +78,9 @@ class _Advice:
                         _never_redelivered(workflow, start.path, express)
                     if start.kept is not None and start.kept[1] > config.expires_after.to_seconds():
                         _expires_before_redelivery(workflow, start, config.expires_after.to_seconds())
+                    waits = config.on_in_flight.value == "WAIT" and config.max_wait.to_seconds()
+                    if start.waits is not None and waits and waits > start.waits:
+                        _waits_past_api_timeout(workflow, start.path, start.waits, waits)
                     if not start.shaped:
                         _advise(workflow, start.path, start.source, start.batch, config.key, config.payload)
         return []
@@ -96,6 +100,17 @@ def _expires_before_redelivery(workflow: IConstruct, start: Start, expires_after
         f"redelivery, a redrive from the dead-letter queue) until then: a record expires {_duration(expires_after)} "
         f"after it completes (expires_after), so a message that comes again later runs the workflow again. Set "
         f"expires_after to at least {_duration(seconds)}, or the queues' retention below it {SEE}",
+    )
+
+
+def _waits_past_api_timeout(workflow: IConstruct, path: str, timeout: float, max_wait: float) -> None:
+    cdk.Annotations.of(workflow).add_warning_v2(
+        WAITS_PAST_API_TIMEOUT,
+        f"the API method {path} waits for the execution (StartSyncExecution) at most {_duration(timeout)}, its "
+        f"integration's timeout, and a duplicate that comes while the first request runs waits up to "
+        f"{_duration(max_wait)} for it (max_wait): its client gets a 504 and may retry while both still run. Set "
+        f"on_in_flight=InFlightPolicy.FAIL and answer {schema.IN_FLIGHT} with a 409 in the integration response, "
+        f"or a max_wait below the timeout {SEE}",
     )
 
 

@@ -74,6 +74,8 @@ _ARNS = ((r"arn:[^:]+:sqs:", SQS), (r"arn:[^:]+:kinesis:", KINESIS), (r"arn:[^:]
 _REFERENCE = re.compile(r"<<ref\|([^|]*)\|([^|]*)\|([^|]*)>>")
 # An SQS queue's MessageRetentionPeriod when it is not set: 4 days (SQS API reference, SetQueueAttributes).
 SQS_RETENTION_SECONDS = 345_600
+# An API Gateway integration's timeout when it is not set: 29 seconds (API Gateway developer guide, quotas).
+API_TIMEOUT_MILLIS = 29_000
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,7 @@ class Start:
     asynchronous: bool | None = None  # a pipe's FIRE_AND_FORGET (None: not a pipe)
     shaped: bool = False  # its input made by an enrichment or an input template: no envelope to advise on
     kept: tuple[str, int] | None = None  # (which queues, how long) a pipe's SQS source may deliver a message again
+    waits: float | None = None  # an API method that waits for the execution (StartSyncExecution): its timeout, seconds
 
 
 def starts(node: IConstruct, by_path: dict[str, IConstruct]) -> Iterator[Start]:
@@ -114,9 +117,12 @@ def starts(node: IConstruct, by_path: dict[str, IConstruct]) -> Iterator[Start]:
                 yield Start(str(rule_target.get("arn")), named(node), EVENTBRIDGE)
     elif isinstance(node, apigateway.CfnMethod):
         integration = _resolve(node, node.integration) or {}
-        if re.search(r":states:action/Start(Sync)?Execution$", str(integration.get("uri"))):
+        action = re.search(r":states:action/Start(Sync)?Execution$", str(integration.get("uri")))
+        if action is not None:
+            timeout = integration.get("timeoutInMillis", API_TIMEOUT_MILLIS)
+            waits = timeout / 1000 if action[1] and isinstance(timeout, int) else None
             for template in (integration.get("requestTemplates") or {}).values():
-                yield Start(str(template), named(node), _api_gateway(str(template)))
+                yield Start(str(template), named(node), _api_gateway(str(template)), waits=waits)
 
 
 def _kept(source: Any, by_path: dict[str, IConstruct]) -> tuple[str, int] | None:

@@ -14,7 +14,13 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Annotations, Match
 
-from idempotent_constructs import IdempotencyKey, IdempotencyPayload, IdempotencyTable, IdempotentStateMachine
+from idempotent_constructs import (
+    IdempotencyKey,
+    IdempotencyPayload,
+    IdempotencyTable,
+    IdempotentStateMachine,
+    InFlightPolicy,
+)
 from tests.synth import stack
 
 RECIPE = dict(key=IdempotencyKey.from_paths("$[0].messageId"), payload=IdempotencyPayload.from_paths("$[0].body"))
@@ -223,9 +229,8 @@ def test_an_api_gateway_method_that_passes_the_request_id_or_headers_is_warned()
     # By default the input is the body, the query string and the path: a retry repeats them.
     plain = stack()
     api = apigateway.RestApi(plain, "Api")
-    api.root.add_method(
-        "POST", apigateway.StepFunctionsIntegration.start_execution(workflow(plain, state_machine_type=express).state_machine)
-    )
+    quick = workflow(plain, state_machine_type=express, max_wait=Duration.seconds(20))
+    api.root.add_method("POST", apigateway.StepFunctionsIntegration.start_execution(quick.state_machine))
     assert warnings(plain) == []
 
 
@@ -329,3 +334,27 @@ def test_a_dead_letter_queue_that_keeps_a_message_longer_than_its_queue_is_what_
     queue = sqs.Queue(other, "Queue", dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letters, max_receive_count=3))
     pipe(other, queue.queue_arn, kept.state_machine.state_machine_arn)
     assert warnings(other) == []
+
+
+def api_into(orders: IdempotentStateMachine) -> None:
+    api = apigateway.RestApi(Stack.of(orders), "Api")
+    api.root.add_method("POST", apigateway.StepFunctionsIntegration.start_execution(orders.state_machine))
+
+
+def test_a_duplicate_that_may_wait_past_the_apis_timeout_is_warned_with_the_fail_and_409_fix():
+    target = stack()
+    api_into(workflow(target))  # Express: on_in_flight WAIT, for up to 4 minutes by default
+    (warning,) = warnings(target)
+    assert warning.startswith(
+        "the API method Test/Api/Default/POST waits for the execution (StartSyncExecution) at most 29 seconds, its "
+        "integration's timeout, and a duplicate that comes while the first request runs waits up to 4 minutes for it"
+    )
+    assert "Set on_in_flight=InFlightPolicy.FAIL and answer Idempotency.InFlight with a 409" in warning
+    assert warning.endswith("[ack: idempotent-constructs:duplicate-waits-past-api-timeout]")
+
+
+def test_a_duplicate_that_fails_at_once_or_waits_less_than_the_timeout_is_not_warned():
+    for options in ({"on_in_flight": InFlightPolicy.FAIL}, {"max_wait": Duration.seconds(25)}):
+        target = stack()
+        api_into(workflow(target, **options))
+        assert warnings(target) == [], options
