@@ -7,13 +7,14 @@ JSONata key or payload whose regular expression AWS's JVM engine may overflow on
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import jsii
-from aws_cdk import Annotations, Aspects, Duration, IAspect, Token
+from aws_cdk import Annotations, Aspects, Duration, IAspect, Stack, Token
 from aws_cdk import aws_stepfunctions as sfn
-from constructs import IConstruct
+from constructs import IConstruct, IValidation
 
 from .._jsonata import java_regex
 from .._readers.asl import all_states
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
 POLL_INTERVAL_ABOVE_MAX_WAIT = "idempotent-constructs:poll-interval-above-max-wait"
 LEASE_SHORTER_THAN_BODY = "idempotent-constructs:lease-shorter-than-body"
 REGEX_RECURSION = "idempotent-constructs:regex-recursion"
+LONGER_THAN_EXPRESS = "idempotent-constructs:longer-than-express"
+# The longest an Express execution runs (Step Functions developer guide, "Standard and Express workflows").
+EXPRESS_SECONDS = 300
 
 
 def advise(guard: IdempotencyGuard, body: sfn.IChainable) -> None:
@@ -43,6 +47,7 @@ def advise(guard: IdempotencyGuard, body: sfn.IChainable) -> None:
     if config.owner_state_machine_name is None:
         # With the owner check, a holder that still runs is never taken over, whatever its lease.
         Aspects.of(guard).add(_LeaseAgainstBody(guard, body))
+    guard.node.add_validation(_WithinExpress(guard))
     for option, selection in (("key", config.key), ("payload", config.payload)):
         if selection.kind == schema.KIND_JSONATA and not Token.is_unresolved(selection.expression):
             _regex_recursion(guard, option, selection.expression)
@@ -106,3 +111,42 @@ class _LeaseAgainstBody:
             f"may take the key over and run the body a second time; make lease at least Duration.seconds({seconds}), "
             "place an ExtendLease in the body, or run the guard with the owner check (owner_state_machine_name)",
         )
+
+
+@jsii.implements(IValidation)
+class _WithinExpress:
+    """Warns where the guard is in an Express state machine of the app (its variable named in the state
+    machine's definition) and its lease or its wait outlasts the run: a 15-minute lease keeps a crashed
+    holder's key 10 minutes after its execution ended; a duplicate that waits 5 minutes times out with its
+    execution (States.Timeout) instead of failing with Idempotency.InFlight."""
+
+    def __init__(self, guard: IdempotencyGuard) -> None:
+        self.guard = guard
+
+    def validate(self) -> list[str]:
+        config = self.guard.config
+        waits = config.on_in_flight is InFlightPolicy.WAIT
+        too_long = [
+            f"{option} ({value.to_human_string()})"
+            for option, value, limit in (
+                ("lease", config.lease, EXPRESS_SECONDS),
+                ("max_wait", config.max_wait, EXPRESS_SECONDS - 60),
+            )
+            if (option == "lease" or waits) and value.to_seconds() > limit
+        ]
+        if not too_long:
+            return []
+        for machine in self.guard.node.root.node.find_all():
+            if isinstance(machine, sfn.CfnStateMachine) and machine.state_machine_type == "EXPRESS":
+                stack = Stack.of(machine)
+                text = json.dumps([stack.resolve(machine.definition_string), stack.resolve(machine.definition_substitutions)])
+                if f"${self.guard.variable}." in text:
+                    Annotations.of(self.guard).add_warning_v2(
+                        LONGER_THAN_EXPRESS,
+                        f"the guard is in the Express state machine {machine.node.path}, whose executions run 5 minutes at "
+                        f"most, and its {' and '.join(too_long)} outlast the run: a crashed holder's key stays held after its "
+                        "execution ended, and a waiting duplicate's execution times out (States.Timeout) instead of failing "
+                        "with Idempotency.InFlight; set lease=Duration.minutes(5) and max_wait=Duration.minutes(4)",
+                    )
+                    break
+        return []

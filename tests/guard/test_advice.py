@@ -110,3 +110,36 @@ def test_warns_when_a_jsonata_key_holds_a_regular_expression_the_jvm_recurses_th
         'repeat a single character class instead ([^"]*), or a group at most 64 times '
         "(docs/explanation/canonical-key.md, section 7) [ack: idempotent-constructs:regex-recursion]"
     ]
+
+
+def express(target, guard: IdempotencyGuard) -> None:
+    sfn.StateMachine(
+        target,
+        "Express",
+        definition_body=sfn.DefinitionBody.from_chainable(guard),
+        state_machine_type=sfn.StateMachineType.EXPRESS,
+    )
+
+
+def test_a_guard_in_an_express_state_machine_whose_lease_and_wait_outlast_the_run_is_warned():
+    target = stack()
+    express(
+        target, IdempotencyGuard(target, "ChargeOnce", table=IdempotencyTable(target, "Table"), body=sfn.Pass(target, "Work"))
+    )
+    (warning,) = warnings(target)
+    assert warning.startswith(
+        "the guard is in the Express state machine Test/Express/Resource, whose executions run 5 minutes at most, and "
+        "its lease (15 minutes) and max_wait (5 minutes) outlast the run"
+    )
+    assert "set lease=Duration.minutes(5) and max_wait=Duration.minutes(4)" in warning
+    assert warning.endswith("[ack: idempotent-constructs:longer-than-express]")
+
+
+def test_a_guard_that_fits_the_express_run_or_is_in_a_standard_one_is_not_warned():
+    fits = stack()
+    table = IdempotencyTable(fits, "Table")
+    short = dict(lease=Duration.minutes(5), max_wait=Duration.minutes(4))
+    express(fits, IdempotencyGuard(fits, "ChargeOnce", table=table, body=sfn.Pass(fits, "Work"), **short))
+    standard = stack()
+    guarded(standard, sfn.Pass(standard, "Work"))
+    assert warnings(fits) == warnings(standard) == []
