@@ -116,25 +116,16 @@ class _LeaseAgainstBody:
 @jsii.implements(IValidation)
 class _WithinExpress:
     """Warns where the guard is in an Express state machine of the app (its variable named in the state
-    machine's definition) and its lease or its wait outlasts the run: a 15-minute lease keeps a crashed
-    holder's key 10 minutes after its execution ended; a duplicate that waits 5 minutes times out with its
-    execution (States.Timeout) instead of failing with Idempotency.InFlight."""
+    machine's definition) and its lease outlasts the run: a 15-minute lease keeps a crashed holder's key
+    10 minutes after its execution ended. (A wait that outlasts the run is the quota check's:
+    ``idempotent-constructs::waiting-schedule``.)"""
 
     def __init__(self, guard: IdempotencyGuard) -> None:
         self.guard = guard
 
     def validate(self) -> list[str]:
-        config = self.guard.config
-        waits = config.on_in_flight is InFlightPolicy.WAIT
-        too_long = [
-            f"{option} ({value.to_human_string()})"
-            for option, value, limit in (
-                ("lease", config.lease, EXPRESS_SECONDS),
-                ("max_wait", config.max_wait, EXPRESS_SECONDS - 60),
-            )
-            if (option == "lease" or waits) and value.to_seconds() > limit
-        ]
-        if not too_long:
+        lease = self.guard.config.lease
+        if lease.to_seconds() <= EXPRESS_SECONDS:
             return []
         for machine in self.guard.node.root.node.find_all():
             if isinstance(machine, sfn.CfnStateMachine) and machine.state_machine_type == "EXPRESS":
@@ -144,9 +135,8 @@ class _WithinExpress:
                     Annotations.of(self.guard).add_warning_v2(
                         LONGER_THAN_EXPRESS,
                         f"the guard is in the Express state machine {machine.node.path}, whose executions run 5 minutes at "
-                        f"most, and its {' and '.join(too_long)} outlast the run: a crashed holder's key stays held after its "
-                        "execution ended, and a waiting duplicate's execution times out (States.Timeout) instead of failing "
-                        "with Idempotency.InFlight; set lease=Duration.minutes(5) and max_wait=Duration.minutes(4)",
+                        f"most, and its lease ({lease.to_human_string()}) outlasts the run: a crashed holder's key stays "
+                        "held after its execution ended, until the lease lapses; set lease=Duration.minutes(5)",
                     )
                     break
         return []
