@@ -33,7 +33,8 @@ def _cell(text: str) -> str:
 def _models() -> dict[str, Options]:
     """Each construct's options model, by the construct's name."""
     from idempotent_constructs.asl_fragment import FRAGMENT, FRAGMENT_MODEL
-    from idempotent_constructs.guard.config import GUARD, GUARD_MODEL, GUARDED_STATE, WORKFLOW
+    from idempotent_constructs.batch import BATCH_MODEL
+    from idempotent_constructs.guard.config import BATCH, GUARD, GUARD_MODEL, GUARDED_STATE, WORKFLOW
     from idempotent_constructs.state_machine import WORKFLOW_MODEL
     from idempotent_constructs.table import TABLE, TABLE_MODEL
 
@@ -41,6 +42,7 @@ def _models() -> dict[str, Options]:
         WORKFLOW: WORKFLOW_MODEL,
         GUARD: GUARD_MODEL,
         GUARDED_STATE: GUARD_MODEL,
+        BATCH: BATCH_MODEL,
         FRAGMENT: FRAGMENT_MODEL,
         TABLE: TABLE_MODEL,
     }
@@ -49,9 +51,9 @@ def _models() -> dict[str, Options]:
 def _shared_options() -> str:
     """The shared options: what each does and its default, and per construct whether it takes it
     (✓), and its own default where it differs."""
-    from idempotent_constructs.guard.config import GUARD, GUARD_MODEL, GUARDED_STATE, WORKFLOW
+    from idempotent_constructs.guard.config import BATCH, GUARD, GUARD_MODEL, GUARDED_STATE, WORKFLOW
 
-    takers = (GUARD, WORKFLOW, GUARDED_STATE)
+    takers = (GUARD, WORKFLOW, GUARDED_STATE, BATCH)
     rows = [
         "| option | takes | what it does, and its default | " + " | ".join(f"`{taker}`" for taker in takers) + " |",
         "|---" * (3 + len(takers)) + "|",

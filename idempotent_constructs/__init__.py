@@ -19,6 +19,7 @@ __version__ = importlib.metadata.version("idempotent-constructs")  # set in pypr
 if TYPE_CHECKING:
     from ._synth.definition import DefinitionLocation
     from .asl_fragment import AslFragment
+    from .batch import BatchSource, IdempotentBatch
     from .dashboard import IdempotencyDashboard
     from .guard import ExtendLease, IdempotencyGuard
     from .guard_states import GuardedState
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 # which import this package first like any submodule's, never pay for the CDK.
 _LAZY = {
     "AslFragment": "asl_fragment",
+    "BatchSource": "batch",
     "CompletedPolicy": "policies",
     "DefinitionLocation": "_synth.definition",
     "ExtendLease": "guard",
@@ -43,6 +45,7 @@ _LAZY = {
     "IdempotencyKey": "key",
     "IdempotencyPayload": "payload",
     "IdempotencyTable": "table",
+    "IdempotentBatch": "batch",
     "IdempotentStateMachine": "state_machine",
     "InFlightPolicy": "policies",
     "ResultStorage": "policies",
@@ -50,6 +53,7 @@ _LAZY = {
 
 __all__ = [
     "AslFragment",
+    "BatchSource",
     "CompletedPolicy",
     "DefinitionLocation",
     "ExtendLease",
@@ -62,6 +66,7 @@ __all__ = [
     "IdempotencyKey",
     "IdempotencyPayload",
     "IdempotencyTable",
+    "IdempotentBatch",
     "IdempotentStateMachine",
     "InFlightPolicy",
     "RecordInProgressError",

@@ -170,8 +170,9 @@ def charge(scope: Stack, name: str, order: str, counter_table: str) -> sfn.Custo
 
 class SourcesStack(Stack):
     """A workflow per recipe, named after it, ``NoPayload`` (keyed by the SQS message id, comparing no
-    payload), ``ParsedBody`` (keyed by it, comparing the parsed body), and ``Batch``: a pipe's batch of SQS records, each record
-    guarded in a Map (``max_concurrency`` 4); a record whose body says ``"fail": true`` fails its item."""
+    payload), ``ParsedBody`` (keyed by it, comparing the parsed body), and ``Batch``: a pipe's batch of SQS records, an
+    ``IdempotentBatch`` (the event sources guide's sample, ``max_concurrency`` 4); a record whose order the
+    counters table holds as ``Blocked#{orderId}`` fails."""
 
     def __init__(self, scope: App, construct_id: str) -> None:
         super().__init__(scope, construct_id)

@@ -118,15 +118,18 @@ def test_the_asl_samples_make_the_file_idempotent_whole_as_a_step_and_with_a_sta
     }
 
 
-def test_the_batch_sample_guards_each_record_of_a_map_and_catches_its_failure():
+def test_the_batch_sample_guards_each_record_of_a_map_and_answers_with_the_failed_records():
     def build(stack: Any) -> None:
         each = docs_sample("batch").batch(stack, IdempotencyTable(stack, "Records"), sfn.Pass(stack, "Process"))
         sfn.StateMachine(stack, "Batch", definition_body=sfn.DefinitionBody.from_chainable(each))
 
-    each = only_definition(template(build))["States"]["EachRecord"]
-    assert each["MaxConcurrency"] == 4 and each["Next"] == "AnyFailed"
-    guarded = each["ItemProcessor"]["States"]["Guarded"]
-    assert guarded["Catch"][0]["Next"] == "RecordFailed" and "Record.Acquire" in guarded["Branches"][0]["States"]
+    definition = only_definition(template(build))
+    records = definition["States"]["Payments.Records"]
+    assert records["MaxConcurrency"] == 4 and records["Next"] == "Payments.Failures"
+    record = records["ItemProcessor"]["States"]["Payments.Record"]
+    assert record["Catch"][0]["Next"] == "Payments.RecordFailed"
+    assert "Payments.Record.Acquire" in record["Branches"][0]["States"]
+    assert "batchItemFailures" in definition["States"]["Payments.Failures"]["Output"]
 
 
 def test_the_extend_lease_sample_extends_from_a_loop_of_an_express_workflow():

@@ -1,40 +1,26 @@
-"""docs/guides/event-sources.md: a batch of SQS messages (as a pipe or a Lambda hands it over) processed
-record by record, each guarded on its message id (tests/test_docs.py synthesizes it; tests/recipes.py
-runs it on the local emulator, redelivered as a pipe redelivers a batch)."""
+"""docs/guides/event-sources.md: a batch of SQS messages (as a pipe or a starter function hands it over) made
+idempotent record by record with IdempotentBatch (tests/test_docs.py synthesizes it; tests/recipes.py runs
+it on the local emulator, the failed records delivered again as a pipe delivers them)."""
 
 from typing import Any
 
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from idempotent_constructs import IdempotencyGuard, IdempotencyKey, IdempotencyPayload, IdempotencyTable
+from idempotent_constructs import BatchSource, IdempotencyTable, IdempotentBatch
 
 
-def batch(self: Construct, table: IdempotencyTable, process_one_record: sfn.IChainable, **options: Any) -> sfn.Map:
+def batch(self: Construct, table: IdempotencyTable, process_one_record: sfn.IChainable, **options: Any) -> IdempotentBatch:
     # --8<-- [start:sample]
-    guard = IdempotencyGuard(
+    payments = IdempotentBatch(
         self,
-        "Record",
+        "Payments",
         table=table,
-        body=process_one_record,
-        key=IdempotencyKey.from_paths("$.messageId"),
-        payload=IdempotencyPayload.from_paths("$.body"),
+        body=process_one_record,  # its input: one record, {"messageId", "body", ...}
+        source=BatchSource.SQS,  # each record keyed on its messageId, its body compared
+        max_concurrency=4,
         **options,  # the guard's other options
     )
-    # A record that fails is caught, so that the others finish (a failed Map would stop them) and the
-    # batch fails after: the source delivers it again.
-    item = sfn.Parallel.jsonata(self, "Guarded", outputs="{% $states.result[0] %}").branch(guard)
-    item.add_catch(sfn.Pass.jsonata(self, "RecordFailed", outputs={"failed": True}))
-    each = sfn.Map.jsonata(
-        self, "EachRecord", max_concurrency=4, items=sfn.ProvideItems.jsonata("{% $states.input %}")
-    ).item_processor(item)
-    each.next(
-        sfn.Choice.jsonata(self, "AnyFailed")
-        .when(
-            sfn.Condition.jsonata("{% $count($states.input[failed = true]) > 0 %}"),
-            sfn.Fail(self, "BatchFailed", error="RecordsFailed"),
-        )
-        .otherwise(sfn.Succeed(self, "BatchDone"))
-    )
+    # Its output: {"batchItemFailures": [{"itemIdentifier": <messageId>}, ...]}
     # --8<-- [end:sample]
-    return each
+    return payments

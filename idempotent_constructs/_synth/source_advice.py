@@ -145,7 +145,7 @@ def _advise(workflow: IConstruct, path: str, source: Source, batch: int | None, 
                     f"the pipe {path} sends {records} to one execution ({source.parameters}.batchSize): with "
                     f"{_text(selection)} as the {option}, every record of a batch is {outcome} on the first one's, and "
                     f"a batch whose first record was seen replays without running the others: they are lost. Set the "
-                    f"pipe's batch size to 1, or guard each record in a Map over the batch {SEE}"
+                    f"pipe's batch size to 1, or make the workflow an IdempotentBatch, which guards each record {SEE}"
                 )
         # The recipes read one record: in a Map over the batch, that record is the iteration's input.
         recipe, business = (_per_record(fix) for fix in (recipe, business))
@@ -179,7 +179,7 @@ def _per_record(recipe: str) -> str:
     if not recipe:
         return recipe
     fix = recipe.replace("$[0].", "$.").replace("$states.input[0]", "$states.input")
-    return f"an IdempotencyGuard on each record, in a Map over the batch, with {fix}"
+    return f"an IdempotentBatch, which guards each record, with {fix}"
 
 
 def _text(selection: Selection) -> str | None:

@@ -49,12 +49,13 @@ STANDARD_HOLD = Duration.days(366)
 REPLAY_MARKER_FIELD = re.compile(r"\$\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
-# The constructs that take the guard's options: the guard, the workflow (its guard is the whole workflow)
-# and GuardedState (the guard of one state of a document).
+# The constructs that take the guard's options: the guard, the workflow (its guard is the whole workflow),
+# GuardedState (the guard of one state of a document) and IdempotentBatch (a guard on each record of a batch).
 GUARD = "IdempotencyGuard"
 WORKFLOW = "IdempotentStateMachine"
 GUARDED_STATE = "GuardedState"
-_ALL = (GUARD, WORKFLOW, GUARDED_STATE)
+BATCH = "IdempotentBatch"
+_ALL = (GUARD, WORKFLOW, GUARDED_STATE, BATCH)
 
 # Every option of a guard, once: what it takes, what it does, its default, and which of the guard, the
 # workflow and GuardedState take it. Their signatures' documentation (Options.documented), their type
@@ -62,15 +63,20 @@ _ALL = (GUARD, WORKFLOW, GUARDED_STATE)
 # defaults are applied by GuardConfig.
 GUARD_MODEL = Options(
     Option(
-        "table", WORKFLOW_TABLE, "where the records live: an ``IdempotencyTable``, or an existing table.", None, (GUARD, WORKFLOW)
+        "table",
+        WORKFLOW_TABLE,
+        "where the records live: an ``IdempotencyTable``, or an existing table.",
+        None,
+        (GUARD, WORKFLOW, BATCH),
     ),
-    Option("body", CHAINABLE, "the chain to protect.", None, (GUARD,)),
+    Option("body", CHAINABLE, "the chain to protect.", None, (GUARD, BATCH)),
     Option(
         "key",
         instance_of(IdempotencyKey, key_fix),
         "how the key is derived from the input.",
         "``IdempotencyKey.whole_input()``.",
         _ALL,
+        {BATCH: "the record's id, as its ``source`` names it: ``$.messageId`` for SQS, ``$.eventID`` for a stream."},
     ),
     Option(
         "payload",
@@ -80,6 +86,7 @@ GUARD_MODEL = Options(
         "for SQS through a pipe), or ``IdempotencyPayload.none()``.",
         "``IdempotencyPayload.whole_input()``.",
         _ALL,
+        {BATCH: "the record's message: ``$.body`` for SQS, ``$.data`` for Kinesis, ``$.dynamodb.NewImage`` for DynamoDB."},
     ),
     Option(
         "namespace",
@@ -171,7 +178,7 @@ GUARD_MODEL = Options(
         TEXT,
         "prefix of every generated state name (80 characters at most, with the longest state's name).",
         '``"{construct_id}."``.',
-        (GUARD, GUARDED_STATE),
+        (GUARD, GUARDED_STATE, BATCH),
         {GUARDED_STATE: '``"{state name}."`` (``ChargePayment.Acquire``); pass a shorter one for a long state name.'},
     ),
     Option(

@@ -252,7 +252,7 @@ def test_a_key_and_payload_of_the_first_record_under_the_default_batch_of_ten_ar
         "the pipe Test/OrdersPipe sends up to 10 records to one execution (sqsQueueParameters.batchSize): with "
         "$[0].messageId as the key, every record of a batch is keyed on the first one's"
     )
-    assert "they are lost. Set the pipe's batch size to 1, or guard each record in a Map over the batch" in key
+    assert "they are lost. Set the pipe's batch size to 1, or make the workflow an IdempotentBatch" in key
     assert "with $[0].body as the payload, every record of a batch is checked on the first one's" in payload
 
 
@@ -270,7 +270,7 @@ def test_a_batch_is_advised_a_guard_on_each_record_never_a_first_record_key():
     pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn, batch_size=10)
     (warning,) = warnings(target)
     assert (
-        'use an IdempotencyGuard on each record, in a Map over the batch, with key=IdempotencyKey.from_paths("$.messageId"), '
+        'use an IdempotentBatch, which guards each record, with key=IdempotencyKey.from_paths("$.messageId"), '
         'payload=IdempotencyPayload.from_paths("$.body")' in warning
     )
     assert "[0]" not in warning and errors(target) == []

@@ -114,21 +114,54 @@ def test_a_message_whose_payload_selection_is_missing_fails_before_anything_is_w
     assert recipes.records_of(missing, table="Idempotency") == {}
 
 
-def test_a_redelivered_batch_runs_only_its_records_not_yet_done_and_each_once(recipes, unique):
+def state_output(execution, name: str):
+    """The output the state ``name`` exited with, from the execution's history."""
+    (details,) = [
+        event["stateExitedEventDetails"]
+        for event in execution.history
+        if event.get("stateExitedEventDetails", {}).get("name") == name
+    ]
+    return json.loads(details["output"])
+
+
+def failed_ids(execution) -> list[str]:
+    assert execution.status == "SUCCEEDED", (execution.error, execution.cause)
+    assert set(execution.output) == {"batchItemFailures"}
+    return [failure["itemIdentifier"] for failure in execution.output["batchItemFailures"]]
+
+
+def test_a_batch_answers_with_its_failed_records_which_delivered_again_run_once(recipes, unique):
     orders = [f"{unique}-{n}" for n in range(5)]
     batch = sources.sqs_batch_via_pipe([json.dumps({"orderId": order}) for order in orders])
     counters = recipes.table_name("SideEffects")
     client = recipes.emulator.client("dynamodb")
     client.put_item(TableName=counters, Item={"id": {"S": f"Blocked#{orders[2]}"}})
     first = recipes.run("Batch", batch.event)
-    assert (first.status, first.error) == ("FAILED", "RecordsFailed")
+    assert failed_ids(first) == [batch.event[2]["messageId"]]
     assert side_effect_runs(recipes, "Batch", *orders) == {order: int(order != orders[2]) for order in orders}
     client.delete_item(TableName=counters, Key={"id": {"S": f"Blocked#{orders[2]}"}})
-    redelivered = recipes.run("Batch", batch.redelivered().event)
-    assert redelivered.status == "SUCCEEDED", redelivered.cause
-    assert redelivered.output == [{"charged": order} for order in orders]
+    # The pipe delivers again only the failed record; a lost acknowledgement delivers the whole batch again.
+    again = recipes.run("Batch", [batch.redelivered().event[2]])
+    assert failed_ids(again) == []
+    whole = recipes.run("Batch", batch.redelivered().event)
+    assert failed_ids(whole) == []
     assert side_effect_runs(recipes, "Batch", *orders) == dict.fromkeys(orders, 1)
-    assert redelivered.entered_states().count("Record.Replay") == 4
+    assert whole.entered_states().count("Payments.Record.Replay") == 5
+
+
+def test_a_conflicting_duplicate_and_a_body_that_is_not_json_are_reported_and_the_others_run(recipes, unique):
+    orders = [f"{unique}-{n}" for n in range(3)]
+    batch = sources.sqs_batch_via_pipe([json.dumps({"orderId": order}) for order in orders])
+    recipes.run("Batch", batch.event[:1])
+    conflicting = {**batch.event[0], "body": json.dumps({"orderId": orders[0], "amount": 2})}
+    not_json = {**batch.event[2], "body": "{not json"}
+    mixed = recipes.run("Batch", [conflicting, batch.event[1], not_json])
+    assert failed_ids(mixed) == [conflicting["messageId"], not_json["messageId"]]
+    assert side_effect_runs(recipes, "Batch", *orders) == {orders[0]: 1, orders[1]: 1, orders[2]: 0}
+    reasons = [failure for failure in state_output(mixed, "Payments.Records") if failure is not None]
+    assert [failure["error"] for failure in reasons] == [schema.PAYLOAD_MISMATCH, schema.BODY_FAILED]
+    # A step's own States.* error, which no Fail state may raise again, is in the cause (contract B6).
+    assert json.loads(reasons[1]["cause"])["Error"] == "States.QueryEvaluationError"
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,167 @@
+"""``IdempotentBatch``: a batch of records from a pipe or a starter function made idempotent record by record.
+
+Pipes and Lambda's event source mappings hand a workflow a JSON array of records. The batch runs its body
+once for each record, inside an ``IdempotencyGuard`` keyed on the record, in a Map: a record that fails (its
+body, ``Idempotency.PayloadMismatch``, a missing key) is caught and reported, never stopping the others, and
+the output is the partial batch response the source understands, ``{"batchItemFailures": [{"itemIdentifier":
+...}]}``, so that the source delivers again only the records that failed, where every record done replays::
+
+    Records (Map) -> Record (Parallel: the guard around the body) -> (next record)
+                                   '-- fails --> RecordFailed
+    -> Failures (the partial batch response)
+
+Which record failed and why is in the Map's output, in the execution's history: ``{"itemIdentifier", "error",
+"cause"}`` for each. The response names only the identifiers, as the sources document it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import Enum
+
+from aws_cdk import Duration
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from ._synth import options
+from .guard import IdempotencyGuard
+from .guard.config import BATCH, GUARD_MODEL
+from .key import IdempotencyKey
+from .payload import IdempotencyPayload
+from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
+from .table import IdempotencyTable
+
+
+class BatchSource(Enum):
+    """Where a batch comes from: what identifies a record to its source in a partial batch response (the
+    field the source documents for ``itemIdentifier``), and what keys a record and what it must repeat."""
+
+    SQS = ("messageId", "$.messageId", "$.body")
+    """An SQS queue, through a pipe or an event source mapping: the message id; the body."""
+
+    KINESIS = ("sequenceNumber", "$.eventID", "$.data")
+    """A Kinesis stream through a pipe: the sequence number; the record's id and data."""
+
+    DYNAMODB_STREAMS = ("dynamodb.SequenceNumber", "$.eventID", "$.dynamodb.NewImage")
+    """A DynamoDB stream through a pipe: the sequence number; the change's id and new image."""
+
+    def __init__(self, identifier: str, key: str, payload: str) -> None:
+        self.identifier, self.key, self.payload = identifier, key, payload
+
+
+BATCH_OWN = options.Options(
+    options.Option(
+        "source",
+        options.enum_kind(BatchSource),
+        "where the batch comes from: what identifies a record in the partial batch response, and the default key and payload.",
+        "``BatchSource.SQS``.",
+        (BATCH,),
+    ),
+    options.Option(
+        "max_concurrency",
+        options.instance_of(int, lambda value: "a whole number, such as 4", "int"),
+        "how many records run at once (the Map's ``MaxConcurrency``); 0 runs them all at once.",
+        "0.",
+        (BATCH,),
+    ),
+)
+BATCH_MODEL = GUARD_MODEL + BATCH_OWN
+
+
+class IdempotentBatch(sfn.StateMachineFragment):
+    """Runs ``body`` once for each record of a batch (the state's input, a JSON array), each record inside an
+    ``IdempotencyGuard`` of its own; its output is the batch's partial batch response. Chain it as the whole
+    definition of the Express workflow a pipe or a starter function invokes synchronously."""
+
+    @BATCH_MODEL.documented(BATCH)
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        table: IdempotencyTable | dynamodb.ITable,
+        body: sfn.IChainable,
+        key: IdempotencyKey | None = None,
+        payload: IdempotencyPayload | None = None,
+        namespace: str | None = None,
+        expires_after: Duration | None = None,
+        lease: Duration | None = None,
+        poll_interval: Duration | None = None,
+        max_wait: Duration | None = None,
+        on_in_flight: InFlightPolicy | None = None,
+        on_failure: FailurePolicy | None = None,
+        on_completed: CompletedPolicy | None = None,
+        replay_marker: str | None = None,
+        cache_errors: Sequence[str] | None = None,
+        state_name_prefix: str | None = None,
+        result_storage: ResultStorage | None = None,
+        source: BatchSource | None = None,
+        max_concurrency: int | None = None,
+    ) -> None:
+        """
+        :options: each option's documentation is written here from batch.BATCH_MODEL
+        """
+        super().__init__(scope, construct_id)
+        found = options.Validation(self, BATCH_MODEL, BATCH, locals())
+        if isinstance(max_concurrency, int) and max_concurrency < 0:
+            found.extend([f"max_concurrency: {max_concurrency} is negative; pass 0 (all at once) or more"])
+        found.raise_if_any()
+        self.source = source or BatchSource.SQS
+        prefix = f"{construct_id}." if state_name_prefix is None else state_name_prefix
+        self.guard = IdempotencyGuard(
+            self,
+            "Record",
+            table=table,
+            body=body,
+            key=key or IdempotencyKey.from_paths(self.source.key),
+            payload=payload or IdempotencyPayload.from_paths(self.source.payload),
+            namespace=namespace,
+            expires_after=expires_after,
+            lease=lease,
+            poll_interval=poll_interval,
+            max_wait=max_wait,
+            on_in_flight=on_in_flight,
+            on_failure=on_failure,
+            on_completed=on_completed,
+            replay_marker=replay_marker,
+            cache_errors=cache_errors,
+            state_name_prefix=f"{prefix}Record.",
+            result_storage=result_storage,
+        )
+        # A record's outcome: null once done; its identifier and error when it failed (caught, so that the
+        # other records finish).
+        record = sfn.Parallel.jsonata(self, "RecordState", state_name=f"{prefix}Record", outputs="{% null %}")
+        record.branch(self.guard)
+        identifier = "$states.input." + self.source.identifier
+        failed = sfn.Pass.jsonata(self, "RecordFailed", state_name=f"{prefix}RecordFailed")
+        record.add_catch(
+            failed,
+            outputs={
+                "itemIdentifier": "{% " + identifier + " %}",
+                "error": "{% $states.errorOutput.Error %}",
+                "cause": "{% $states.errorOutput.Cause %}",
+            },
+        )
+        self.map = sfn.Map.jsonata(
+            self,
+            "Records",
+            state_name=f"{prefix}Records",
+            items=sfn.ProvideItems.jsonata("{% $states.input %}"),
+            max_concurrency=max_concurrency or 0,
+        ).item_processor(record)
+        self.response = sfn.Pass.jsonata(
+            self,
+            "Failures",
+            state_name=f"{prefix}Failures",
+            outputs="{% {'batchItemFailures': [$states.input[$type($) = 'object'].{'itemIdentifier': itemIdentifier}]} %}",
+        )
+        self.map.next(self.response)
+
+    @property
+    def start_state(self) -> sfn.State:
+        return self.map
+
+    @property
+    def end_states(self) -> list[sfn.INextable]:
+        return [self.response]
