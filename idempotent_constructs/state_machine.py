@@ -220,6 +220,10 @@ class IdempotentStateMachine(Construct):
     X-Ray tracing are on by default.
     """
 
+    RECORD_ID_PATH = IdempotencyGuard.record_id_path(f"{GUARD_ID}.")
+    """The path that reads, in the definition, the id of the record the run holds: the idempotency key to
+    pass downstream (``IdempotencyGuard.record_id_path``)."""
+
     @WORKFLOW_MODEL.documented(WORKFLOW)
     def __init__(
         self,

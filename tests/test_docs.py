@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aws_cdk import SecretValue
+from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 
 import idempotent_constructs.errors
-from idempotent_constructs import IdempotencyTable
+from idempotent_constructs import IdempotencyTable, IdempotentStateMachine
 from idempotent_constructs.lambda_src import schema
 from tests.conftest import ROOT
 from tests.samples import SAMPLES, docs_sample
@@ -154,3 +156,14 @@ def test_the_command_line_guides_key_example_prints_what_the_command_prints():
     printed = CliRunner().invoke(cli, arguments.split(), input=payload)
     assert printed.exit_code == 0, printed.output
     assert printed.output == shown + "\n"
+
+
+def test_the_downstream_key_sample_sends_the_record_id_as_the_providers_idempotency_key():
+    def build(stack: Any) -> None:
+        connection = events.Connection(
+            stack, "Provider", authorization=events.Authorization.api_key("x-api-key", SecretValue.unsafe_plain_text("k"))
+        )
+        docs_sample("downstream_key").payments(stack, IdempotencyTable(stack, "Records"), connection)
+
+    text = json.dumps(only_definition(template(build)))
+    assert '"Idempotency-Key": "{% ' + IdempotentStateMachine.RECORD_ID_PATH + ' %}"' in text.replace('\\"', '"')

@@ -54,7 +54,7 @@ from .config import (
     waiting_seconds,
 )
 from .lease import ExtendLease, adopt_within
-from .protocol import STATE_NAMES, TRANSIENT_DYNAMODB_ERRORS, Facts
+from .protocol import ID, STATE_NAMES, TRANSIENT_DYNAMODB_ERRORS, Facts
 
 __all__ = [
     "DEFAULT_LEASE",
@@ -138,6 +138,17 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         adopt_within(self, body.start_state)  # what is bound already; the rest when its Body is bound
         self._build(body)
         advise(self, body)
+
+    @staticmethod
+    def record_id_path(state_name_prefix: str) -> str:
+        """The path that reads, in the body of the guard whose state names start with ``state_name_prefix``
+        (``"{construct_id}."`` unless set; ``IdempotentStateMachine.RECORD_ID_PATH`` for a whole workflow), the
+        id of the record its run holds: ``"{% " + path + " %}"`` in a JSONata field, ``"key.$": path`` in a
+        JSONPath one. Every run under one key, a retry or a run after a crashed one too, reads the same id:
+        pass it to the downstream provider as its idempotency key (an HTTP Task's ``Idempotency-Key`` header, a
+        Lambda payload field), so that its effect is once as well. Readable in the body, in its Parallel branches
+        and inline Map iterations; not in a Distributed Map's child workflows."""
+        return Facts(state_name_prefix)(ID)
 
     def state_name(self, state: str) -> str:
         """The name of one of this guard's states in the definition, such as ``state_name("Replay")``."""
