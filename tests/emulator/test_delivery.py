@@ -1,0 +1,112 @@
+"""Emulator end-to-end (idempotent_constructs/testing/delivery.py): a queue of payments drained through a pipe
+(batch 10, REQUEST_RESPONSE) into an Express workflow made of IdempotentBatch, with producer duplicates,
+flaky charges, a conflicting duplicate, a body that is not JSON and a lost acknowledgement: each valid payment
+is charged once and exactly the two poison messages reach the dead-letter queue. A pipe into a Standard
+workflow deletes a failed message: it is never delivered again (issue 41)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from aws_cdk import App, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_stepfunctions as sfn
+
+from idempotent_constructs import IdempotencyKey, IdempotencyPayload, IdempotencyTable, IdempotentBatch
+from idempotent_constructs.testing import Deployment, LocalEmulator
+from idempotent_constructs.testing.delivery import FIRE_AND_FORGET, Pipe, messages_in
+from tests import recipes
+from tests.stacks import side_effect_runs, side_effects_table
+
+MAX_RECEIVE_COUNT = 3
+BODY = "$parse($states.input.body)"
+
+
+class PaymentsStack(Stack):
+    """``Payments`` (Express) and ``StandardPayments``: an IdempotentBatch keyed on the payment id in each
+    message's body, whose body charges it (counted in ``SideEffects`` under ``{workflow}#{payment id}``) and
+    fails on a payment's first receive where the payment says ``flaky``; ``Queue`` with ``DeadLetters``
+    after three receives."""
+
+    def __init__(self, scope: App, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        table = IdempotencyTable(self, "Idempotency", removal_policy=RemovalPolicy.DESTROY)
+        counters = side_effects_table(self)
+        dead_letters = sqs.Queue(self, "DeadLetters")
+        sqs.Queue(self, "Queue", dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letters, max_receive_count=MAX_RECEIVE_COUNT))
+        for name, kind in (("Payments", sfn.StateMachineType.EXPRESS), ("StandardPayments", sfn.StateMachineType.STANDARD)):
+            charge = recipes.charge(self, name, BODY + ".payment_id", counters.table_name)  # counted under "{name}#{id}"
+            flaky = sfn.Condition.jsonata(
+                "{% " + BODY + ".flaky = true and $states.input.attributes.ApproximateReceiveCount = '1' %}"
+            )
+            body = sfn.Choice.jsonata(self, f"{name}Flaky").when(flaky, sfn.Fail(self, f"{name}Declined", error="Declined"))
+            batch = IdempotentBatch(
+                self,
+                name,
+                table=table,
+                body=body.otherwise(charge),
+                key=IdempotencyKey.from_jsonata(BODY + ".payment_id"),
+                payload=IdempotencyPayload.from_jsonata(BODY),
+                lease=Duration.minutes(5),
+                max_wait=Duration.minutes(4),
+            )
+            machine = sfn.StateMachine(
+                self, f"{name}Machine", definition_body=sfn.DefinitionBody.from_chainable(batch), state_machine_type=kind
+            )
+            counters.grant_read_write_data(machine)
+
+
+@pytest.fixture(scope="module")
+def payments(emulator: LocalEmulator) -> Deployment:
+    return emulator.deploy_stack(PaymentsStack(App(), "Payments"))
+
+
+def queue_url(deployment: Deployment, name: str) -> str:
+    return deployment.physical_id("AWS::SQS::Queue", name)  # a queue's physical id is its URL
+
+
+def charges(deployment: Deployment, *payments: str, workflow: str = "Payments") -> dict[str, int]:
+    return side_effect_runs(deployment, workflow, *payments)
+
+
+def test_each_valid_payment_is_charged_once_and_only_the_two_poison_messages_are_dead_lettered(payments):
+    run = uuid.uuid4().hex[:8]
+    queue, dead_letters = queue_url(payments, "Queue"), queue_url(payments, "DeadLetters")
+    valid = [{"payment_id": f"{run}-{n}", "amount": n, "flaky": n % 4 == 0} for n in range(12)]
+    bodies = [json.dumps(payment) for payment in valid]
+    bodies += [json.dumps(valid[1]), json.dumps(valid[2])]  # producer duplicates: new messages, the same payments
+    conflicting = json.dumps({**valid[3], "amount": 1_000})  # the same payment id, another amount
+    bodies += [conflicting, "{not json"]
+    client = payments.emulator.client("sqs")
+    for body in bodies:
+        client.send_message(QueueUrl=queue, MessageBody=body)
+
+    pipe = Pipe(payments, queue, "PaymentsMachine", batch_size=10, lose_acknowledgements=1)
+    cycles = pipe.drain()
+
+    assert charges(payments, *(p["payment_id"] for p in valid)) == {p["payment_id"]: 1 for p in valid}
+    dead = sorted(message["body"] for message in messages_in(payments, dead_letters))
+    # Payment 3's two messages share a key: whichever came second is the conflicting one.
+    assert len(dead) == 2 and "{not json" in dead
+    assert {json.loads(body)["payment_id"] for body in dead if body != "{not json"} == {valid[3]["payment_id"]}
+    assert messages_in(payments, queue) == []
+    # The lost acknowledgement left a whole batch on the queue, received again (its records replayed: charged once).
+    (lost,) = [cycle for cycle in cycles if cycle.acknowledgement_lost]
+    assert lost.execution is not None and lost.execution.status == "SUCCEEDED"
+    again = {message_id for cycle in cycles[cycles.index(lost) + 1 :] for message_id in cycle.message_ids}
+    assert set(lost.message_ids) <= again
+
+
+def test_a_pipe_into_a_standard_workflow_deletes_a_failed_message_which_never_comes_again(payments):
+    run = uuid.uuid4().hex[:8]
+    queue, dead_letters = queue_url(payments, "Queue"), queue_url(payments, "DeadLetters")
+    flaky = {"payment_id": f"{run}-flaky", "amount": 1, "flaky": True}
+    payments.emulator.client("sqs").send_message(QueueUrl=queue, MessageBody=json.dumps(flaky))
+    (cycle,) = Pipe(payments, queue, "StandardPaymentsMachine", invocation=FIRE_AND_FORGET).drain()
+    assert cycle.execution is not None and cycle.execution.status == "SUCCEEDED"
+    assert cycle.execution.output == {"batchItemFailures": [{"itemIdentifier": cycle.message_ids[0]}]}
+    assert cycle.deleted == cycle.message_ids  # the partial batch response is not read: the message is gone
+    assert charges(payments, flaky["payment_id"], workflow="StandardPayments") == {flaky["payment_id"]: 0}
+    assert messages_in(payments, queue) == messages_in(payments, dead_letters) == []
