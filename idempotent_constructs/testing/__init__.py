@@ -50,7 +50,6 @@ from .runs import (
     Deployment,
     Emulator,
     Execution,
-    ExpressHistoryUnavailable,
     execution_history,
     is_express,
     wait_for_execution,
@@ -63,7 +62,6 @@ __all__ = [
     "Deployment",
     "Emulator",
     "Execution",
-    "ExpressHistoryUnavailable",
     "Faults",
     "Hold",
     "LocalEmulator",
@@ -159,8 +157,8 @@ class LocalEmulator:
         self.status_change_events.settle(timeout)
 
     def history(self, execution_arn: str) -> list[dict[str, Any]]:
-        """Every history event of an execution, oldest first. Raises ``ExpressHistoryUnavailable``
-        for an Express execution, whose history AWS does not keep (moto would give it)."""
+        """Every history event of an execution, oldest first (of an Express one, the emulator's own record:
+        AWS keeps none)."""
         return execution_history(self.client("stepfunctions"), execution_arn)
 
     def run_definition(self, definition: dict[str, Any], payload: Any, timeout: float = 60.0) -> Execution:
