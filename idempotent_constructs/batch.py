@@ -24,7 +24,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from ._synth import options
+from ._synth import options, source_advice
 from .guard import IdempotencyGuard
 from .guard.config import BATCH, GUARD_MODEL
 from .key import IdempotencyKey
@@ -157,6 +157,7 @@ class IdempotentBatch(sfn.StateMachineFragment):
             outputs="{% {'batchItemFailures': [$states.input[$type($) = 'object'].{'itemIdentifier': itemIdentifier}]} %}",
         )
         self.map.next(self.response)
+        source_advice.advise_batch(self)
 
     @property
     def start_state(self) -> sfn.State:

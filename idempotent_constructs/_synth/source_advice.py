@@ -14,12 +14,14 @@ or transformer, shape the input themselves: nothing is said about their envelope
 
 from __future__ import annotations
 
+import json
 import re
 import weakref
 from typing import TYPE_CHECKING
 
 import aws_cdk as cdk
 import jsii
+from aws_cdk import aws_stepfunctions as sfn
 from constructs import IConstruct, IValidation
 
 from ..lambda_src import schema
@@ -27,6 +29,8 @@ from .selection import Selection
 from .starters import Source, Start, starts
 
 if TYPE_CHECKING:
+    from ..batch import IdempotentBatch
+    from ..guard.config import GuardConfig
     from ..state_machine import IdempotentStateMachine
 
 REDELIVERY_RUNS_AGAIN = "idempotent-constructs:redelivery-runs-again"
@@ -47,14 +51,24 @@ _ONE_RECORD = re.compile(r"\[\s*0\s*\]")
 def advise(workflow: IdempotentStateMachine) -> None:
     """Warn, at synth, about each source in the app that starts ``workflow`` whose redeliveries its key
     or payload does not survive (and note those that only a producer's re-sent message defeats)."""
+    _advice_of(workflow).workflows.append(workflow)
+
+
+def advise_batch(batch: IdempotentBatch) -> None:
+    """The same for each state machine of the app that holds ``batch`` (its guard's variable named in the
+    definition): its records are keyed one by one, so a batch of any size is what it expects."""
+    _advice_of(batch).batches.append(batch)
+
+
+def _advice_of(construct: IConstruct) -> _Advice:
     # One search of the app per synth for all its workflows (a search costs as much as a small synth),
     # where the app's Python object stays the same (one made in Python): a validation runs once it is built.
-    app = cdk.Stage.of(workflow) or workflow.node.root
+    app = cdk.Stage.of(construct) or construct.node.root
     advice = _ADVICE.get(app)
     if advice is None:
         advice = _ADVICE[app] = _Advice(app)
         app.node.add_validation(advice)
-    advice.workflows.append(workflow)
+    return advice
 
 
 @jsii.implements(IValidation)
@@ -62,6 +76,7 @@ class _Advice:
     def __init__(self, app: IConstruct) -> None:
         self.app = app
         self.workflows: list[IdempotentStateMachine] = []
+        self.batches: list[IdempotentBatch] = []
 
     def validate(self) -> list[str]:
         nodes = self.app.node.find_all()
@@ -69,21 +84,36 @@ class _Advice:
         starters = [start for node in nodes for start in starts(node, by_path)]
         for workflow in self.workflows:
             machine = workflow.state_machine.node.default_child
-            assert machine is not None
-            config = workflow.guard.config
-            express = getattr(machine, "state_machine_type", None) == "EXPRESS"
-            for start in starters:
-                if f"<<ref|{machine.node.path}|" in start.started:
-                    if start.asynchronous or (start.asynchronous is not None and not express):
-                        _never_redelivered(workflow, start.path, express)
-                    if start.kept is not None and start.kept[1] > config.expires_after.to_seconds():
-                        _expires_before_redelivery(workflow, start, config.expires_after.to_seconds())
-                    waits = config.on_in_flight.value == "WAIT" and config.max_wait.to_seconds()
-                    if start.waits is not None and waits and waits > start.waits:
-                        _waits_past_api_timeout(workflow, start.path, start.waits, waits)
-                    if not start.shaped:
-                        _advise(workflow, start.path, start.source, start.batch, config.key, config.payload)
+            assert isinstance(machine, sfn.CfnStateMachine)
+            _advise_machine(workflow, machine, workflow.guard.config, starters, per_record=False)
+        machines = [node for node in nodes if isinstance(node, sfn.CfnStateMachine)]
+        for batch in self.batches:
+            for machine in machines:
+                stack = cdk.Stack.of(machine)
+                text = json.dumps([stack.resolve(machine.definition_string), stack.resolve(machine.definition_substitutions)])
+                if f"${batch.guard.variable}." in text:
+                    _advise_machine(batch, machine, batch.guard.config, starters, per_record=True)
         return []
+
+
+def _advise_machine(
+    target: IConstruct, machine: sfn.CfnStateMachine, config: GuardConfig, starters: list[Start], *, per_record: bool
+) -> None:
+    """What is said of each start of ``machine``, on ``target``: a workflow, or a batch each of whose records is
+    keyed on its own (``per_record``)."""
+    express = machine.state_machine_type == "EXPRESS"
+    for start in starters:
+        if f"<<ref|{machine.node.path}|" not in start.started:
+            continue
+        if start.asynchronous or (start.asynchronous is not None and not express):
+            _never_redelivered(target, start.path, express)
+        if start.kept is not None and start.kept[1] > config.expires_after.to_seconds():
+            _expires_before_redelivery(target, start, config.expires_after.to_seconds())
+        waits = config.on_in_flight.value == "WAIT" and config.max_wait.to_seconds()
+        if start.waits is not None and waits and waits > start.waits:
+            _waits_past_api_timeout(target, start.path, start.waits, waits)
+        if not start.shaped:
+            _advise(target, start.path, start.source, start.batch, config.key, config.payload, per_record=per_record)
 
 
 _ADVICE: weakref.WeakKeyDictionary[IConstruct, _Advice] = weakref.WeakKeyDictionary()
@@ -135,9 +165,20 @@ def _never_redelivered(workflow: IConstruct, path: str, express: bool) -> None:
     )
 
 
-def _advise(workflow: IConstruct, path: str, source: Source, batch: int | None, key: Selection, payload: Selection) -> None:
+def _advise(
+    workflow: IConstruct,
+    path: str,
+    source: Source,
+    batch: int | None,
+    key: Selection,
+    payload: Selection,
+    *,
+    per_record: bool = False,
+) -> None:
     recipe, business = source.recipe, source.business
-    if batch != 1:
+    if per_record:  # an IdempotentBatch: its key and payload read a record, the input of its Map's iteration
+        recipe, business = (_of_a_record(fix) for fix in (recipe, business))
+    elif batch != 1:
         for option, selection, outcome in (("key", key, "keyed"), ("payload", payload, "checked")):
             if _reads_one_record(selection):
                 records = f"up to {batch} records" if batch else "more than one record"
@@ -147,7 +188,6 @@ def _advise(workflow: IConstruct, path: str, source: Source, batch: int | None, 
                     f"a batch whose first record was seen replays without running the others: they are lost. Set the "
                     f"pipe's batch size to 1, or make the workflow an IdempotentBatch, which guards each record {SEE}"
                 )
-        # The recipes read one record: in a Map over the batch, that record is the iteration's input.
         recipe, business = (_per_record(fix) for fix in (recipe, business))
     for fields, what, which, fix, warn in (
         (source.redelivered, source.redelivery, "each redelivery", recipe, True),
@@ -175,11 +215,13 @@ def _reads_one_record(selection: Selection) -> bool:
     return text is not None and _ONE_RECORD.search(text) is not None
 
 
+def _of_a_record(recipe: str) -> str:
+    """A recipe that reads the first record of a pipe's array, written for the record itself."""
+    return recipe.replace("$[0].", "$.").replace("$states.input[0]", "$states.input")
+
+
 def _per_record(recipe: str) -> str:
-    if not recipe:
-        return recipe
-    fix = recipe.replace("$[0].", "$.").replace("$states.input[0]", "$states.input")
-    return f"an IdempotentBatch, which guards each record, with {fix}"
+    return recipe and f"an IdempotentBatch, which guards each record, with {_of_a_record(recipe)}"
 
 
 def _text(selection: Selection) -> str | None:

@@ -18,6 +18,7 @@ from idempotent_constructs import (
     IdempotencyKey,
     IdempotencyPayload,
     IdempotencyTable,
+    IdempotentBatch,
     IdempotentStateMachine,
     InFlightPolicy,
 )
@@ -358,3 +359,39 @@ def test_a_duplicate_that_fails_at_once_or_waits_less_than_the_timeout_is_not_wa
         target = stack()
         api_into(workflow(target, **options))
         assert warnings(target) == [], options
+
+
+def batch_machine(target: Stack, kind: sfn.StateMachineType, **options) -> sfn.StateMachine:
+    table = IdempotencyTable(target, "Table")
+    batch = IdempotentBatch(
+        target, "Payments", table=table, body=sfn.Pass(target, "Charge"), lease=Duration.minutes(5), **options
+    )
+    definition = sfn.DefinitionBody.from_chainable(batch)
+    return sfn.StateMachine(target, "Machine", definition_body=definition, state_machine_type=kind)
+
+
+def test_a_pipe_into_a_state_machine_holding_an_idempotent_batch_is_advised_on_the_batch():
+    target = stack()
+    machine = batch_machine(target, sfn.StateMachineType.STANDARD)
+    pipe(target, sqs.Queue(target, "Queue").queue_arn, machine.state_machine_arn, batch_size=None)  # 10 records
+    found = Annotations.from_stack(target).find_warning("/Test/Payments", Match.any_value())
+    codes = sorted(message.entry.data.rsplit("[ack: ", 1)[1] for message in found)
+    assert codes == ["idempotent-constructs:expires-before-redelivery]", "idempotent-constructs:pipe-never-redelivers]"]
+    assert errors(target) == []  # its records are keyed one by one: a batch of ten is what it expects
+
+
+def test_an_idempotent_batch_behind_a_waiting_pipe_whose_records_outlast_the_queue_gets_no_advice():
+    target = stack()
+    machine = batch_machine(target, sfn.StateMachineType.EXPRESS, expires_after=Duration.days(4))
+    pipe(target, sqs.Queue(target, "Queue").queue_arn, machine.state_machine_arn, batch_size=None)
+    assert warnings(target) == errors(target) == []
+
+
+def test_an_idempotent_batch_keyed_on_a_records_receipt_handle_is_given_the_recipe_of_a_record():
+    target = stack()
+    key = IdempotencyKey.from_paths("$.receiptHandle")
+    machine = batch_machine(target, sfn.StateMachineType.EXPRESS, key=key, expires_after=Duration.days(4))
+    pipe(target, sqs.Queue(target, "Queue").queue_arn, machine.state_machine_arn, batch_size=None)
+    (warning,) = warnings(target)
+    assert "with a selection of receiptHandle as the key, each redelivery runs the workflow again" in warning
+    assert 'use key=IdempotencyKey.from_paths("$.messageId"), payload=IdempotencyPayload.from_paths("$.body")' in warning
