@@ -183,3 +183,15 @@ def asset_body(definition: dict[str, Any]) -> tuple[sfn.DefinitionBody, dict[str
     path = Path(tempfile.mkdtemp(prefix="idempotent-definition-")) / "definition.asl.json"
     path.write_text(text, encoding="utf-8")
     return sfn.DefinitionBody.from_file(str(path)), substitutions
+
+
+def machines_naming(scope: Construct, text: str) -> list[sfn.CfnStateMachine]:
+    """The state machines of ``scope``'s app whose definition, as the template holds it (string and
+    substitutions), names ``text``: where a guard's variable is, there is the guard. Call it at synth."""
+    found = []
+    for machine in scope.node.root.node.find_all():
+        if isinstance(machine, sfn.CfnStateMachine):
+            stack = Stack.of(machine)
+            if text in json.dumps([stack.resolve(machine.definition_string), stack.resolve(machine.definition_substitutions)]):
+                found.append(machine)
+    return found

@@ -14,7 +14,6 @@ or transformer, shape the input themselves: nothing is said about their envelope
 
 from __future__ import annotations
 
-import json
 import re
 import weakref
 from typing import TYPE_CHECKING
@@ -25,6 +24,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import IConstruct, IValidation
 
 from ..lambda_src import schema
+from . import definition
 from .selection import Selection
 from .starters import Source, Start, starts
 
@@ -86,13 +86,9 @@ class _Advice:
             machine = workflow.state_machine.node.default_child
             assert isinstance(machine, sfn.CfnStateMachine)
             _advise_machine(workflow, machine, workflow.guard.config, starters, per_record=False)
-        machines = [node for node in nodes if isinstance(node, sfn.CfnStateMachine)]
         for batch in self.batches:
-            for machine in machines:
-                stack = cdk.Stack.of(machine)
-                text = json.dumps([stack.resolve(machine.definition_string), stack.resolve(machine.definition_substitutions)])
-                if f"${batch.guard.variable}." in text:
-                    _advise_machine(batch, machine, batch.guard.config, starters, per_record=True)
+            for machine in definition.machines_naming(batch, f"${batch.guard.variable}."):
+                _advise_machine(batch, machine, batch.guard.config, starters, per_record=True)
         return []
 
 

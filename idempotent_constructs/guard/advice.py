@@ -7,17 +7,17 @@ JSONata key or payload whose regular expression AWS's JVM engine may overflow on
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import jsii
-from aws_cdk import Annotations, Aspects, Duration, IAspect, Stack, Token
+from aws_cdk import Annotations, Aspects, Duration, IAspect, Token
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import IConstruct, IValidation
 
 from .._jsonata import java_regex
 from .._readers.asl import all_states
+from .._synth import definition
 from ..lambda_src import schema
 from ..policies import InFlightPolicy
 
@@ -127,16 +127,13 @@ class _WithinExpress:
         lease = self.guard.config.lease
         if lease.to_seconds() <= EXPRESS_SECONDS:
             return []
-        for machine in self.guard.node.root.node.find_all():
-            if isinstance(machine, sfn.CfnStateMachine) and machine.state_machine_type == "EXPRESS":
-                stack = Stack.of(machine)
-                text = json.dumps([stack.resolve(machine.definition_string), stack.resolve(machine.definition_substitutions)])
-                if f"${self.guard.variable}." in text:
-                    Annotations.of(self.guard).add_warning_v2(
-                        LONGER_THAN_EXPRESS,
-                        f"the guard is in the Express state machine {machine.node.path}, whose executions run 5 minutes at "
-                        f"most, and its lease ({lease.to_human_string()}) outlasts the run: a crashed holder's key stays "
-                        "held after its execution ended, until the lease lapses; set lease=Duration.minutes(5)",
-                    )
-                    break
+        for machine in definition.machines_naming(self.guard, f"${self.guard.variable}."):
+            if machine.state_machine_type == "EXPRESS":
+                Annotations.of(self.guard).add_warning_v2(
+                    LONGER_THAN_EXPRESS,
+                    f"the guard is in the Express state machine {machine.node.path}, whose executions run 5 minutes at "
+                    f"most, and its lease ({lease.to_human_string()}) outlasts the run: a crashed holder's key stays "
+                    "held after its execution ended, until the lease lapses; set lease=Duration.minutes(5)",
+                )
+                break
         return []
