@@ -35,16 +35,18 @@ from .table import IdempotencyTable
 
 class BatchSource(Enum):
     """Where a batch comes from: what identifies a record to its source in a partial batch response (the
-    field the source documents for ``itemIdentifier``), and what keys a record and what it must repeat."""
+    field the source documents for ``itemIdentifier``: "For Amazon SQS, this is the messageId. For Kinesis
+    and DynamoDB, this is the eventID", EventBridge user guide, "Amazon EventBridge Pipes batching and
+    concurrency"), and what keys a record and what it must repeat."""
 
     SQS = ("messageId", "$.messageId", "$.body")
     """An SQS queue, through a pipe or an event source mapping: the message id; the body."""
 
-    KINESIS = ("sequenceNumber", "$.eventID", "$.data")
-    """A Kinesis stream through a pipe: the sequence number; the record's id and data."""
+    KINESIS = ("eventID", "$.eventID", "$.data")
+    """A Kinesis stream through a pipe: the record's event id; its data."""
 
-    DYNAMODB_STREAMS = ("dynamodb.SequenceNumber", "$.eventID", "$.dynamodb.NewImage")
-    """A DynamoDB stream through a pipe: the sequence number; the change's id and new image."""
+    DYNAMODB_STREAMS = ("eventID", "$.eventID", "$.dynamodb.NewImage")
+    """A DynamoDB stream through a pipe: the change's event id; its new image."""
 
     def __init__(self, identifier: str, key: str, payload: str) -> None:
         self.identifier, self.key, self.payload = identifier, key, payload

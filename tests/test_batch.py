@@ -40,8 +40,8 @@ def test_each_record_runs_in_a_guard_inside_a_map_and_a_failed_one_is_caught():
     ("source", "identifier", "key", "payload"),
     [
         (BatchSource.SQS, "messageId", "$.messageId", "$.body"),
-        (BatchSource.KINESIS, "sequenceNumber", "$.eventID", "$.data"),
-        (BatchSource.DYNAMODB_STREAMS, "dynamodb.SequenceNumber", "$.eventID", "$.dynamodb.NewImage"),
+        (BatchSource.KINESIS, "eventID", "$.eventID", "$.data"),
+        (BatchSource.DYNAMODB_STREAMS, "eventID", "$.eventID", "$.dynamodb.NewImage"),
     ],
 )
 def test_a_source_names_its_records_identifier_and_keys_each_record_on_its_id_and_message(source, identifier, key, payload):

@@ -10,14 +10,16 @@ What is modelled, and where AWS says so:
   ``messageId``, ``receiptHandle``, ``body``, ``attributes`` with ``ApproximateReceiveCount``).
 - ``REQUEST_RESPONSE`` (the default for a Step Functions target) invokes an Express workflow synchronously:
   a failed execution leaves every message of the batch on the queue, to come again after the visibility
-  timeout; a succeeded one's ``{"batchItemFailures": [{"itemIdentifier": ...}]}`` leaves only those,
-  and the rest are deleted ("Partial batch failure", in the batching page). An identifier that names no
-  message of the batch fails the whole batch, as Lambda treats an invalid one (Lambda developer guide,
-  "Handling errors for an SQS event source": "If your function returns ... an invalid itemIdentifier,
-  Lambda treats the entire batch as a failure").
-- ``FIRE_AND_FORGET``, and any Standard workflow, is started asynchronously: the batch is deleted once
-  the execution starts, whatever it ends in ("Pipes cannot retry errors thrown from within the logic of
-  a Step Functions standard workflow": "EventBridge Pipes error handling and troubleshooting").
+  timeout ("Pipes retries customer errors up to the max receive count on the source queue": "EventBridge
+  Pipes error handling and troubleshooting"); a succeeded one's ``{"batchItemFailures":
+  [{"itemIdentifier": ...}]}`` leaves only those, and the rest are deleted. The whole batch fails where the
+  response names a message id that is not in the batch, an empty or null one, or is not a list; an empty or
+  null list is a success ("Amazon Simple Queue Service as a source", "Success and failure conditions").
+  A Standard workflow cannot be invoked so ("REQUEST_RESPONSE is not supported for STANDARD state machine
+  workflows": the Pipes API's PipeTargetStateMachineParameters): ``Pipe`` refuses it.
+- ``FIRE_AND_FORGET`` starts the execution asynchronously: the batch is deleted once the execution starts,
+  whatever it ends in ("Pipes can't retry errors thrown from within the logic of a Step Functions standard
+  workflow because this target must be invoked asynchronously": the troubleshooting page).
 - A message left on the queue is received again once its visibility timeout passes, with a new receipt
   handle and a receive count one more; past the queue's ``maxReceiveCount`` SQS moves it to the
   dead-letter queue (SQS developer guide, "Using dead-letter queues"). Time is not waited for: each
@@ -73,29 +75,37 @@ class Pipe:
         self.deployment, self.queue_url, self.state_machine = deployment, queue_url, state_machine
         self.batch_size, self.invocation, self.lose_acknowledgements = batch_size, invocation, lose_acknowledgements
         self.sqs = deployment.emulator.client("sqs")
-        self.express = (
-            deployment.emulator.client("stepfunctions").describe_state_machine(
-                stateMachineArn=deployment.state_machine_arn(state_machine)
-            )["type"]
-            == "EXPRESS"
+        described = deployment.emulator.client("stepfunctions").describe_state_machine(
+            stateMachineArn=deployment.state_machine_arn(state_machine)
         )
+        if invocation == REQUEST_RESPONSE and described["type"] != "EXPRESS":
+            raise ValueError(
+                f"{state_machine} is a Standard workflow, which a pipe can only start with {FIRE_AND_FORGET} "
+                "(REQUEST_RESPONSE is not supported for STANDARD state machine workflows)"
+            )
+        self.queue_arn = self.sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         self.cycles: list[Cycle] = []
 
     def cycle(self) -> Cycle | None:
         """Receive one batch, invoke the target with it, delete what the outcome says; None when the queue
         has nothing to receive."""
-        received = self.sqs.receive_message(
-            QueueUrl=self.queue_url,
-            MaxNumberOfMessages=min(self.batch_size, 10),
-            AttributeNames=["All"],
-            MessageAttributeNames=["All"],
-        ).get("Messages", [])
+        received: list[dict[str, Any]] = []
+        while len(received) < self.batch_size:  # ReceiveMessage returns 10 at most
+            more = self.sqs.receive_message(
+                QueueUrl=self.queue_url,
+                MaxNumberOfMessages=min(self.batch_size - len(received), 10),
+                AttributeNames=["All"],
+                MessageAttributeNames=["All"],
+            ).get("Messages", [])
+            if not more:
+                break
+            received += more
         if not received:
             return None
         batch = [self._record(message) for message in received]
         handles = {message["MessageId"]: message["ReceiptHandle"] for message in received}
         ids = list(handles)
-        if self.invocation == FIRE_AND_FORGET or not self.express:
+        if self.invocation == FIRE_AND_FORGET:
             arn = self.deployment.start(self.state_machine, batch)
             done = Cycle(ids, self.deployment.wait(arn), deleted=ids)
         else:
@@ -128,15 +138,17 @@ class Pipe:
             return set(ids)
         output = execution.output
         failures = output.get("batchItemFailures") if isinstance(output, dict) else None
-        if not failures:
+        if failures is None or failures == []:
             return set()
+        if not isinstance(failures, list):
+            return set(ids)
         named = {failure.get("itemIdentifier") if isinstance(failure, dict) else None for failure in failures}
         return set(ids) if not named <= set(ids) else {name for name in ids if name in named}
 
     def _record(self, message: dict[str, Any]) -> dict[str, Any]:
         """A received message as the pipe hands it to its target: AWS's SQS record."""
         attributes = message.get("Attributes", {})
-        arn = self.sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        arn = self.queue_arn
         return {
             "messageId": message["MessageId"],
             "receiptHandle": message["ReceiptHandle"],

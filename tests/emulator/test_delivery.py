@@ -110,3 +110,8 @@ def test_a_pipe_into_a_standard_workflow_deletes_a_failed_message_which_never_co
     assert cycle.deleted == cycle.message_ids  # the partial batch response is not read: the message is gone
     assert charges(payments, flaky["payment_id"], workflow="StandardPayments") == {flaky["payment_id"]: 0}
     assert messages_in(payments, queue) == messages_in(payments, dead_letters) == []
+
+
+def test_a_pipe_cannot_wait_for_a_standard_workflow(payments):
+    with pytest.raises(ValueError, match="REQUEST_RESPONSE is not supported for STANDARD state machine workflows"):
+        Pipe(payments, queue_url(payments, "Queue"), "StandardPaymentsMachine")
