@@ -15,7 +15,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 
 from idempotent_constructs import IdempotencyKey, IdempotencyPayload, IdempotencyTable, IdempotentBatch
-from idempotent_constructs.testing import Deployment, LocalEmulator
+from idempotent_constructs.testing import Deployment, Execution, LocalEmulator
 from idempotent_constructs.testing.delivery import FIRE_AND_FORGET, Pipe, messages_in
 from tests import recipes
 from tests.stacks import side_effect_runs, side_effects_table
@@ -115,3 +115,29 @@ def test_a_pipe_into_a_standard_workflow_deletes_a_failed_message_which_never_co
 def test_a_pipe_cannot_wait_for_a_standard_workflow(payments):
     with pytest.raises(ValueError, match="REQUEST_RESPONSE is not supported for STANDARD state machine workflows"):
         Pipe(payments, queue_url(payments, "Queue"), "StandardPaymentsMachine")
+
+
+def test_a_batch_larger_than_one_receive_is_filled_by_several(payments):
+    run = uuid.uuid4().hex[:8]
+    queue = queue_url(payments, "Queue")
+    for n in range(12):  # ReceiveMessage returns 10 at most
+        payments.emulator.client("sqs").send_message(QueueUrl=queue, MessageBody=json.dumps({"payment_id": f"{run}-{n}"}))
+    (cycle,) = Pipe(payments, queue, "PaymentsMachine", batch_size=12).drain()
+    assert len(cycle.message_ids) == 12 and cycle.deleted == cycle.message_ids
+
+
+@pytest.mark.parametrize(
+    ("output", "left"),
+    [
+        ({"batchItemFailures": []}, set()),
+        ({"batchItemFailures": None}, set()),
+        ({"batchItemFailures": [{"itemIdentifier": "m-2"}]}, {"m-2"}),
+        ({"batchItemFailures": [{"itemIdentifier": "not-in-the-batch"}]}, {"m-1", "m-2"}),  # the whole batch
+        ({"batchItemFailures": [{"itemIdentifier": None}]}, {"m-1", "m-2"}),
+        ({"batchItemFailures": "m-2"}, {"m-1", "m-2"}),  # not a list
+    ],
+)
+def test_a_partial_batch_response_leaves_its_records_or_the_whole_batch_when_it_is_invalid(output, left):
+    succeeded = Execution(arn="arn", status="SUCCEEDED", input=[], output=output)
+    assert Pipe._failed(succeeded, ["m-1", "m-2"]) == left
+    assert Pipe._failed(Execution(arn="arn", status="FAILED", input=[]), ["m-1", "m-2"]) == {"m-1", "m-2"}
