@@ -11,23 +11,28 @@ the output is the partial batch response the source understands, ``{"batchItemFa
     -> Failures (the partial batch response)
 
 Which record failed and why is in the Map's output, in the execution's history: ``{"itemIdentifier", "error",
-"cause"}`` for each. The response names only the identifiers, as the sources document it.
+"cause"}`` for each. The response names only the identifiers, as the sources document it. How many failed is
+``metric_failed_records``, counted from the state machine's execution log.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import Enum
+from typing import Any
 
 from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from ._synth import options, source_advice
+from ._synth import options, outcome_metrics, source_advice
 from .guard import IdempotencyGuard
-from .guard.config import BATCH, GUARD_MODEL
+from .guard.config import BATCH, EXPRESS_MAX_DURATION, GUARD_MODEL, bounded_max_wait
 from .key import IdempotencyKey
+from .lambda_src import schema
 from .payload import IdempotencyPayload
 from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
 from .table import IdempotencyTable
@@ -120,9 +125,10 @@ class IdempotentBatch(sfn.StateMachineFragment):
             payload=payload or IdempotencyPayload.from_paths(self.source.payload),
             namespace=namespace,
             expires_after=expires_after,
-            lease=lease,
+            # A batch is meant for the Express workflow a pipe or a starter function waits for: its defaults fit the run.
+            lease=lease or EXPRESS_MAX_DURATION,
             poll_interval=poll_interval,
-            max_wait=max_wait,
+            max_wait=max_wait or bounded_max_wait(EXPRESS_MAX_DURATION),
             on_in_flight=on_in_flight,
             on_failure=on_failure,
             on_completed=on_completed,
@@ -136,7 +142,8 @@ class IdempotentBatch(sfn.StateMachineFragment):
         record = sfn.Parallel.jsonata(self, "RecordState", state_name=f"{prefix}Record", outputs="{% null %}")
         record.branch(self.guard)
         identifier = "$states.input." + self.source.identifier
-        failed = sfn.Pass.jsonata(self, "RecordFailed", state_name=f"{prefix}RecordFailed")
+        self.failed_state_name = f"{prefix}RecordFailed"
+        failed = sfn.Pass.jsonata(self, "RecordFailed", state_name=self.failed_state_name)
         record.add_catch(
             failed,
             outputs={
@@ -160,6 +167,22 @@ class IdempotentBatch(sfn.StateMachineFragment):
         )
         self.map.next(self.response)
         source_advice.advise_batch(self)
+
+    def metric_failed_records(self, log_group: logs.ILogGroup, **props: Any) -> cloudwatch.IMetric:
+        """Records that failed (their body, ``Idempotency.PayloadMismatch``, a missing key): the entries of the
+        batch's ``RecordFailed`` state, counted from ``log_group``, the execution log of the state machine that
+        runs the batch, which must log at ``sfn.LogLevel.ALL`` (its execution data may stay out). ``props`` are
+        the metric's options. Adds the metric filter "FailedRecords" to the batch on first use."""
+        if self.node.try_find_child("FailedRecords") is None:
+            pattern = outcome_metrics.pattern_of({"PassStateEntered": [self.failed_state_name]})
+            outcome_metrics.entries_filter(self, "FailedRecords", log_group, self.guard.namespace, pattern)
+        return cloudwatch.Metric(
+            namespace=schema.metrics_namespace(self.guard.namespace),
+            metric_name=schema.STATES_ENTERED_METRIC,
+            dimensions_map={"State": self.failed_state_name},
+            statistic="Sum",
+            **{"label": "FailedRecords", **props},
+        )
 
     @property
     def start_state(self) -> sfn.State:

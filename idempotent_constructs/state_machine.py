@@ -22,10 +22,9 @@ from ._synth.inline_role import InlineRole, state_machines_of_this_account
 from ._synth.names import generated_name, name_prefix, vended_log_group_name
 from ._synth.options import Option, Options
 from ._synth.outcome_metrics import states_entered
-from ._synth.quotas import WAIT_SHARE
 from .errors import IdempotencyConfigurationError, Problems
 from .guard import DEFAULT_LEASE, STATE_NAMES, IdempotencyGuard, acquire, body_problems
-from .guard.config import DEFAULT_MAX_WAIT, GUARD_MODEL, OPTIONS, WORKFLOW, GuardConfig
+from .guard.config import EXPRESS_MAX_DURATION, GUARD_MODEL, OPTIONS, WORKFLOW, GuardConfig, bounded_max_wait
 from .guard_states import GUARD_STATES, GuardedState, guard_document
 from .guard_states import problems as guard_states_problems
 from .key import IdempotencyKey
@@ -33,7 +32,6 @@ from .payload import IdempotencyPayload
 from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
 from .table import IdempotencyTable
 
-EXPRESS_MAX_DURATION = Duration.minutes(5)
 # The guard's construct id, and so the prefix of its state names ("Idempotency.Acquire").
 GUARD_ID = "Idempotency"
 # The workflow's own options; the others are the guard's (GUARD_MODEL), and WORKFLOW_MODEL is both.
@@ -202,13 +200,6 @@ def _definition(
             "declares no QueryLanguage JSONata), whose states a JSONata state machine refuses; leave query_language out"
         )
     return None, document
-
-
-def bounded_max_wait(longest_run: Duration) -> Duration:
-    """The default ``max_wait`` of an execution that may run at most ``longest_run`` (an Express one, or
-    one with a timeout): 5 minutes, or less, so that the waiting schedule fits the run with margin."""
-    share = int(longest_run.to_seconds() * WAIT_SHARE)
-    return Duration.seconds(max(1, min(share, int(DEFAULT_MAX_WAIT.to_seconds()))))
 
 
 class IdempotentStateMachine(Construct):

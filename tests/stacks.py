@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,9 +30,10 @@ from idempotent_constructs import (
     ResultStorage,
 )
 from idempotent_constructs._synth.functions import RUNTIME
+from tests.synth import filter_pattern_entries
 
 if TYPE_CHECKING:
-    from idempotent_constructs.testing import Deployment
+    from idempotent_constructs.testing import Deployment, Execution
 
 # Amazon States Language documents, samples of others among them (tests/asl/README.md).
 DOCUMENTS = Path(__file__).parent / "asl"
@@ -126,6 +128,26 @@ def side_effect_runs(deployment: Deployment, prefix: str, *steps: str) -> dict[s
         for step in steps
     }
     return {step: int(item["runs"]["N"]) if item else 0 for step, item in items.items()}
+
+
+def counted(deployment: Deployment, construct: str, execution: Execution) -> Counter[str]:
+    """What the metric filters under ``construct`` (a path part) count in one execution's log, by state name.
+    The emulator keeps no execution log: each history event is read as the execution log carries it (its
+    ``type``, and its details with the state's ``name``) and matched against the filters' clauses."""
+    clauses = {
+        clause
+        for logical_id, resource in deployment.template["Resources"].items()
+        if resource["Type"] == "AWS::Logs::MetricFilter" and f"/{construct}/" in deployment.paths[logical_id]
+        for clause in filter_pattern_entries(resource["Properties"]["FilterPattern"])
+    }
+    assert clauses
+    logged = (
+        (event["type"], details.get("name"))
+        for event in execution.history
+        for field, details in event.items()
+        if field.endswith("EventDetails")
+    )
+    return Counter(name for event_type, name in logged if (event_type, name) in clauses)
 
 
 class DocumentsStack(Stack):

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from aws_cdk import Duration
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Template
 
@@ -87,3 +89,36 @@ def test_a_negative_max_concurrency_and_a_source_that_is_not_one_are_refused():
         )
     assert "max_concurrency: -1 is negative" in str(refused.value)
     assert "source" in str(refused.value)
+
+
+def test_metric_failed_records_counts_the_entries_of_record_failed_in_the_execution_log():
+    target = stack()
+    batch = IdempotentBatch(target, "Payments", table=IdempotencyTable(target, "Table"), body=sfn.Pass(target, "Charge"))
+    log_group = logs.LogGroup(target, "Log")
+    metric = batch.metric_failed_records(log_group, period=Duration.minutes(1))
+    batch.metric_failed_records(log_group)  # a second metric: still the one filter, below
+    sfn.StateMachine(
+        target,
+        "Machine",
+        definition_body=sfn.DefinitionBody.from_chainable(batch),
+        logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL),
+    )
+    (found,) = Template.from_stack(target).find_resources("AWS::Logs::MetricFilter").values()
+    properties = found["Properties"]
+    assert properties["FilterPattern"] == '{ ($.type = "PassStateEntered" && $.details.name = "Payments.RecordFailed") }'
+    (transformation,) = properties["MetricTransformations"]
+    assert transformation["Dimensions"] == [{"Key": "State", "Value": "$.details.name"}]
+    rendered = metric.to_metric_config().metric_stat
+    assert (rendered.namespace, rendered.metric_name) == (transformation["MetricNamespace"], transformation["MetricName"])
+    assert rendered.dimensions[0].value == "Payments.RecordFailed" and rendered.period.to_seconds() == 60
+
+
+def test_a_batch_leases_a_record_for_an_express_run_and_waits_less_by_default():
+    target = stack()
+    table = IdempotencyTable(target, "Table")
+    batch = IdempotentBatch(target, "Payments", table=table, body=sfn.Pass(target, "Charge"))
+    assert (batch.guard.config.lease.to_seconds(), batch.guard.config.max_wait.to_seconds()) == (300, 240)
+    chosen = IdempotentBatch(
+        target, "Chosen", table=table, body=sfn.Pass(target, "Other"), lease=Duration.minutes(2), max_wait=Duration.seconds(30)
+    )
+    assert (chosen.guard.config.lease.to_seconds(), chosen.guard.config.max_wait.to_seconds()) == (120, 30)

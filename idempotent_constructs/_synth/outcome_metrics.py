@@ -78,14 +78,15 @@ def filter_patterns(guard: IdempotencyGuard) -> list[str]:
     for state, event in outcome_states(guard).items():
         name = guard.state_name(state)
         grown = {**patterns[-1], event: [*patterns[-1].get(event, []), name]}
-        if patterns[-1] and len(_pattern(grown)) > MAX_FILTER_PATTERN:
+        if patterns[-1] and len(pattern_of(grown)) > MAX_FILTER_PATTERN:
             patterns.append({event: [name]})
         else:
             patterns[-1] = grown
-    return [_pattern(pattern) for pattern in patterns]
+    return [pattern_of(pattern) for pattern in patterns]
 
 
-def _pattern(names_by_event: dict[str, list[str]]) -> str:
+def pattern_of(names_by_event: dict[str, list[str]]) -> str:
+    """The filter pattern that matches the entries of the states named, by the type of their "entered" event."""
     return f"{{ {' || '.join(_group(event, names) for event, names in names_by_event.items())} }}"
 
 
@@ -100,13 +101,19 @@ def _metric_filter(scope: Construct, guard: IdempotencyGuard, log_group: logs.IL
     if scope.node.try_find_child("Outcomes") is not None:
         return
     for index, pattern in enumerate(filter_patterns(guard), start=1):
-        logs.MetricFilter(
-            scope,
-            "Outcomes" if index == 1 else f"Outcomes{index}",
-            log_group=log_group,
-            filter_pattern=logs.FilterPattern.literal(pattern),
-            metric_namespace=schema.metrics_namespace(guard.namespace),
-            metric_name=schema.STATES_ENTERED_METRIC,
-            metric_value="1",
-            dimensions={"State": "$.details.name"},
-        )
+        entries_filter(scope, "Outcomes" if index == 1 else f"Outcomes{index}", log_group, guard.namespace, pattern)
+
+
+def entries_filter(scope: Construct, filter_id: str, log_group: logs.ILogGroup, namespace: str, pattern: str) -> None:
+    """The metric filter ``filter_id`` on ``log_group``: the entries of the states ``pattern`` matches, counted
+    by state name in the namespace's ``StatesEntered``."""
+    logs.MetricFilter(
+        scope,
+        filter_id,
+        log_group=log_group,
+        filter_pattern=logs.FilterPattern.literal(pattern),
+        metric_namespace=schema.metrics_namespace(namespace),
+        metric_name=schema.STATES_ENTERED_METRIC,
+        metric_value="1",
+        dimensions={"State": "$.details.name"},
+    )

@@ -42,7 +42,7 @@ MANAGED_POLICIES_PER_ROLE = 10  # adjustable up to 20: a warning
 FILTER_PATTERN_CHARACTERS = 1_024
 # Step Functions: "Step Functions service quotas" (limits-overview.html).
 DEFINITION_MAX_BYTES = 1_048_576
-EXPRESS_MAX_SECONDS = 300
+EXPRESS_MAX_SECONDS = 300  # the longest an Express execution runs ("Standard and Express workflows")
 # The share of its execution's limit a waiting duplicate may spend waiting (IdempotentStateMachine's default).
 WAIT_SHARE = 0.8
 

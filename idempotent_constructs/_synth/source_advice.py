@@ -1,4 +1,5 @@
-"""What starts a workflow in the same app, and whether its key and payload hold against that source's duplicates.
+"""What starts a workflow in the same app, and whether its key and payload hold against that source's duplicates,
+and its failures against the source's redeliveries.
 
 AWS redelivers a message in an envelope that changes (the table of ``testing/sources.py``). At synth, once
 the whole app is built, the pipes, EventBridge rules and API Gateway methods that start the workflow are
@@ -8,8 +9,10 @@ batch (``[0]``) under a batch size other than 1 is an error: every record of the
 checked, on the first one's, and the others lost. A key or payload that a *redelivery* defeats is warned
 about with the recipe (docs/guides/event-sources.md), one that only a producer's re-sent message defeats
 gets an info note. Whether an expression reads a field is a plain text check of its paths or
-JSONata/JMESPath text. A pipe with an enrichment or an input template, and a rule with an input, input path
-or transformer, shape the input themselves: nothing is said about their envelopes.
+JSONata/JMESPath text. A pipe with an enrichment or an input template, a rule with an input, input path
+or transformer, and a starter function behind an event source mapping shape the input themselves: nothing is
+said about their envelopes. A mapping into a starter function of an ``IdempotentBatch`` that does not report
+batch item failures is warned about: Lambda ignores the partial batch response, and the failed records are lost.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from constructs import IConstruct, IValidation
 from ..lambda_src import schema
 from . import definition
 from .selection import Selection
-from .starters import Source, Start, starts
+from .starters import SQS_ENVELOPE_CHARACTERS, Source, Start, starts
 
 if TYPE_CHECKING:
     from ..batch import IdempotentBatch
@@ -38,6 +41,11 @@ REDELIVERY_MISMATCHES = "idempotent-constructs:redelivery-mismatches-payload"
 NEVER_REDELIVERED = "idempotent-constructs:pipe-never-redelivers"
 EXPIRES_BEFORE_REDELIVERY = "idempotent-constructs:expires-before-redelivery"
 WAITS_PAST_API_TIMEOUT = "idempotent-constructs:duplicate-waits-past-api-timeout"
+PARTIAL_RESPONSE_IGNORED = "idempotent-constructs:mapping-ignores-partial-batch-response"
+BATCH_PAST_TARGET_LIMIT = "idempotent-constructs:pipe-batch-past-262144-characters"
+# What a pipe sends a Step Functions target, the batch as a whole: "Step Functions state machines (262144
+# characters)" (EventBridge user guide, "Amazon EventBridge Pipes batching and concurrency").
+PIPE_TARGET_CHARACTERS = 262_144
 SEE = "(docs/guides/event-sources.md)"
 
 
@@ -108,6 +116,10 @@ def _advise_machine(
         waits = config.on_in_flight.value == "WAIT" and config.max_wait.to_seconds()
         if start.waits is not None and waits and waits > start.waits:
             _waits_past_api_timeout(target, start.path, start.waits, waits)
+        if per_record and start.reports is False:
+            _partial_response_ignored(target, start.path)
+        if start.message_bytes is not None and isinstance(start.batch, int):
+            _past_target_limit(target, start.path, start.batch, start.message_bytes)
         if not start.shaped:
             _advise(target, start.path, start.source, start.batch, config.key, config.payload, per_record=per_record)
 
@@ -122,7 +134,7 @@ def _expires_before_redelivery(workflow: IConstruct, start: Start, expires_after
     what, seconds = start.kept
     cdk.Annotations.of(workflow).add_warning_v2(
         EXPIRES_BEFORE_REDELIVERY,
-        f"{what} keeps a message up to {_duration(seconds)}, and the pipe {start.path} may deliver it again (a "
+        f"{what} keeps a message up to {_duration(seconds)}, and {start.named} may deliver it again (a "
         f"redelivery, a redrive from the dead-letter queue) until then: a record expires {_duration(expires_after)} "
         f"after it completes (expires_after), so a message that comes again later runs the workflow again. Set "
         f"expires_after to at least {_duration(seconds)}, or the queues' retention below it {SEE}",
@@ -138,6 +150,43 @@ def _waits_past_api_timeout(workflow: IConstruct, path: str, timeout: float, max
         f"on_in_flight=InFlightPolicy.FAIL and answer {schema.IN_FLIGHT} with a 409 in the integration response, "
         f"or a max_wait below the timeout {SEE}",
     )
+
+
+def _partial_response_ignored(batch: IConstruct, path: str) -> None:
+    # "Lambda doesn't process these responses unless the ReportBatchItemFailures feature is explicitly turned on for
+    # your event source mapping", even where the function returns one (Lambda developer guide, the partial batch
+    # response pages of SQS and of DynamoDB streams); a success then deletes the whole batch.
+    cdk.Annotations.of(batch).add_warning_v2(
+        PARTIAL_RESPONSE_IGNORED,
+        f"the event source mapping {path} invokes a function that starts the workflow, and its function response "
+        "types leave out ReportBatchItemFailures: Lambda ignores the batch's partial batch response and deletes a "
+        "failed record with the others, never to be delivered again. Pass report_batch_item_failures=True to the "
+        f"event source (FunctionResponseTypes: [ReportBatchItemFailures]) and return the workflow's output {SEE}",
+    )
+
+
+def _past_target_limit(workflow: IConstruct, path: str, batch: int, message_bytes: int) -> None:
+    largest = batch * (message_bytes + SQS_ENVELOPE_CHARACTERS)
+    if largest <= PIPE_TARGET_CHARACTERS:
+        return
+    fits = PIPE_TARGET_CHARACTERS // batch - SQS_ENVELOPE_CHARACTERS
+    fix = (
+        f"Set the queue's maximumMessageSize to {fits:,} bytes or less"
+        if fits >= 1_024  # the least maximumMessageSize SQS allows
+        else f"Set the pipe's batch size to {max(1, PIPE_TARGET_CHARACTERS // (message_bytes + SQS_ENVELOPE_CHARACTERS))} or less"
+    )
+    cdk.Annotations.of(workflow).add_warning_v2(
+        BATCH_PAST_TARGET_LIMIT,
+        f"the pipe {path} may send {_records(batch)} of up to {message_bytes:,} bytes each (its queue's "
+        f"maximumMessageSize), about {largest:,} characters in their records, more where a JSON body's quotes are "
+        f"escaped: Pipes sends a Step Functions target at most {PIPE_TARGET_CHARACTERS:,} characters, the batch "
+        f"as a whole, and AWS does not document what becomes of messages past it. {fix}, leaving room for "
+        f"escapes, or send a reference to the content (an S3 key) {SEE}",
+    )
+
+
+def _records(batch: int) -> str:
+    return "one message" if batch == 1 else f"a batch of {batch} messages"
 
 
 def _duration(seconds: float) -> str:

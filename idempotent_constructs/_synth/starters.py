@@ -1,5 +1,6 @@
 """What starts a workflow in the app, read from the construct tree at synth: each pipe, EventBridge rule
-target and API Gateway method that starts an execution, with how its source delivers (``Source``: the fields
+target, API Gateway method and Lambda event source mapping (into a function whose role may start the state
+machine: a starter function) that starts an execution, with how its source delivers (``Source``: the fields
 a redelivery and a producer's duplicate change, the recipes that hold, a pipe's batch size), whether a pipe
 starts it asynchronously, and how long its SQS queues keep a message. What is said about them is
 source_advice.py's."""
@@ -15,6 +16,8 @@ import aws_cdk as cdk
 import jsii
 from aws_cdk import aws_apigateway as apigateway
 from aws_cdk import aws_events as events
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_pipes as pipes
 from aws_cdk import aws_sqs as sqs
 from constructs import IConstruct
@@ -74,6 +77,13 @@ _ARNS = ((r"arn:[^:]+:sqs:", SQS), (r"arn:[^:]+:kinesis:", KINESIS), (r"arn:[^:]
 _REFERENCE = re.compile(r"<<ref\|([^|]*)\|([^|]*)\|([^|]*)>>")
 # An SQS queue's MessageRetentionPeriod when it is not set: 4 days (SQS API reference, SetQueueAttributes).
 SQS_RETENTION_SECONDS = 345_600
+# An SQS queue's MaximumMessageSize when it is not set: 262,144 bytes (SQS API reference, SetQueueAttributes;
+# a queue may allow up to 1,048,576).
+SQS_MESSAGE_BYTES = 262_144
+# What an SQS record adds to its body in the array a pipe sends, about: its messageId, receiptHandle,
+# attributes, md5OfBody, eventSource, eventSourceARN and awsRegion with their names (462 characters in Lambda's
+# documented example, whose receipt handle is cut to 36 characters; a real one runs to a few hundred).
+SQS_ENVELOPE_CHARACTERS = 1_024
 # An API Gateway integration's timeout when it is not set: 29 seconds (API Gateway developer guide, quotas).
 API_TIMEOUT_MILLIS = 29_000
 
@@ -90,6 +100,13 @@ class Start:
     shaped: bool = False  # its input made by an enrichment or an input template: no envelope to advise on
     kept: tuple[str, int] | None = None  # (which queues, how long) a pipe's SQS source may deliver a message again
     waits: float | None = None  # an API method that waits for the execution (StartSyncExecution): its timeout, seconds
+    message_bytes: int | None = None  # the largest message a pipe's SQS source accepts (its MaximumMessageSize)
+    reports: bool | None = None  # a mapping's ReportBatchItemFailures (None: not a mapping)
+
+    @property
+    def named(self) -> str:
+        """What it is, and its path: "the pipe Stack/OrdersPipe"."""
+        return f"{'the event source mapping' if self.reports is not None else 'the pipe'} {self.path}"
 
 
 def starts(node: IConstruct, by_path: dict[str, IConstruct]) -> Iterator[Start]:
@@ -110,7 +127,10 @@ def starts(node: IConstruct, by_path: dict[str, IConstruct]) -> Iterator[Start]:
                 machine.get("invocationType") == "FIRE_AND_FORGET",
                 shaped=bool(node.enrichment) or "inputTemplate" in target,
                 kept=_kept(source, by_path) if found is SQS else None,
+                message_bytes=_message_bytes(source, by_path) if found is SQS else None,
             )
+    elif isinstance(node, lambda_.CfnEventSourceMapping):
+        yield from _mapping(node, by_path)
     elif isinstance(node, events.CfnRule):
         for rule_target in _resolve(node, node.targets) or []:
             if isinstance(rule_target, dict) and not {"input", "inputPath", "inputTransformer"} & set(rule_target):
@@ -123,6 +143,56 @@ def starts(node: IConstruct, by_path: dict[str, IConstruct]) -> Iterator[Start]:
             waits = timeout / 1000 if action[1] and isinstance(timeout, int) else None
             for template in (integration.get("requestTemplates") or {}).values():
                 yield Start(str(template), named(node), _api_gateway(str(template)), waits=waits)
+
+
+def _mapping(node: lambda_.CfnEventSourceMapping, by_path: dict[str, IConstruct]) -> Iterator[Start]:
+    """An event source mapping into a function whose role may start a state machine (a starter function).
+    What the function sends the workflow is its own: the mapping is ``shaped``."""
+    source = _resolve(node, node.event_source_arn)
+    found = _stream(source)
+    function = _referenced(_resolve(node, node.function_name), by_path)
+    if found is None or not isinstance(function, lambda_.CfnFunction):
+        return
+    role = _REFERENCE.fullmatch(str(_resolve(function, function.role)))
+    started = " ".join(_may_start(role[1], by_path)) if role is not None else ""
+    if started:
+        batch = _resolve(node, node.batch_size) or found.batch
+        yield Start(
+            started,
+            named(node),
+            found,
+            batch if isinstance(batch, int) else None,
+            shaped=True,
+            kept=_kept(source, by_path) if found is SQS else None,
+            reports="ReportBatchItemFailures" in (_resolve(node, node.function_response_types) or []),
+        )
+
+
+# What lets a function start an execution: the actions StartExecution and StartSyncExecution.
+_STARTS = re.compile(r"states:(\*|Start\*|Start(Sync)?Execution)")
+
+
+def _may_start(role: str, by_path: dict[str, IConstruct]) -> Iterator[str]:
+    """The resources (resolved texts) that the policies of the role at the path ``role`` allow it to start."""
+    for policy in by_path.values():
+        if not isinstance(policy, iam.CfnPolicy) or not any(
+            f"<<ref|{role}|" in str(r) for r in _resolve(policy, policy.roles) or []
+        ):
+            continue
+        document = _resolve(policy, policy.policy_document)
+        for statement in document.get("Statement", []) if isinstance(document, dict) else []:
+            actions, resources = statement.get("Action", []), statement.get("Resource", [])
+            if statement.get("Effect") == "Allow" and any(_STARTS.fullmatch(a) for a in _listed(actions)):
+                yield from (str(resource) for resource in _listed(resources))
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _referenced(value: Any, by_path: dict[str, IConstruct]) -> IConstruct | None:
+    reference = _REFERENCE.fullmatch(str(value))
+    return by_path.get(reference[1]) if reference is not None else None
 
 
 def _kept(source: Any, by_path: dict[str, IConstruct]) -> tuple[str, int] | None:
@@ -142,9 +212,15 @@ def _kept(source: Any, by_path: dict[str, IConstruct]) -> tuple[str, int] | None
     return max(kept, key=lambda item: item[1])
 
 
+def _message_bytes(source: Any, by_path: dict[str, IConstruct]) -> int | None:
+    """The largest message the queue ``source`` (resolved) accepts, where it is in the app and known at synth."""
+    queue = _queue(source, by_path)
+    size = (_resolve(queue, queue.maximum_message_size) or SQS_MESSAGE_BYTES) if queue is not None else None
+    return size if isinstance(size, int) else None
+
+
 def _queue(arn: Any, by_path: dict[str, IConstruct]) -> sqs.CfnQueue | None:
-    reference = _REFERENCE.fullmatch(str(arn))
-    found = by_path.get(reference[1]) if reference is not None else None
+    found = _referenced(arn, by_path)
     return found if isinstance(found, sqs.CfnQueue) else None
 
 

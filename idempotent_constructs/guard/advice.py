@@ -18,6 +18,7 @@ from constructs import IConstruct, IValidation
 from .._jsonata import java_regex
 from .._readers.asl import all_states
 from .._synth import definition
+from .._synth.quotas import EXPRESS_MAX_SECONDS
 from ..lambda_src import schema
 from ..policies import InFlightPolicy
 
@@ -28,8 +29,6 @@ POLL_INTERVAL_ABOVE_MAX_WAIT = "idempotent-constructs:poll-interval-above-max-wa
 LEASE_SHORTER_THAN_BODY = "idempotent-constructs:lease-shorter-than-body"
 REGEX_RECURSION = "idempotent-constructs:regex-recursion"
 LONGER_THAN_EXPRESS = "idempotent-constructs:longer-than-express"
-# The longest an Express execution runs (Step Functions developer guide, "Standard and Express workflows").
-EXPRESS_SECONDS = 300
 
 
 def advise(guard: IdempotencyGuard, body: sfn.IChainable) -> None:
@@ -125,7 +124,7 @@ class _WithinExpress:
 
     def validate(self) -> list[str]:
         lease = self.guard.config.lease
-        if lease.to_seconds() <= EXPRESS_SECONDS:
+        if lease.to_seconds() <= EXPRESS_MAX_SECONDS:
             return []
         for machine in definition.machines_naming(self.guard, f"${self.guard.variable}."):
             if machine.state_machine_type == "EXPRESS":

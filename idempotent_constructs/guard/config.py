@@ -25,6 +25,7 @@ from .._synth.options import (
     key_fix,
     payload_fix,
 )
+from .._synth.quotas import EXPRESS_MAX_SECONDS, WAIT_SHARE
 from ..key import IdempotencyKey, namespace_problems
 from ..lambda_src import schema
 from ..payload import IdempotencyPayload
@@ -36,6 +37,7 @@ DEFAULT_EXPIRES_AFTER = Duration.hours(24)
 DEFAULT_LEASE = Duration.minutes(15)
 DEFAULT_POLL_INTERVAL = Duration.seconds(1)
 DEFAULT_MAX_WAIT = Duration.minutes(5)
+EXPRESS_MAX_DURATION = Duration.seconds(EXPRESS_MAX_SECONDS)
 MAX_POLL_DELAY_SECONDS = 30
 MAX_POLLS = 100
 # History events of one busy poll past its lease (the most expensive kind): the Parallel's retry,
@@ -115,6 +117,7 @@ GUARD_MODEL = Options(
         {
             WORKFLOW: "15 minutes (5 minutes, the longest an Express execution runs, for Express).",
             GUARDED_STATE: "15 minutes (5 minutes in an Express workflow).",
+            BATCH: "5 minutes, the longest an Express execution runs.",
         },
     ),
     Option(
@@ -135,6 +138,8 @@ GUARD_MODEL = Options(
             WORKFLOW: "5 minutes, or 80% of the longest run if that is shorter (4 minutes for Express), so that a "
             "waiting duplicate ends in ``Idempotency.InFlight``, not ``States.Timeout``.",
             GUARDED_STATE: "the workflow's (5 minutes, or 80% of its longest run if that is shorter).",
+            BATCH: "4 minutes, 80% of an Express execution's longest run, so that a waiting duplicate ends in "
+            "``Idempotency.InFlight``, not ``States.Timeout``.",
         },
     ),
     Option(
@@ -375,3 +380,10 @@ class GuardConfig:
                     f"use Duration.seconds(n) with n >= 1"
                 )
         return problems
+
+
+def bounded_max_wait(longest_run: Duration) -> Duration:
+    """The default ``max_wait`` of an execution that may run at most ``longest_run`` (an Express one, or
+    one with a timeout): 5 minutes, or less, so that the waiting schedule fits the run with margin."""
+    share = int(longest_run.to_seconds() * WAIT_SHARE)
+    return Duration.seconds(max(1, min(share, int(DEFAULT_MAX_WAIT.to_seconds()))))

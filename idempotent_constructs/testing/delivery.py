@@ -1,6 +1,7 @@
 """The delivery loop: an SQS queue of the emulator drained through an EventBridge pipe into a deployed state
-machine, as AWS documents Pipes to do it, so that a test sees a message's whole life: its receives, its
-executions, its deletion or its move to the dead-letter queue.
+machine (``Pipe``), or through a Lambda event source mapping into a deployed starter function
+(``EventSourceMapping``), as AWS documents them to do it, so that a test sees a message's whole life: its
+receives, its executions, its deletion or its move to the dead-letter queue.
 
 What is modelled, and where AWS says so:
 
@@ -24,16 +25,23 @@ What is modelled, and where AWS says so:
   handle and a receive count one more; past the queue's ``maxReceiveCount`` SQS moves it to the
   dead-letter queue (SQS developer guide, "Using dead-letter queues"). Time is not waited for: each
   ``cycle()`` ends by making what it left on the queue visible again, as if the timeout had passed.
+- An event source mapping invokes its function synchronously with ``{"Records": [...]}``, the same SQS records,
+  up to its batch size (10 by default): a function error leaves the whole batch on the queue; a success deletes
+  it, unless the mapping's ``FunctionResponseTypes`` holds ``ReportBatchItemFailures``, where the function's
+  ``batchItemFailures`` leave those messages, read by the rules above (Lambda developer guide, "Handling errors
+  for an SQS event source in Lambda", "Implementing partial batch responses"). Without it a partial batch
+  response is ignored: the failed records are deleted with the rest.
 - A lost acknowledgement (``lose_acknowledgements``): the execution succeeded but the deletion never
   happened, so the whole batch comes again (at-least-once delivery, SQS developer guide).
 
 The emulator's own SQS (moto) keeps the messages, counts the receives and moves them to the dead-letter
-queue; this module plays the pipe between the queue and the state machine.
+queue; this module plays the pipe, or the mapping, between the queue and its target.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,48 +54,33 @@ SQS_BATCH_SIZE = 10  # a pipe's batch from SQS when its batchSize is not set
 
 @dataclass
 class Cycle:
-    """One batch through the pipe: the messages it sent (their ids), the execution, and what became of them."""
+    """One batch delivered: the messages it sent (their ids), the execution (a pipe's) or the function's
+    response (a mapping's), and what became of the messages."""
 
     message_ids: list[str]
     execution: Execution | None
     deleted: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)  # on the queue, to come again (or go to the dead-letter queue)
     acknowledgement_lost: bool = False  # what it would have deleted was left on the queue
+    response: Any = None  # a starter function's result, or its error
 
 
-class Pipe:
-    """A pipe from the queue ``queue_url`` to the state machine ``state_machine`` (a construct id or path
-    part of ``deployment``), with its batch size and invocation type; ``lose_acknowledgements`` batches
-    whose deletion is lost after they succeeded."""
+class _Poller:
+    """What a pipe and an event source mapping share: receiving a batch from the queue, deleting what the
+    target's outcome says, and leaving the rest to come again."""
 
-    def __init__(
-        self,
-        deployment: Deployment,
-        queue_url: str,
-        state_machine: str,
-        *,
-        batch_size: int = SQS_BATCH_SIZE,
-        invocation: str = REQUEST_RESPONSE,
-        lose_acknowledgements: int = 0,
-    ) -> None:
-        if invocation not in (REQUEST_RESPONSE, FIRE_AND_FORGET):
-            raise ValueError(f"invocation: {invocation!r} is neither {REQUEST_RESPONSE} nor {FIRE_AND_FORGET}")
-        self.deployment, self.queue_url, self.state_machine = deployment, queue_url, state_machine
-        self.batch_size, self.invocation, self.lose_acknowledgements = batch_size, invocation, lose_acknowledgements
+    def __init__(self, deployment: Deployment, queue_url: str, *, batch_size: int, lose_acknowledgements: int) -> None:
+        self.deployment, self.queue_url = deployment, queue_url
+        self.batch_size, self.lose_acknowledgements = batch_size, lose_acknowledgements
         self.sqs = deployment.emulator.client("sqs")
-        described = deployment.emulator.client("stepfunctions").describe_state_machine(
-            stateMachineArn=deployment.state_machine_arn(state_machine)
-        )
-        if invocation == REQUEST_RESPONSE and described["type"] != "EXPRESS":
-            raise ValueError(
-                f"{state_machine} is a Standard workflow, which a pipe can only start with {FIRE_AND_FORGET} "
-                "(REQUEST_RESPONSE is not supported for STANDARD state machine workflows)"
-            )
         self.queue_arn = self.sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         self.cycles: list[Cycle] = []
 
+    def _deliver(self, batch: list[dict[str, Any]], ids: list[str]) -> Cycle:
+        raise NotImplementedError
+
     def cycle(self) -> Cycle | None:
-        """Receive one batch, invoke the target with it, delete what the outcome says; None when the queue
+        """Receive one batch, deliver it to the target, delete what the outcome says; None when the queue
         has nothing to receive."""
         received: list[dict[str, Any]] = []
         while len(received) < self.batch_size:  # ReceiveMessage returns 10 at most
@@ -102,19 +95,11 @@ class Pipe:
             received += more
         if not received:
             return None
-        batch = [self._record(message) for message in received]
         handles = {message["MessageId"]: message["ReceiptHandle"] for message in received}
-        ids = list(handles)
-        if self.invocation == FIRE_AND_FORGET:
-            arn = self.deployment.start(self.state_machine, batch)
-            done = Cycle(ids, self.deployment.wait(arn), deleted=ids)
-        else:
-            execution = self.deployment.run(self.state_machine, batch)
-            failed = self._failed(execution, ids)
-            done = Cycle(ids, execution, deleted=[i for i in ids if i not in failed], left=[i for i in ids if i in failed])
+        done = self._deliver([self._record(message) for message in received], list(handles))
         if done.deleted and self.lose_acknowledgements > 0:
             self.lose_acknowledgements -= 1
-            done.left, done.deleted, done.acknowledgement_lost = ids, [], True
+            done.left, done.deleted, done.acknowledgement_lost = done.message_ids, [], True
         for message_id in done.deleted:
             self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=handles[message_id])
         for message_id in done.left:  # its visibility timeout passes
@@ -131,22 +116,8 @@ class Pipe:
                 return self.cycles[start:]
         raise RuntimeError(f"the queue still had messages after {max_cycles} cycles")
 
-    @staticmethod
-    def _failed(execution: Execution, ids: list[str]) -> set[str]:
-        """The messages a synchronous invocation's outcome leaves on the queue."""
-        if execution.status != "SUCCEEDED":
-            return set(ids)
-        output = execution.output
-        failures = output.get("batchItemFailures") if isinstance(output, dict) else None
-        if failures is None or failures == []:
-            return set()
-        if not isinstance(failures, list):
-            return set(ids)
-        named = {failure.get("itemIdentifier") if isinstance(failure, dict) else None for failure in failures}
-        return set(ids) if not named <= set(ids) else {name for name in ids if name in named}
-
     def _record(self, message: dict[str, Any]) -> dict[str, Any]:
-        """A received message as the pipe hands it to its target: AWS's SQS record."""
+        """A received message as a pipe or a mapping hands it over: AWS's SQS record."""
         attributes = message.get("Attributes", {})
         arn = self.queue_arn
         return {
@@ -164,6 +135,89 @@ class Pipe:
             "eventSourceARN": arn,
             "awsRegion": arn.split(":")[3],
         }
+
+
+def _cycle(ids: list[str], failed: set[str], **outcome: Any) -> Cycle:
+    return Cycle(ids, deleted=[i for i in ids if i not in failed], left=[i for i in ids if i in failed], **outcome)
+
+
+def _failures(response: Any, ids: list[str]) -> set[str]:
+    """The messages a partial batch response leaves on the queue: those it names; all of them where it names
+    a message not in the batch, an empty or null one, or its list is not a list; none where it has no list."""
+    failures = response.get("batchItemFailures") if isinstance(response, dict) else None
+    if failures is None or failures == []:
+        return set()
+    if not isinstance(failures, list):
+        return set(ids)
+    named = {failure.get("itemIdentifier") if isinstance(failure, dict) else None for failure in failures}
+    return set(ids) if not named <= set(ids) else {name for name in ids if name in named}
+
+
+class Pipe(_Poller):
+    """A pipe from the queue ``queue_url`` to the state machine ``state_machine`` (a construct id or path
+    part of ``deployment``), with its batch size and invocation type; ``lose_acknowledgements`` batches
+    whose deletion is lost after they succeeded."""
+
+    def __init__(
+        self,
+        deployment: Deployment,
+        queue_url: str,
+        state_machine: str,
+        *,
+        batch_size: int = SQS_BATCH_SIZE,
+        invocation: str = REQUEST_RESPONSE,
+        lose_acknowledgements: int = 0,
+    ) -> None:
+        if invocation not in (REQUEST_RESPONSE, FIRE_AND_FORGET):
+            raise ValueError(f"invocation: {invocation!r} is neither {REQUEST_RESPONSE} nor {FIRE_AND_FORGET}")
+        super().__init__(deployment, queue_url, batch_size=batch_size, lose_acknowledgements=lose_acknowledgements)
+        self.state_machine, self.invocation = state_machine, invocation
+        described = deployment.emulator.client("stepfunctions").describe_state_machine(
+            stateMachineArn=deployment.state_machine_arn(state_machine)
+        )
+        if invocation == REQUEST_RESPONSE and described["type"] != "EXPRESS":
+            raise ValueError(
+                f"{state_machine} is a Standard workflow, which a pipe can only start with {FIRE_AND_FORGET} "
+                "(REQUEST_RESPONSE is not supported for STANDARD state machine workflows)"
+            )
+
+    def _deliver(self, batch: list[dict[str, Any]], ids: list[str]) -> Cycle:
+        if self.invocation == FIRE_AND_FORGET:
+            return Cycle(ids, self.deployment.wait(self.deployment.start(self.state_machine, batch)), deleted=ids)
+        execution = self.deployment.run(self.state_machine, batch)
+        failed = set(ids) if execution.status != "SUCCEEDED" else _failures(execution.output, ids)
+        return _cycle(ids, failed, execution=execution)
+
+
+class EventSourceMapping(_Poller):
+    """An event source mapping from the queue ``queue_url`` to the function ``function`` (a construct id or
+    path part of ``deployment``), a starter function that hands the batch to a workflow; with
+    ``report_batch_item_failures`` (``FunctionResponseTypes: ["ReportBatchItemFailures"]``) its partial batch
+    response is read."""
+
+    def __init__(
+        self,
+        deployment: Deployment,
+        queue_url: str,
+        function: str,
+        *,
+        batch_size: int = SQS_BATCH_SIZE,
+        report_batch_item_failures: bool = True,
+        lose_acknowledgements: int = 0,
+    ) -> None:
+        super().__init__(deployment, queue_url, batch_size=batch_size, lose_acknowledgements=lose_acknowledgements)
+        self.function = deployment.physical_id("AWS::Lambda::Function", function)
+        self.report_batch_item_failures = report_batch_item_failures
+
+    def _deliver(self, batch: list[dict[str, Any]], ids: list[str]) -> Cycle:
+        answer = self.deployment.emulator.client("lambda").invoke(
+            FunctionName=self.function, Payload=json.dumps({"Records": batch}).encode()
+        )
+        response = json.loads(answer["Payload"].read() or b"null")
+        if "FunctionError" in answer:
+            return _cycle(ids, set(ids), execution=None, response=response)
+        failed = _failures(response, ids) if self.report_batch_item_failures else set()
+        return _cycle(ids, failed, execution=None, response=response)
 
 
 def messages_in(deployment: Deployment, queue_url: str) -> list[dict[str, Any]]:

@@ -9,6 +9,8 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_kinesis as kinesis
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_pipes as pipes
 from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
@@ -48,6 +50,13 @@ def pipe(
     return pipes.CfnPipe(target, name, role_arn=ROLE, source=source, target=machine, **props)
 
 
+def queue(target: Stack, **props) -> sqs.Queue:
+    """The queue "Queue", whose largest batch of 10 messages Pipes can send a Step Functions target (its messages
+    of at most 24 KiB) unless ``props`` say otherwise."""
+    props.setdefault("max_message_size_bytes", 24 * 1024)
+    return sqs.Queue(target, "Queue", **props)
+
+
 def warnings(target: Stack) -> list[str]:
     return [message.entry.data for message in Annotations.from_stack(target).find_warning("*", Match.any_value())]
 
@@ -63,7 +72,7 @@ def infos(target: Stack) -> list[str]:
 def test_an_sqs_pipe_into_a_workflow_keyed_on_its_whole_input_is_warned_with_the_recipe():
     target = stack()
     orders = workflow(target)
-    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn)
+    pipe(target, queue(target).queue_arn, orders.state_machine.state_machine_arn)
     Annotations.from_stack(target).has_warning(
         "/Test/Orders",
         "an SQS message redelivered through the pipe Test/OrdersPipe gets a new receiptHandle and ApproximateReceiveCount: "
@@ -97,25 +106,25 @@ def test_a_key_or_payload_that_reads_the_receipt_handle_or_the_receive_count_is_
         ),
     ]:
         target = stack()
-        pipe(target, sqs.Queue(target, "Queue").queue_arn, workflow(target, **options).state_machine.state_machine_arn)
+        pipe(target, queue(target).queue_arn, workflow(target, **options).state_machine.state_machine_arn)
         assert [w for w in warnings(target) if words in w], (options, warnings(target))
 
 
 def test_a_recipe_key_and_payload_raise_no_warning():
     target = stack()
     orders = workflow(target, **RECIPE)
-    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn)
+    pipe(target, queue(target).queue_arn, orders.state_machine.state_machine_arn)
     # The sent time is not the receive count: the attributes read field by field hold across redeliveries.
     other = stack()
     timed = workflow(other, **{**RECIPE, "payload": IdempotencyPayload.from_paths("$[0].body", "$[0].attributes.SentTimestamp")})
-    pipe(other, sqs.Queue(other, "Queue").queue_arn, timed.state_machine.state_machine_arn)
+    pipe(other, queue(other).queue_arn, timed.state_machine.state_machine_arn)
     assert warnings(target) == warnings(other) == []
 
 
 def test_the_message_id_as_the_key_gets_a_note_that_a_producers_resend_runs_again():
     target = stack()
     orders = workflow(target, **RECIPE)
-    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn)
+    pipe(target, queue(target).queue_arn, orders.state_machine.state_machine_arn)
     (info,) = infos(target)
     assert info.startswith("an SQS message sent again by a producer's retried SendMessage, through the pipe Test/OrdersPipe,")
     assert "with a selection of messageId as the key, such a duplicate runs the workflow again" in info
@@ -177,7 +186,7 @@ def test_a_pipe_with_an_input_template_raises_no_envelope_warning():
     orders = workflow(target)
     pipe(
         target,
-        sqs.Queue(target, "Queue").queue_arn,
+        queue(target).queue_arn,
         orders.state_machine.state_machine_arn,
         target_parameters=pipes.CfnPipe.PipeTargetParametersProperty(input_template='{"body": <$.body>}'),
     )
@@ -187,7 +196,7 @@ def test_a_pipe_with_an_input_template_raises_no_envelope_warning():
 def test_a_workflow_nothing_targets_gets_no_warning():
     target = stack()
     workflow(target)
-    sqs.Queue(target, "Queue")
+    queue(target)
     assert warnings(target) == infos(target) == []
 
 
@@ -195,7 +204,7 @@ def test_a_pipe_into_another_state_machine_does_not_warn_about_this_one():
     target = stack()
     workflow(target)
     other = workflow(target, "Refunds", **RECIPE)
-    pipe(target, sqs.Queue(target, "Queue").queue_arn, other.state_machine.state_machine_arn)
+    pipe(target, queue(target).queue_arn, other.state_machine.state_machine_arn)
     assert warnings(target) == []
 
 
@@ -204,7 +213,7 @@ def test_a_pipe_in_another_stack_is_found_and_a_stack_of_the_same_layout_is_not_
     producer, twin, consumer = Stack(app, "Workflows"), Stack(app, "Twin"), Stack(app, "Pipes")
     orders = workflow(producer)
     workflow(twin)  # the same logical ids as the producer's
-    pipe(consumer, sqs.Queue(consumer, "Queue").queue_arn, orders.state_machine.state_machine_arn)
+    pipe(consumer, queue(consumer).queue_arn, orders.state_machine.state_machine_arn)
     assert [w for w in warnings(producer) if "through the pipe Pipes/OrdersPipe" in w]
     assert warnings(twin) == []
 
@@ -239,7 +248,7 @@ def test_a_stack_made_without_an_app_is_advised_too():
     # Its app is made on the JavaScript side, whose Python object is a new one each time it is asked for.
     target = Stack()
     orders = workflow(target)
-    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn)
+    pipe(target, queue(target).queue_arn, orders.state_machine.state_machine_arn)
     assert [w for w in warnings(target) if "through the pipe Default/OrdersPipe" in w]
 
 
@@ -247,7 +256,7 @@ def test_a_key_and_payload_of_the_first_record_under_the_default_batch_of_ten_ar
     # A batch [a copy of p-1, p-3] would replay p-1's output: p-3 never charged, and deleted by the pipe.
     target = stack()
     orders = workflow(target, **RECIPE)
-    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn, batch_size=None)
+    pipe(target, queue(target).queue_arn, orders.state_machine.state_machine_arn, batch_size=None)
     key, payload = errors(target)
     assert key.startswith(
         "the pipe Test/OrdersPipe sends up to 10 records to one execution (sqsQueueParameters.batchSize): with "
@@ -268,7 +277,7 @@ def test_a_stream_pipe_with_no_batch_size_sends_more_than_one_record_so_a_first_
 def test_a_batch_is_advised_a_guard_on_each_record_never_a_first_record_key():
     target = stack()
     orders = workflow(target)
-    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn, batch_size=10)
+    pipe(target, queue(target).queue_arn, orders.state_machine.state_machine_arn, batch_size=10)
     (warning,) = warnings(target)
     assert (
         'use an IdempotentBatch, which guards each record, with key=IdempotencyKey.from_paths("$.messageId"), '
@@ -280,14 +289,14 @@ def test_a_batch_is_advised_a_guard_on_each_record_never_a_first_record_key():
 def test_a_batch_of_one_record_keyed_on_it_is_not_refused():
     target = stack()
     orders = workflow(target, **RECIPE)
-    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn, batch_size=1)
+    pipe(target, queue(target).queue_arn, orders.state_machine.state_machine_arn, batch_size=1)
     assert errors(target) == []
 
 
 def test_a_pipe_into_a_standard_workflow_is_warned_that_a_failed_message_is_never_redelivered():
     target = stack()
     orders = workflow(target, state_machine_type=sfn.StateMachineType.STANDARD, **RECIPE)
-    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn)
+    pipe(target, queue(target).queue_arn, orders.state_machine.state_machine_arn)
     (warning,) = warnings(target)
     assert warning.startswith(
         "the pipe Test/OrdersPipe starts the workflow (a Standard workflow, which Pipes can only start asynchronously): "
@@ -303,14 +312,14 @@ def test_a_pipe_that_fires_and_forgets_an_express_workflow_is_warned_and_one_tha
         orders = workflow(target, **RECIPE)
         machine = pipes.CfnPipe.PipeTargetStateMachineParametersProperty(invocation_type=invocation)
         parameters = pipes.CfnPipe.PipeTargetParametersProperty(step_function_state_machine_parameters=machine)
-        pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn, target_parameters=parameters)
+        pipe(target, queue(target).queue_arn, orders.state_machine.state_machine_arn, target_parameters=parameters)
         assert len([w for w in warnings(target) if "starts the workflow with FIRE_AND_FORGET" in w]) == expected
 
 
 def test_records_that_expire_before_the_queue_lets_go_of_a_message_are_warned():
     target = stack()
     orders = workflow(target, **RECIPE, expires_after=Duration.hours(24))
-    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn)
+    pipe(target, queue(target).queue_arn, orders.state_machine.state_machine_arn)
     (warning,) = warnings(target)
     assert warning.startswith(
         "the queue Test/Queue keeps a message up to 4 days, and the pipe Test/OrdersPipe may deliver it again (a "
@@ -324,16 +333,16 @@ def test_a_dead_letter_queue_that_keeps_a_message_longer_than_its_queue_is_what_
     target = stack()
     orders = workflow(target, **RECIPE)  # 4 days
     dead_letters = sqs.Queue(target, "DeadLetters", retention_period=Duration.days(14))
-    queue = sqs.Queue(target, "Queue", dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letters, max_receive_count=3))
-    pipe(target, queue.queue_arn, orders.state_machine.state_machine_arn)
+    source = queue(target, dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letters, max_receive_count=3))
+    pipe(target, source.queue_arn, orders.state_machine.state_machine_arn)
     (warning,) = warnings(target)
     assert warning.startswith("the dead-letter queue Test/DeadLetters keeps a message up to 14 days")
     assert "Set expires_after to at least 14 days" in warning
     other = stack()
     kept = workflow(other, **RECIPE, expires_after=Duration.days(14))
     dead_letters = sqs.Queue(other, "DeadLetters", retention_period=Duration.days(14))
-    queue = sqs.Queue(other, "Queue", dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letters, max_receive_count=3))
-    pipe(other, queue.queue_arn, kept.state_machine.state_machine_arn)
+    source = queue(other, dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letters, max_receive_count=3))
+    pipe(other, source.queue_arn, kept.state_machine.state_machine_arn)
     assert warnings(other) == []
 
 
@@ -373,7 +382,7 @@ def batch_machine(target: Stack, kind: sfn.StateMachineType, **options) -> sfn.S
 def test_a_pipe_into_a_state_machine_holding_an_idempotent_batch_is_advised_on_the_batch():
     target = stack()
     machine = batch_machine(target, sfn.StateMachineType.STANDARD)
-    pipe(target, sqs.Queue(target, "Queue").queue_arn, machine.state_machine_arn, batch_size=None)  # 10 records
+    pipe(target, queue(target).queue_arn, machine.state_machine_arn, batch_size=None)  # 10 records
     found = Annotations.from_stack(target).find_warning("/Test/Payments", Match.any_value())
     codes = sorted(message.entry.data.rsplit("[ack: ", 1)[1] for message in found)
     assert codes == ["idempotent-constructs:expires-before-redelivery]", "idempotent-constructs:pipe-never-redelivers]"]
@@ -383,7 +392,7 @@ def test_a_pipe_into_a_state_machine_holding_an_idempotent_batch_is_advised_on_t
 def test_an_idempotent_batch_behind_a_waiting_pipe_whose_records_outlast_the_queue_gets_no_advice():
     target = stack()
     machine = batch_machine(target, sfn.StateMachineType.EXPRESS, expires_after=Duration.days(4))
-    pipe(target, sqs.Queue(target, "Queue").queue_arn, machine.state_machine_arn, batch_size=None)
+    pipe(target, queue(target).queue_arn, machine.state_machine_arn, batch_size=None)
     assert warnings(target) == errors(target) == []
 
 
@@ -391,7 +400,79 @@ def test_an_idempotent_batch_keyed_on_a_records_receipt_handle_is_given_the_reci
     target = stack()
     key = IdempotencyKey.from_paths("$.receiptHandle")
     machine = batch_machine(target, sfn.StateMachineType.EXPRESS, key=key, expires_after=Duration.days(4))
-    pipe(target, sqs.Queue(target, "Queue").queue_arn, machine.state_machine_arn, batch_size=None)
+    pipe(target, queue(target).queue_arn, machine.state_machine_arn, batch_size=None)
     (warning,) = warnings(target)
     assert "with a selection of receiptHandle as the key, each redelivery runs the workflow again" in warning
     assert 'use key=IdempotencyKey.from_paths("$.messageId"), payload=IdempotencyPayload.from_paths("$.body")' in warning
+
+
+def test_a_pipe_whose_batch_can_pass_what_pipes_sends_a_step_functions_target_is_warned_with_the_size_that_fits():
+    target = stack()
+    orders = workflow(target, **RECIPE)
+    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn)  # 256 KiB messages
+    (warning,) = warnings(target)
+    assert warning.startswith(
+        "the pipe Test/OrdersPipe may send one message of up to 262,144 bytes each (its queue's maximumMessageSize), "
+        "about 263,168 characters in their records"
+    )
+    assert "Pipes sends a Step Functions target at most 262,144 characters, the batch as a whole" in warning
+    assert "Set the queue's maximumMessageSize to 261,120 bytes or less" in warning
+    assert warning.endswith("[ack: idempotent-constructs:pipe-batch-past-262144-characters]")
+
+
+def test_a_batch_of_ten_fits_with_messages_of_24_kib_and_not_of_26():
+    for size, expected in ((24 * 1024, []), (26 * 1024, ["Set the queue's maximumMessageSize to 25,190 bytes or less"])):
+        target = stack()
+        machine = batch_machine(target, sfn.StateMachineType.EXPRESS, expires_after=Duration.days(4))
+        pipe(target, queue(target, max_message_size_bytes=size).queue_arn, machine.state_machine_arn, batch_size=None)
+        assert [fix for fix in expected for warning in warnings(target) if fix in warning] == expected, size
+        assert len(warnings(target)) == len(expected)
+
+
+def test_a_batch_too_large_for_any_message_size_is_told_the_batch_size_that_fits():
+    target = stack()
+    machine = batch_machine(target, sfn.StateMachineType.EXPRESS, expires_after=Duration.days(4))
+    pipe(target, queue(target, max_message_size_bytes=1024).queue_arn, machine.state_machine_arn, batch_size=200)
+    (warning,) = warnings(target)
+    assert "a batch of 200 messages of up to 1,024 bytes each" in warning
+    assert "Set the pipe's batch size to 128 or less" in warning
+
+
+def starter(machine: sfn.StateMachine, **source) -> None:
+    """A starter function of ``machine`` behind an SQS event source mapping with the ``source`` options."""
+    target = Stack.of(machine)
+    function = lambda_.Function(
+        target,
+        "Starter",
+        runtime=lambda_.Runtime.PYTHON_3_13,
+        handler="index.handler",
+        code=lambda_.Code.from_inline("def handler(event, context): pass"),
+    )
+    machine.grant_start_sync_execution(function)
+    function.add_event_source(sources.SqsEventSource(queue(target), **source))
+
+
+def test_a_starter_function_of_a_batch_whose_mapping_ignores_the_partial_response_is_warned():
+    target = stack()
+    starter(batch_machine(target, sfn.StateMachineType.EXPRESS, expires_after=Duration.days(4)), report_batch_item_failures=False)
+    (warning,) = warnings(target)
+    assert (
+        warning.startswith("the event source mapping Test/Starter/SqsEventSource:TestQueue")
+        and "Lambda ignores the batch's partial batch response and deletes a failed record with the others" in warning
+    )
+    assert warning.endswith("[ack: idempotent-constructs:mapping-ignores-partial-batch-response]")
+
+
+def test_a_starter_function_that_reports_failures_is_advised_only_on_the_queues_retention():
+    reporting = stack()
+    starter(
+        batch_machine(reporting, sfn.StateMachineType.EXPRESS, expires_after=Duration.days(4)), report_batch_item_failures=True
+    )
+    assert warnings(reporting) == errors(reporting) == []
+    short = stack()
+    starter(batch_machine(short, sfn.StateMachineType.EXPRESS, expires_after=Duration.hours(1)), report_batch_item_failures=True)
+    (warning,) = warnings(short)
+    assert warning.startswith(
+        "the queue Test/Queue keeps a message up to 4 days, and the event source mapping Test/Starter/SqsEventSource:TestQueue"
+    )
+    assert "may deliver it again (a redelivery, a redrive from the dead-letter queue)" in warning

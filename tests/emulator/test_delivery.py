@@ -11,14 +11,18 @@ import uuid
 
 import pytest
 from aws_cdk import App, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 
 from idempotent_constructs import IdempotencyKey, IdempotencyPayload, IdempotencyTable, IdempotentBatch
-from idempotent_constructs.testing import Deployment, Execution, LocalEmulator
-from idempotent_constructs.testing.delivery import FIRE_AND_FORGET, Pipe, messages_in
+from idempotent_constructs._synth.functions import RUNTIME
+from idempotent_constructs.testing import Deployment, LocalEmulator, delivery
+from idempotent_constructs.testing.delivery import FIRE_AND_FORGET, EventSourceMapping, Pipe, messages_in
 from tests import recipes
-from tests.stacks import side_effect_runs, side_effects_table
+from tests.conftest import ROOT
+from tests.stacks import counted, side_effect_runs, side_effects_table
 
 MAX_RECEIVE_COUNT = 3
 BODY = "$parse($states.input.body)"
@@ -52,10 +56,30 @@ class PaymentsStack(Stack):
                 lease=Duration.minutes(5),
                 max_wait=Duration.minutes(4),
             )
+            log = None
+            if kind == sfn.StateMachineType.EXPRESS:  # its failed records counted from its execution log
+                log_group = logs.LogGroup(self, f"{name}Log", removal_policy=RemovalPolicy.DESTROY)
+                batch.metric_failed_records(log_group)
+                log = sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL)
             machine = sfn.StateMachine(
-                self, f"{name}Machine", definition_body=sfn.DefinitionBody.from_chainable(batch), state_machine_type=kind
+                self,
+                f"{name}Machine",
+                definition_body=sfn.DefinitionBody.from_chainable(batch),
+                state_machine_type=kind,
+                logs=log,
             )
             counters.grant_read_write_data(machine)
+            if kind == sfn.StateMachineType.EXPRESS:  # the event sources guide's starter function, for a mapping
+                starter = lambda_.Function(
+                    self,
+                    f"{name}Starter",
+                    runtime=RUNTIME,
+                    handler="starter.handler",
+                    code=lambda_.Code.from_asset(str(ROOT / "docs" / "samples" / "starter")),
+                    timeout=Duration.minutes(5),
+                    environment={"STATE_MACHINE_ARN": machine.state_machine_arn},
+                )
+                machine.grant_start_sync_execution(starter)
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +121,41 @@ def test_each_valid_payment_is_charged_once_and_only_the_two_poison_messages_are
     assert lost.execution is not None and lost.execution.status == "SUCCEEDED"
     again = {message_id for cycle in cycles[cycles.index(lost) + 1 :] for message_id in cycle.message_ids}
     assert set(lost.message_ids) <= again
+    # metric_failed_records counts each record a batch answered as failed, and nothing else.
+    answered = sum(len(cycle.execution.output["batchItemFailures"]) for cycle in cycles if cycle.execution)
+    metric = sum(counted(payments, "Payments", cycle.execution)["Payments.RecordFailed"] for cycle in cycles if cycle.execution)
+    assert metric == answered >= 9  # 3 flaky first receives, and 3 receives of each poison message
+
+
+def send(deployment: Deployment, queue: str, *bodies: str) -> None:
+    for body in bodies:
+        deployment.emulator.client("sqs").send_message(QueueUrl=queue, MessageBody=body)
+
+
+def test_through_a_starter_function_each_valid_payment_is_charged_once_and_only_the_poison_is_dead_lettered(payments):
+    run = uuid.uuid4().hex[:8]
+    queue, dead_letters = queue_url(payments, "Queue"), queue_url(payments, "DeadLetters")
+    valid = [{"payment_id": f"{run}-{n}", "amount": n, "flaky": n % 3 == 0} for n in range(7)]
+    send(payments, queue, *(json.dumps(payment) for payment in valid), json.dumps(valid[1]), "{not json")
+
+    cycles = EventSourceMapping(payments, queue, "PaymentsStarter", batch_size=5, lose_acknowledgements=1).drain()
+
+    assert charges(payments, *(p["payment_id"] for p in valid)) == {p["payment_id"]: 1 for p in valid}
+    assert [message["body"] for message in messages_in(payments, dead_letters)] == ["{not json"]
+    assert messages_in(payments, queue) == []
+    assert any(cycle.acknowledgement_lost for cycle in cycles)
+    assert all(cycle.execution is None and isinstance(cycle.response, dict) for cycle in cycles)
+
+
+def test_a_mapping_without_report_batch_item_failures_deletes_the_failed_records_with_the_rest(payments):
+    run = uuid.uuid4().hex[:8]
+    queue, dead_letters = queue_url(payments, "Queue"), queue_url(payments, "DeadLetters")
+    flaky = {"payment_id": f"{run}-flaky", "amount": 1, "flaky": True}
+    send(payments, queue, json.dumps(flaky), json.dumps({"payment_id": f"{run}-fine", "amount": 2}))
+    (cycle,) = EventSourceMapping(payments, queue, "PaymentsStarter", report_batch_item_failures=False).drain()
+    assert cycle.response["batchItemFailures"] != [] and cycle.deleted == cycle.message_ids  # ignored: lost
+    assert charges(payments, flaky["payment_id"]) == {flaky["payment_id"]: 0}
+    assert messages_in(payments, queue) == messages_in(payments, dead_letters) == []
 
 
 def test_a_pipe_into_a_standard_workflow_deletes_a_failed_message_which_never_comes_again(payments):
@@ -138,6 +197,4 @@ def test_a_batch_larger_than_one_receive_is_filled_by_several(payments):
     ],
 )
 def test_a_partial_batch_response_leaves_its_records_or_the_whole_batch_when_it_is_invalid(output, left):
-    succeeded = Execution(arn="arn", status="SUCCEEDED", input=[], output=output)
-    assert Pipe._failed(succeeded, ["m-1", "m-2"]) == left
-    assert Pipe._failed(Execution(arn="arn", status="FAILED", input=[]), ["m-1", "m-2"]) == {"m-1", "m-2"}
+    assert delivery._failures(output, ["m-1", "m-2"]) == left

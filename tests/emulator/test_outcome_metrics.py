@@ -5,28 +5,7 @@ the clauses of the deployed metric filter, which counts ``StatesEntered`` by sta
 
 from __future__ import annotations
 
-from collections import Counter
-
-from idempotent_constructs.testing import Deployment, Execution
-from tests.synth import filter_pattern_entries
-
-
-def counted(deployment: Deployment, workflow: str, execution: Execution) -> Counter[str]:
-    """What the metric filters of ``workflow`` count in one execution's log, by state name."""
-    clauses = {
-        clause
-        for logical_id, resource in deployment.template["Resources"].items()
-        if resource["Type"] == "AWS::Logs::MetricFilter" and f"/{workflow}/" in deployment.paths[logical_id]
-        for clause in filter_pattern_entries(resource["Properties"]["FilterPattern"])
-    }
-    assert clauses
-    logged = (
-        (event["type"], details.get("name"))
-        for event in execution.history
-        for field, details in event.items()
-        if field.endswith("EventDetails")
-    )
-    return Counter(name for event_type, name in logged if (event_type, name) in clauses)
+from tests.stacks import counted
 
 
 def test_a_rejected_duplicate_is_counted_by_metric_rejected_and_runs_nothing(control, unique):

@@ -27,6 +27,7 @@ from . import (
     parallel_errors,
     parser_scopes,
     payload_limit,
+    start_sync_execution,
     state_machines,
     string_outputs,
     time_to_live,
@@ -54,6 +55,7 @@ _PATCHING = (
     fractional_timestamps,
     string_outputs,
     jsonpath_definite,
+    start_sync_execution,
 )
 _DEPLOYING = (state_machines, time_to_live)
 
