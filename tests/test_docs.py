@@ -15,6 +15,7 @@ from aws_cdk import SecretValue
 from aws_cdk import aws_events as events
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk.assertions import Annotations, Match, Template
 
 import idempotent_constructs.errors
 from idempotent_constructs import IdempotencyTable, IdempotentStateMachine
@@ -22,7 +23,7 @@ from idempotent_constructs.lambda_src import schema
 from tests.conftest import ROOT
 from tests.samples import SAMPLES, docs_sample
 from tests.stacks import DOCUMENTS
-from tests.synth import definitions, only_definition, template
+from tests.synth import definitions, only_definition, stack, template
 
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
@@ -167,3 +168,12 @@ def test_the_downstream_key_sample_sends_the_record_id_as_the_providers_idempote
 
     text = json.dumps(only_definition(template(build)))
     assert '"Idempotency-Key": "{% ' + IdempotentStateMachine.RECORD_ID_PATH + ' %}"' in text.replace('\\"', '"')
+
+
+def test_the_whole_pipe_stack_of_the_event_sources_guide_draws_no_advice_from_synth():
+    target = stack()
+    docs_sample("payments_pipe").payments_pipe(target, IdempotencyTable(target, "Records"), sfn.Pass(target, "Charge"))
+    annotations = Annotations.from_stack(target)
+    assert annotations.find_warning("*", Match.any_value()) == annotations.find_error("*", Match.any_value()) == []
+    (pipe,) = Template.from_stack(target).find_resources("AWS::Pipes::Pipe").values()
+    assert pipe["Properties"]["SourceParameters"] == {"SqsQueueParameters": {"BatchSize": 10}}

@@ -137,6 +137,15 @@ class _Poller:
         }
 
 
+def _resource(deployment: Deployment, reference: Any) -> str:
+    """The physical id of the resource of the stack a template's ``Ref`` or ``Fn::GetAtt`` names: a queue's
+    URL for its ``Arn``, a state machine's ARN for its ``Ref``."""
+    logical_id = reference.get("Ref") or reference.get("Fn::GetAtt", [None])[0] if isinstance(reference, dict) else None
+    if logical_id not in deployment.resources:
+        raise LookupError(f"{reference!r} names no resource of {deployment.stack_name}: a pipe's source and target must be")
+    return str(deployment.resources[logical_id])
+
+
 def _cycle(ids: list[str], failed: set[str], **outcome: Any) -> Cycle:
     return Cycle(ids, deleted=[i for i in ids if i not in failed], left=[i for i in ids if i in failed], **outcome)
 
@@ -172,14 +181,30 @@ class Pipe(_Poller):
             raise ValueError(f"invocation: {invocation!r} is neither {REQUEST_RESPONSE} nor {FIRE_AND_FORGET}")
         super().__init__(deployment, queue_url, batch_size=batch_size, lose_acknowledgements=lose_acknowledgements)
         self.state_machine, self.invocation = state_machine, invocation
-        described = deployment.emulator.client("stepfunctions").describe_state_machine(
-            stateMachineArn=deployment.state_machine_arn(state_machine)
-        )
+        arn = state_machine if state_machine.startswith("arn:") else deployment.state_machine_arn(state_machine)
+        described = deployment.emulator.client("stepfunctions").describe_state_machine(stateMachineArn=arn)
         if invocation == REQUEST_RESPONSE and described["type"] != "EXPRESS":
             raise ValueError(
                 f"{state_machine} is a Standard workflow, which a pipe can only start with {FIRE_AND_FORGET} "
                 "(REQUEST_RESPONSE is not supported for STANDARD state machine workflows)"
             )
+
+    @classmethod
+    def of(cls, deployment: Deployment, name: str, *, lose_acknowledgements: int = 0) -> Pipe:
+        """The pipe ``name`` (a construct id or path part) of the deployment, played as its template declares
+        it: its SQS source queue and its state machine target (each a resource of the stack), its batch size
+        and its invocation type, each AWS's default where left out."""
+        properties = deployment.template["Resources"][deployment.logical_id("AWS::Pipes::Pipe", name)]["Properties"]
+        source_parameters = properties.get("SourceParameters", {}).get("SqsQueueParameters", {})
+        target_parameters = properties.get("TargetParameters", {}).get("StepFunctionStateMachineParameters", {})
+        return cls(
+            deployment,
+            _resource(deployment, properties["Source"]),
+            _resource(deployment, properties["Target"]),
+            batch_size=source_parameters.get("BatchSize", SQS_BATCH_SIZE),
+            invocation=target_parameters.get("InvocationType", REQUEST_RESPONSE),
+            lose_acknowledgements=lose_acknowledgements,
+        )
 
     def _deliver(self, batch: list[dict[str, Any]], ids: list[str]) -> Cycle:
         if self.invocation == FIRE_AND_FORGET:

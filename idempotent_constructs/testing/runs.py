@@ -134,6 +134,10 @@ class Deployment:
     def physical_id(self, resource_type: str, name: str = "") -> str:
         """The physical id of the one resource of ``resource_type`` whose construct path contains
         ``name`` as whole segments ("Orders" finds "Stack/Orders/StateMachine/Resource")."""
+        return str(self.resources[self.logical_id(resource_type, name)])
+
+    def logical_id(self, resource_type: str, name: str = "") -> str:
+        """The logical id of the one resource of ``resource_type`` whose construct path contains ``name``."""
         matches = [
             logical_id
             for logical_id in self._logical_ids(resource_type)
@@ -152,7 +156,7 @@ class Deployment:
                     else ""
                 )
             )
-        return str(self.resources[matches[0]])
+        return matches[0]
 
     def _path(self, logical_id: str) -> str:
         return self.paths.get(logical_id, logical_id)

@@ -11,9 +11,8 @@ import uuid
 
 import pytest
 from aws_cdk import App, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
-from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 
 from idempotent_constructs import IdempotencyKey, IdempotencyPayload, IdempotencyTable, IdempotentBatch
@@ -22,64 +21,54 @@ from idempotent_constructs.testing import Deployment, LocalEmulator, delivery
 from idempotent_constructs.testing.delivery import FIRE_AND_FORGET, EventSourceMapping, Pipe, messages_in
 from tests import recipes
 from tests.conftest import ROOT
+from tests.samples import docs_sample
 from tests.stacks import counted, side_effect_runs, side_effects_table
 
-MAX_RECEIVE_COUNT = 3
 BODY = "$parse($states.input.body)"
 
 
+def payment(scope: Stack, name: str, counters: dynamodb.ITable) -> sfn.IChainable:
+    """One record's body: charges the payment in its body (counted in ``SideEffects`` under ``{name}#{payment
+    id}``), and fails on the payment's first receive where it says ``flaky``."""
+    charge = recipes.charge(scope, name, BODY + ".payment_id", counters.table_name)
+    flaky = sfn.Condition.jsonata("{% " + BODY + ".flaky = true and $states.input.attributes.ApproximateReceiveCount = '1' %}")
+    return (
+        sfn.Choice.jsonata(scope, f"{name}Flaky")
+        .when(flaky, sfn.Fail(scope, f"{name}Declined", error="Declined"))
+        .otherwise(charge)
+    )
+
+
 class PaymentsStack(Stack):
-    """``Payments`` (Express) and ``StandardPayments``: an IdempotentBatch keyed on the payment id in each
-    message's body, whose body charges it (counted in ``SideEffects`` under ``{workflow}#{payment id}``) and
-    fails on a payment's first receive where the payment says ``flaky``; ``Queue`` with ``DeadLetters``
-    after three receives."""
+    """The event sources guide's whole stack (docs/samples/payments_pipe.py): ``Queue`` (``DeadLetters`` after
+    three receives) through ``PaymentsPipe`` into ``PaymentsMachine``, an IdempotentBatch keyed on the payment
+    id in each message's body; its starter function ``PaymentsStarter`` (docs/samples/starter), for a mapping;
+    and ``StandardPaymentsMachine``, the same batch in a Standard workflow."""
 
     def __init__(self, scope: App, construct_id: str) -> None:
         super().__init__(scope, construct_id)
         table = IdempotencyTable(self, "Idempotency", removal_policy=RemovalPolicy.DESTROY)
         counters = side_effects_table(self)
-        dead_letters = sqs.Queue(self, "DeadLetters")
-        sqs.Queue(self, "Queue", dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letters, max_receive_count=MAX_RECEIVE_COUNT))
-        for name, kind in (("Payments", sfn.StateMachineType.EXPRESS), ("StandardPayments", sfn.StateMachineType.STANDARD)):
-            charge = recipes.charge(self, name, BODY + ".payment_id", counters.table_name)  # counted under "{name}#{id}"
-            flaky = sfn.Condition.jsonata(
-                "{% " + BODY + ".flaky = true and $states.input.attributes.ApproximateReceiveCount = '1' %}"
-            )
-            body = sfn.Choice.jsonata(self, f"{name}Flaky").when(flaky, sfn.Fail(self, f"{name}Declined", error="Declined"))
-            batch = IdempotentBatch(
-                self,
-                name,
-                table=table,
-                body=body.otherwise(charge),
-                key=IdempotencyKey.from_jsonata(BODY + ".payment_id"),
-                payload=IdempotencyPayload.from_jsonata(BODY),
-                lease=Duration.minutes(5),
-                max_wait=Duration.minutes(4),
-            )
-            log = None
-            if kind == sfn.StateMachineType.EXPRESS:  # its failed records counted from its execution log
-                log_group = logs.LogGroup(self, f"{name}Log", removal_policy=RemovalPolicy.DESTROY)
-                batch.metric_failed_records(log_group)
-                log = sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL)
-            machine = sfn.StateMachine(
-                self,
-                f"{name}Machine",
-                definition_body=sfn.DefinitionBody.from_chainable(batch),
-                state_machine_type=kind,
-                logs=log,
-            )
-            counters.grant_read_write_data(machine)
-            if kind == sfn.StateMachineType.EXPRESS:  # the event sources guide's starter function, for a mapping
-                starter = lambda_.Function(
-                    self,
-                    f"{name}Starter",
-                    runtime=RUNTIME,
-                    handler="starter.handler",
-                    code=lambda_.Code.from_asset(str(ROOT / "docs" / "samples" / "starter")),
-                    timeout=Duration.minutes(5),
-                    environment={"STATE_MACHINE_ARN": machine.state_machine_arn},
-                )
-                machine.grant_start_sync_execution(starter)
+        by_payment = dict(key=IdempotencyKey.from_jsonata(BODY + ".payment_id"), payload=IdempotencyPayload.from_jsonata(BODY))
+        machine = docs_sample("payments_pipe").payments_pipe(self, table, payment(self, "Payments", counters), **by_payment)
+        starter = lambda_.Function(
+            self,
+            "PaymentsStarter",
+            runtime=RUNTIME,
+            handler="starter.handler",
+            code=lambda_.Code.from_asset(str(ROOT / "docs" / "samples" / "starter")),
+            timeout=Duration.minutes(5),
+            environment={"STATE_MACHINE_ARN": machine.state_machine_arn},
+        )
+        machine.grant_start_sync_execution(starter)
+        standard = IdempotentBatch(
+            self, "StandardPayments", table=table, body=payment(self, "StandardPayments", counters), **by_payment
+        )
+        standard_machine = sfn.StateMachine(
+            self, "StandardPaymentsMachine", definition_body=sfn.DefinitionBody.from_chainable(standard)
+        )
+        for each in (machine, standard_machine):
+            counters.grant_read_write_data(each)
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +96,8 @@ def test_each_valid_payment_is_charged_once_and_only_the_two_poison_messages_are
     for body in bodies:
         client.send_message(QueueUrl=queue, MessageBody=body)
 
-    pipe = Pipe(payments, queue, "PaymentsMachine", batch_size=10, lose_acknowledgements=1)
+    pipe = Pipe.of(payments, "PaymentsPipe", lose_acknowledgements=1)  # batch size 10, REQUEST_RESPONSE
+    assert (pipe.batch_size, pipe.invocation) == (10, "REQUEST_RESPONSE")
     cycles = pipe.drain()
 
     assert charges(payments, *(p["payment_id"] for p in valid)) == {p["payment_id"]: 1 for p in valid}
