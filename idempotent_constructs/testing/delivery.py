@@ -31,6 +31,16 @@ What is modelled, and where AWS says so:
   ``batchItemFailures`` leave those messages, read by the rules above (Lambda developer guide, "Handling errors
   for an SQS event source in Lambda", "Implementing partial batch responses"). Without it a partial batch
   response is ignored: the failed records are deleted with the rest.
+- A pipe from a Kinesis stream (``StreamPipe``) reads each shard in order from its checkpoint, up to its batch
+  size of records: Pipes' flat Kinesis record, its ``eventID`` the shard and sequence number ("Amazon Kinesis
+  stream as a source for EventBridge Pipes"). A failed execution leaves the checkpoint where it was, so the same
+  batch comes again; a customer error is retried "up to the maximum retry attempts configured on the pipe retry
+  policy" (``MaximumRetryAttempts``; -1, the default, retries until the record expires in the stream), after
+  which the batch is discarded ("EventBridge Pipes error handling and troubleshooting"). A partial batch
+  response moves the checkpoint to just before the first record it names, so that record and every one after
+  it come again: the Lambda developer guide's documented rule for streams, which Pipes states as retrying "the
+  remainder of the payload" ("batching and concurrency"). A discarded batch's records are named in the cycle;
+  what Pipes sends a stream's dead-letter target (metadata, not the records) is not modelled.
 - A lost acknowledgement (``lose_acknowledgements``): the execution succeeded but the deletion never
   happened, so the whole batch comes again (at-least-once delivery, SQS developer guide).
 
@@ -40,6 +50,7 @@ queue; this module plays the pipe, or the mapping, between the queue and its tar
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -63,9 +74,28 @@ class Cycle:
     left: list[str] = field(default_factory=list)  # on the queue, to come again (or go to the dead-letter queue)
     acknowledgement_lost: bool = False  # what it would have deleted was left on the queue
     response: Any = None  # a starter function's result, or its error
+    discarded: list[str] = field(default_factory=list)  # a stream's records dropped after their last retry
 
 
-class _Poller:
+class _Loop:
+    """A source drained one batch (``cycle()``) at a time."""
+
+    cycles: list[Cycle]
+
+    def cycle(self) -> Cycle | None:
+        raise NotImplementedError
+
+    def drain(self, max_cycles: int = 100) -> list[Cycle]:
+        """Cycle until the source has nothing more to deliver (a queue's messages deleted or moved to its
+        dead-letter queue, a stream's shards read to their end); the cycles run."""
+        start = len(self.cycles)
+        for _ in range(max_cycles):
+            if self.cycle() is None:
+                return self.cycles[start:]
+        raise RuntimeError(f"the source still had records to deliver after {max_cycles} cycles")
+
+
+class _Poller(_Loop):
     """What a pipe and an event source mapping share: receiving a batch from the queue, deleting what the
     target's outcome says, and leaving the rest to come again."""
 
@@ -106,15 +136,6 @@ class _Poller:
             self.sqs.change_message_visibility(QueueUrl=self.queue_url, ReceiptHandle=handles[message_id], VisibilityTimeout=0)
         self.cycles.append(done)
         return done
-
-    def drain(self, max_cycles: int = 100) -> list[Cycle]:
-        """Cycle until the queue has nothing to receive (what is left has been deleted or moved to the
-        dead-letter queue); the cycles run."""
-        start = len(self.cycles)
-        for _ in range(max_cycles):
-            if self.cycle() is None:
-                return self.cycles[start:]
-        raise RuntimeError(f"the queue still had messages after {max_cycles} cycles")
 
     def _record(self, message: dict[str, Any]) -> dict[str, Any]:
         """A received message as a pipe or a mapping hands it over: AWS's SQS record."""
@@ -243,6 +264,92 @@ class EventSourceMapping(_Poller):
             return _cycle(ids, set(ids), execution=None, response=response)
         failed = _failures(response, ids) if self.report_batch_item_failures else set()
         return _cycle(ids, failed, execution=None, response=response)
+
+
+class StreamPipe(_Loop):
+    """A pipe from the Kinesis stream ``stream`` (a construct id or path part of ``deployment``) to the Express
+    state machine ``state_machine``, waited for (``REQUEST_RESPONSE``), with its batch size and
+    ``MaximumRetryAttempts`` (-1: until the record expires, which the loop does not reach: ``drain`` then stops
+    at ``max_cycles``); ``lose_checkpoints`` batches whose checkpoint is lost after they succeeded."""
+
+    def __init__(
+        self,
+        deployment: Deployment,
+        stream: str,
+        state_machine: str,
+        *,
+        batch_size: int,
+        maximum_retry_attempts: int = -1,
+        lose_checkpoints: int = 0,
+    ) -> None:
+        self.deployment, self.state_machine, self.batch_size = deployment, state_machine, batch_size
+        self.maximum_retry_attempts, self.lose_checkpoints = maximum_retry_attempts, lose_checkpoints
+        self.kinesis = deployment.emulator.client("kinesis")
+        self.stream = deployment.physical_id("AWS::Kinesis::Stream", stream)
+        self.stream_arn = self.kinesis.describe_stream_summary(StreamName=self.stream)["StreamDescriptionSummary"]["StreamARN"]
+        self.checkpoints: dict[str, str | None] = {}  # the last sequence number done, by shard
+        self.attempts: dict[tuple[str, str | None], int] = {}  # retries of a batch, by shard and checkpoint
+        self.cycles: list[Cycle] = []
+
+    def _read(self, shard: str) -> list[dict[str, Any]]:
+        checkpoint = self.checkpoints.get(shard)
+        where = {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "StartingSequenceNumber": checkpoint} if checkpoint else {}
+        iterator = self.kinesis.get_shard_iterator(
+            StreamName=self.stream, ShardId=shard, **(where or {"ShardIteratorType": "TRIM_HORIZON"})
+        )["ShardIterator"]
+        records: list[dict[str, Any]] = self.kinesis.get_records(ShardIterator=iterator, Limit=self.batch_size)["Records"]
+        return records
+
+    def cycle(self) -> Cycle | None:
+        """Read one batch from the first shard with records past its checkpoint, invoke the target, move the
+        checkpoint as the outcome says; None when every shard is done."""
+        for shard in (found["ShardId"] for found in self.kinesis.list_shards(StreamName=self.stream)["Shards"]):
+            records = self._read(shard)
+            if records:
+                return self._deliver(shard, records)
+        return None
+
+    def _deliver(self, shard: str, records: list[dict[str, Any]]) -> Cycle:
+        batch = [self._record(shard, record) for record in records]
+        ids = [record["eventID"] for record in batch]
+        sequences = [record["SequenceNumber"] for record in records]
+        execution = self.deployment.run(self.state_machine, batch)
+        failed = set(ids) if execution.status != "SUCCEEDED" else _failures(execution.output, ids)
+        first = next((index for index, name in enumerate(ids) if name in failed), len(ids))
+        done = Cycle(ids, execution, deleted=ids[:first], left=ids[first:])
+        if done.deleted and self.lose_checkpoints > 0:
+            self.lose_checkpoints -= 1
+            done.left, done.deleted, done.acknowledgement_lost = ids, [], True
+            first = 0
+        position = (shard, self.checkpoints.get(shard))
+        if done.left and not done.acknowledgement_lost:
+            self.attempts[position] = self.attempts.get(position, 0) + 1
+            if 0 <= self.maximum_retry_attempts < self.attempts[position]:  # retried as often as allowed: dropped
+                done.discarded = [name for name in done.left if name in failed]
+                done.deleted += [name for name in done.left if name not in failed]
+                done.left, first = [], len(ids)
+        if first > 0:
+            self.checkpoints[shard] = sequences[first - 1]
+        self.cycles.append(done)
+        return done
+
+    def _record(self, shard: str, record: dict[str, Any]) -> dict[str, Any]:
+        """A record read from the shard as a pipe hands it to its target: Pipes' flat Kinesis record
+        (``testing.sources.kinesis_via_pipe`` has AWS's sample)."""
+        arrival = record["ApproximateArrivalTimestamp"]
+        return {
+            "kinesisSchemaVersion": "1.0",
+            "partitionKey": record["PartitionKey"],
+            "sequenceNumber": record["SequenceNumber"],
+            "data": base64.b64encode(record["Data"]).decode(),
+            "approximateArrivalTimestamp": round(arrival.timestamp(), 3),
+            "eventSource": "aws:kinesis",
+            "eventVersion": "1.0",
+            "eventID": f"{shard}:{record['SequenceNumber']}",
+            "eventName": "aws:kinesis:record",
+            "awsRegion": self.stream_arn.split(":")[3],
+            "eventSourceARN": self.stream_arn,
+        }
 
 
 def messages_in(deployment: Deployment, queue_url: str) -> list[dict[str, Any]]:

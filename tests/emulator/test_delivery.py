@@ -12,26 +12,29 @@ import uuid
 import pytest
 from aws_cdk import App, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_kinesis as kinesis
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 
-from idempotent_constructs import IdempotencyKey, IdempotencyPayload, IdempotencyTable, IdempotentBatch
+from idempotent_constructs import BatchSource, IdempotencyKey, IdempotencyPayload, IdempotencyTable, IdempotentBatch
 from idempotent_constructs._synth.functions import RUNTIME
 from idempotent_constructs.testing import Deployment, LocalEmulator, delivery
-from idempotent_constructs.testing.delivery import FIRE_AND_FORGET, EventSourceMapping, Pipe, messages_in
+from idempotent_constructs.testing.delivery import FIRE_AND_FORGET, EventSourceMapping, Pipe, StreamPipe, messages_in
 from tests import recipes
 from tests.conftest import ROOT
 from tests.samples import docs_sample
 from tests.stacks import counted, side_effect_runs, side_effects_table
 
 BODY = "$parse($states.input.body)"
+DATA = "$parse($base64decode($states.input.data))"
 
 
-def payment(scope: Stack, name: str, counters: dynamodb.ITable) -> sfn.IChainable:
-    """One record's body: charges the payment in its body (counted in ``SideEffects`` under ``{name}#{payment
-    id}``), and fails on the payment's first receive where it says ``flaky``."""
-    charge = recipes.charge(scope, name, BODY + ".payment_id", counters.table_name)
-    flaky = sfn.Condition.jsonata("{% " + BODY + ".flaky = true and $states.input.attributes.ApproximateReceiveCount = '1' %}")
+def payment(scope: Stack, name: str, counters: dynamodb.ITable, content: str = BODY) -> sfn.IChainable:
+    """One record's body: charges the payment in its body (``content``: a stream record's data), counted in
+    ``SideEffects`` under ``{name}#{payment id}``, and fails on the payment's first receive where it says
+    ``flaky``."""
+    charge = recipes.charge(scope, name, content + ".payment_id", counters.table_name)
+    flaky = sfn.Condition.jsonata("{% " + content + ".flaky = true and $states.input.attributes.ApproximateReceiveCount = '1' %}")
     return (
         sfn.Choice.jsonata(scope, f"{name}Flaky")
         .when(flaky, sfn.Fail(scope, f"{name}Declined", error="Declined"))
@@ -67,7 +70,23 @@ class PaymentsStack(Stack):
         standard_machine = sfn.StateMachine(
             self, "StandardPaymentsMachine", definition_body=sfn.DefinitionBody.from_chainable(standard)
         )
-        for each in (machine, standard_machine):
+        kinesis.Stream(self, "Stream", shard_count=1)
+        streamed = IdempotentBatch(
+            self,
+            "Streamed",
+            table=table,
+            body=payment(self, "Streamed", counters, DATA),
+            source=BatchSource.KINESIS,
+            key=IdempotencyKey.from_jsonata(DATA + ".payment_id"),  # a producer's duplicate is a new record
+            payload=IdempotencyPayload.from_paths("$.data"),
+        )
+        streamed_machine = sfn.StateMachine(
+            self,
+            "StreamedMachine",
+            definition_body=sfn.DefinitionBody.from_chainable(streamed),
+            state_machine_type=sfn.StateMachineType.EXPRESS,
+        )
+        for each in (machine, standard_machine, streamed_machine):
             counters.grant_read_write_data(each)
 
 
@@ -146,6 +165,27 @@ def test_a_mapping_without_report_batch_item_failures_deletes_the_failed_records
     assert cycle.response["batchItemFailures"] != [] and cycle.deleted == cycle.message_ids  # ignored: lost
     assert charges(payments, flaky["payment_id"]) == {flaky["payment_id"]: 0}
     assert messages_in(payments, queue) == messages_in(payments, dead_letters) == []
+
+
+def test_a_stream_through_a_pipe_charges_each_payment_once_and_drops_only_the_poison_after_its_retries(payments):
+    run = uuid.uuid4().hex[:8]
+    valid = [{"payment_id": f"{run}-{n}", "amount": n} for n in range(8)]
+    data = [json.dumps(payment) for payment in valid]
+    data.insert(3, json.dumps({**valid[1], "amount": 999}))  # a conflicting duplicate: the poison
+    data.insert(6, json.dumps(valid[4]))  # a producer's duplicate: a new record, the same payment
+    client = payments.emulator.client("kinesis")
+    stream = payments.physical_id("AWS::Kinesis::Stream", "Stream")
+    put = [client.put_record(StreamName=stream, Data=text.encode(), PartitionKey="payments") for text in data]
+    poison = f"{put[3]['ShardId']}:{put[3]['SequenceNumber']}"
+
+    pipe = StreamPipe(payments, "Stream", "StreamedMachine", batch_size=4, maximum_retry_attempts=2, lose_checkpoints=1)
+    cycles = pipe.drain()
+
+    assert charges(payments, *(p["payment_id"] for p in valid), workflow="Streamed") == {p["payment_id"]: 1 for p in valid}
+    assert [name for cycle in cycles for name in cycle.discarded] == [poison]
+    # The poison's batch came again from it, three times (the first try and two retries), then moved on.
+    assert sum(1 for cycle in cycles if cycle.message_ids[0] == poison) == 3
+    assert any(cycle.acknowledgement_lost for cycle in cycles)
 
 
 def test_a_pipe_into_a_standard_workflow_deletes_a_failed_message_which_never_comes_again(payments):
