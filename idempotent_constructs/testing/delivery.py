@@ -31,9 +31,10 @@ What is modelled, and where AWS says so:
   ``batchItemFailures`` leave those messages, read by the rules above (Lambda developer guide, "Handling errors
   for an SQS event source in Lambda", "Implementing partial batch responses"). Without it a partial batch
   response is ignored: the failed records are deleted with the rest.
-- A pipe from a Kinesis stream (``StreamPipe``) reads each shard in order from its checkpoint, up to its batch
-  size of records: Pipes' flat Kinesis record, its ``eventID`` the shard and sequence number ("Amazon Kinesis
-  stream as a source for EventBridge Pipes"). A failed execution leaves the checkpoint where it was, so the same
+- A pipe from a Kinesis stream or a DynamoDB stream (``StreamPipe``) reads each shard in order from its
+  checkpoint, up to its batch size of records: Pipes' flat Kinesis record, its ``eventID`` the shard and
+  sequence number; a DynamoDB stream's change record as DynamoDB Streams keeps it ("Amazon Kinesis stream as a
+  source for EventBridge Pipes", "Amazon DynamoDB stream as a source for EventBridge Pipes"). A failed execution leaves the checkpoint where it was, so the same
   batch comes again; a customer error is retried "up to the maximum retry attempts configured on the pipe retry
   policy" (``MaximumRetryAttempts``; -1, the default, retries until the record expires in the stream), after
   which the batch is discarded ("EventBridge Pipes error handling and troubleshooting"). A partial batch
@@ -266,11 +267,80 @@ class EventSourceMapping(_Poller):
         return _cycle(ids, failed, execution=None, response=response)
 
 
+class _Kinesis:
+    """A Kinesis stream's shards and records, each as a pipe hands it to its target: Pipes' flat Kinesis
+    record, its ``eventID`` the shard and sequence number (``testing.sources.kinesis_via_pipe`` has AWS's
+    sample)."""
+
+    def __init__(self, deployment: Deployment, stream: str) -> None:
+        self.client = deployment.emulator.client("kinesis")
+        self.name = deployment.physical_id("AWS::Kinesis::Stream", stream)
+        self.arn = self.client.describe_stream_summary(StreamName=self.name)["StreamDescriptionSummary"]["StreamARN"]
+
+    def shards(self) -> list[str]:
+        return [shard["ShardId"] for shard in self.client.list_shards(StreamName=self.name)["Shards"]]
+
+    def read(self, shard: str, after: str | None, limit: int) -> list[tuple[str, dict[str, Any]]]:
+        where = {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "StartingSequenceNumber": after} if after else {}
+        iterator = self.client.get_shard_iterator(
+            StreamName=self.name, ShardId=shard, **(where or {"ShardIteratorType": "TRIM_HORIZON"})
+        )["ShardIterator"]
+        return [
+            (record["SequenceNumber"], self._record(shard, record))
+            for record in self.client.get_records(ShardIterator=iterator, Limit=limit)["Records"]
+        ]
+
+    def _record(self, shard: str, record: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "kinesisSchemaVersion": "1.0",
+            "partitionKey": record["PartitionKey"],
+            "sequenceNumber": record["SequenceNumber"],
+            "data": base64.b64encode(record["Data"]).decode(),
+            "approximateArrivalTimestamp": round(record["ApproximateArrivalTimestamp"].timestamp(), 3),
+            "eventSource": "aws:kinesis",
+            "eventVersion": "1.0",
+            "eventID": f"{shard}:{record['SequenceNumber']}",
+            "eventName": "aws:kinesis:record",
+            "awsRegion": self.arn.split(":")[3],
+            "eventSourceARN": self.arn,
+        }
+
+
+class _DynamoDBStream:
+    """A DynamoDB table's stream: its shards and change records, each as a pipe hands it to its target, the
+    record DynamoDB Streams keeps with the stream's ARN (``testing.sources.dynamodb_stream_via_pipe`` has
+    AWS's sample)."""
+
+    def __init__(self, deployment: Deployment, table: str) -> None:
+        self.client = deployment.emulator.client("dynamodbstreams")
+        name = deployment.table_name(table)
+        self.arn = deployment.emulator.client("dynamodb").describe_table(TableName=name)["Table"]["LatestStreamArn"]
+
+    def shards(self) -> list[str]:
+        return [shard["ShardId"] for shard in self.client.describe_stream(StreamArn=self.arn)["StreamDescription"]["Shards"]]
+
+    def read(self, shard: str, after: str | None, limit: int) -> list[tuple[str, dict[str, Any]]]:
+        where = {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "SequenceNumber": after} if after else {}
+        iterator = self.client.get_shard_iterator(
+            StreamArn=self.arn, ShardId=shard, **(where or {"ShardIteratorType": "TRIM_HORIZON"})
+        )["ShardIterator"]
+        records = self.client.get_records(ShardIterator=iterator, Limit=limit)["Records"]
+        return [(record["dynamodb"]["SequenceNumber"], self._record(record)) for record in records]
+
+    def _record(self, record: dict[str, Any]) -> dict[str, Any]:
+        change = dict(record["dynamodb"])
+        created = change.get("ApproximateCreationDateTime")
+        if created is not None and not isinstance(created, (int, float)):  # the SDK's datetime: epoch seconds
+            change["ApproximateCreationDateTime"] = int(created.timestamp())
+        return {**record, "dynamodb": change, "eventSourceARN": self.arn}
+
+
 class StreamPipe(_Loop):
-    """A pipe from the Kinesis stream ``stream`` (a construct id or path part of ``deployment``) to the Express
-    state machine ``state_machine``, waited for (``REQUEST_RESPONSE``), with its batch size and
-    ``MaximumRetryAttempts`` (-1: until the record expires, which the loop does not reach: ``drain`` then stops
-    at ``max_cycles``); ``lose_checkpoints`` batches whose checkpoint is lost after they succeeded."""
+    """A pipe from a stream to the Express state machine ``state_machine``, waited for (``REQUEST_RESPONSE``):
+    ``stream`` (a construct id or path part of ``deployment``) names a Kinesis stream, or a DynamoDB table
+    whose stream it reads. With its batch size and ``MaximumRetryAttempts`` (-1: until the record expires,
+    which the loop does not reach: ``drain`` then stops at ``max_cycles``); ``lose_checkpoints`` batches
+    whose checkpoint is lost after they succeeded."""
 
     def __init__(
         self,
@@ -284,35 +354,26 @@ class StreamPipe(_Loop):
     ) -> None:
         self.deployment, self.state_machine, self.batch_size = deployment, state_machine, batch_size
         self.maximum_retry_attempts, self.lose_checkpoints = maximum_retry_attempts, lose_checkpoints
-        self.kinesis = deployment.emulator.client("kinesis")
-        self.stream = deployment.physical_id("AWS::Kinesis::Stream", stream)
-        self.stream_arn = self.kinesis.describe_stream_summary(StreamName=self.stream)["StreamDescriptionSummary"]["StreamARN"]
+        kinesis = any(
+            resource["Type"] == "AWS::Kinesis::Stream" and f"/{stream}/" in f"/{deployment.paths.get(logical_id, '')}/"
+            for logical_id, resource in deployment.template["Resources"].items()
+        )
+        self.source = _Kinesis(deployment, stream) if kinesis else _DynamoDBStream(deployment, stream)
         self.checkpoints: dict[str, str | None] = {}  # the last sequence number done, by shard
         self.attempts: dict[tuple[str, str | None], int] = {}  # retries of a batch, by shard and checkpoint
         self.cycles: list[Cycle] = []
 
-    def _read(self, shard: str) -> list[dict[str, Any]]:
-        checkpoint = self.checkpoints.get(shard)
-        where = {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "StartingSequenceNumber": checkpoint} if checkpoint else {}
-        iterator = self.kinesis.get_shard_iterator(
-            StreamName=self.stream, ShardId=shard, **(where or {"ShardIteratorType": "TRIM_HORIZON"})
-        )["ShardIterator"]
-        records: list[dict[str, Any]] = self.kinesis.get_records(ShardIterator=iterator, Limit=self.batch_size)["Records"]
-        return records
-
     def cycle(self) -> Cycle | None:
         """Read one batch from the first shard with records past its checkpoint, invoke the target, move the
         checkpoint as the outcome says; None when every shard is done."""
-        for shard in (found["ShardId"] for found in self.kinesis.list_shards(StreamName=self.stream)["Shards"]):
-            records = self._read(shard)
+        for shard in self.source.shards():
+            records = self.source.read(shard, self.checkpoints.get(shard), self.batch_size)
             if records:
-                return self._deliver(shard, records)
+                return self._deliver(shard, [sequence for sequence, _ in records], [record for _, record in records])
         return None
 
-    def _deliver(self, shard: str, records: list[dict[str, Any]]) -> Cycle:
-        batch = [self._record(shard, record) for record in records]
+    def _deliver(self, shard: str, sequences: list[str], batch: list[dict[str, Any]]) -> Cycle:
         ids = [record["eventID"] for record in batch]
-        sequences = [record["SequenceNumber"] for record in records]
         execution = self.deployment.run(self.state_machine, batch)
         failed = set(ids) if execution.status != "SUCCEEDED" else _failures(execution.output, ids)
         first = next((index for index, name in enumerate(ids) if name in failed), len(ids))
@@ -332,24 +393,6 @@ class StreamPipe(_Loop):
             self.checkpoints[shard] = sequences[first - 1]
         self.cycles.append(done)
         return done
-
-    def _record(self, shard: str, record: dict[str, Any]) -> dict[str, Any]:
-        """A record read from the shard as a pipe hands it to its target: Pipes' flat Kinesis record
-        (``testing.sources.kinesis_via_pipe`` has AWS's sample)."""
-        arrival = record["ApproximateArrivalTimestamp"]
-        return {
-            "kinesisSchemaVersion": "1.0",
-            "partitionKey": record["PartitionKey"],
-            "sequenceNumber": record["SequenceNumber"],
-            "data": base64.b64encode(record["Data"]).decode(),
-            "approximateArrivalTimestamp": round(arrival.timestamp(), 3),
-            "eventSource": "aws:kinesis",
-            "eventVersion": "1.0",
-            "eventID": f"{shard}:{record['SequenceNumber']}",
-            "eventName": "aws:kinesis:record",
-            "awsRegion": self.stream_arn.split(":")[3],
-            "eventSourceARN": self.stream_arn,
-        }
 
 
 def messages_in(deployment: Deployment, queue_url: str) -> list[dict[str, Any]]:

@@ -86,7 +86,31 @@ class PaymentsStack(Stack):
             definition_body=sfn.DefinitionBody.from_chainable(streamed),
             state_machine_type=sfn.StateMachineType.EXPRESS,
         )
-        for each in (machine, standard_machine, streamed_machine):
+        dynamodb.Table(
+            self,
+            "Changes",
+            partition_key=dynamodb.Attribute(name="payment_id", type=dynamodb.AttributeType.STRING),
+            stream=dynamodb.StreamViewType.NEW_IMAGE,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        image = "$states.input.dynamodb.NewImage"
+        declined = sfn.Condition.jsonata("{% $exists(" + image + ".declined) %}")
+        changed = IdempotentBatch(
+            self,
+            "Changed",
+            table=table,
+            body=sfn.Choice.jsonata(self, "ChangedDeclined")
+            .when(declined, sfn.Fail(self, "ChangedFails", error="Declined"))
+            .otherwise(recipes.charge(self, "Changed", image + ".payment_id.S", counters.table_name)),
+            source=BatchSource.DYNAMODB_STREAMS,  # each change keyed on its eventID, its new image compared
+        )
+        changed_machine = sfn.StateMachine(
+            self,
+            "ChangedMachine",
+            definition_body=sfn.DefinitionBody.from_chainable(changed),
+            state_machine_type=sfn.StateMachineType.EXPRESS,
+        )
+        for each in (machine, standard_machine, streamed_machine, changed_machine):
             counters.grant_read_write_data(each)
 
 
@@ -185,6 +209,25 @@ def test_a_stream_through_a_pipe_charges_each_payment_once_and_drops_only_the_po
     assert [name for cycle in cycles for name in cycle.discarded] == [poison]
     # The poison's batch came again from it, three times (the first try and two retries), then moved on.
     assert sum(1 for cycle in cycles if cycle.message_ids[0] == poison) == 3
+    assert any(cycle.acknowledgement_lost for cycle in cycles)
+
+
+def test_a_dynamodb_stream_through_a_pipe_charges_each_change_once_and_drops_only_the_declined_one(payments):
+    run = uuid.uuid4().hex[:8]
+    client = payments.emulator.client("dynamodb")
+    table = payments.table_name("Changes")
+    ids = [f"{run}-{n}" for n in range(6)]
+    for payment_id in ids:
+        item = {"payment_id": {"S": payment_id}, **({"declined": {"BOOL": True}} if payment_id == ids[2] else {})}
+        client.put_item(TableName=table, Item=item)
+
+    cycles = StreamPipe(payments, "Changes", "ChangedMachine", batch_size=4, maximum_retry_attempts=1, lose_checkpoints=1).drain()
+
+    assert charges(payments, *ids, workflow="Changed") == {payment_id: int(payment_id != ids[2]) for payment_id in ids}
+    (last,) = [cycle for cycle in cycles if cycle.discarded]  # the declined change's second try: dropped
+    (dropped,) = last.discarded
+    (change,) = [record for record in last.execution.input if record["eventID"] == dropped]
+    assert change["dynamodb"]["NewImage"]["payment_id"] == {"S": ids[2]} and change["eventName"] == "INSERT"
     assert any(cycle.acknowledgement_lost for cycle in cycles)
 
 

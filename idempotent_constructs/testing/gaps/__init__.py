@@ -16,6 +16,7 @@ from . import (
     describe_execution,
     dynamodb_atomicity,
     dynamodb_binary,
+    endpoints,
     entered_time,
     execution_end,
     fractional_timestamps,
@@ -55,6 +56,7 @@ _PATCHING = (
     fractional_timestamps,
     string_outputs,
     jsonpath_definite,
+    endpoints,
     start_sync_execution,
 )
 _DEPLOYING = (state_machines, time_to_live)

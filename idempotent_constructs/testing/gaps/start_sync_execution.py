@@ -3,19 +3,17 @@
 AWS (API reference, StartSyncExecution): it starts an execution of an Express state machine and answers when the
 execution ends, with its ``executionArn``, ``stateMachineArn``, ``name``, ``startDate``, ``stopDate``, ``status``
 (``SUCCEEDED``, ``FAILED`` or ``TIMED_OUT``), ``input``, the ``output`` of a success and the ``error`` and
-``cause`` of a failure; a Standard state machine is refused with ``StateMachineTypeNotSupported``. The SDKs send
-it to the host ``sync-states.<region>.amazonaws.com`` (the operation's endpoint prefix ``sync-``), which moto
-routes nowhere. A starter function (a Lambda function behind an event source mapping, ``testing.delivery``)
+``cause`` of a failure; a Standard state machine is refused with ``StateMachineTypeNotSupported``. (The SDKs
+send it to the host ``sync-states.<region>.amazonaws.com``, which ``gaps.endpoints`` routes.) A starter function (a Lambda function behind an event source mapping, ``testing.delivery``)
 calls it to hand a batch to an Express workflow and return the workflow's partial batch response.
 
-Here the host is routed to moto's Step Functions, and the call starts the execution as StartExecution does and
-waits for its end (at most the 5 minutes an Express execution may run).
+Here the call starts the execution as StartExecution does and waits for its end (at most the 5 minutes an
+Express execution may run).
 """
 
 from __future__ import annotations
 
 import json
-import re
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
@@ -23,14 +21,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..patches import Patch
 
-_SYNC_HOST = re.compile(r"https?://sync-states\.(.+)\.amazonaws\.com")
 _LONGEST_SECONDS = 300  # an Express execution's longest run
 
 
 def install(patch: Patch) -> None:
-    from moto import backend_index
     from moto.core.exceptions import AWSError
-    from moto.stepfunctions import urls
     from moto.stepfunctions.responses import StepFunctionResponse
 
     class StateMachineTypeNotSupported(AWSError):  # type: ignore[misc]  # moto's, seen as Any
@@ -70,5 +65,3 @@ def install(patch: Patch) -> None:
         return ActionResult(answer)
 
     patch(StepFunctionResponse, "start_sync_execution", start_sync_execution)
-    patch(urls, "url_bases", [*urls.url_bases, _SYNC_HOST.pattern])
-    patch(backend_index, "backend_url_patterns", [*backend_index.backend_url_patterns, ("stepfunctions", _SYNC_HOST)])
