@@ -20,11 +20,25 @@ import hashlib
 import json
 import re
 import tempfile
+from collections.abc import Callable, Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import CfnMapping, Stack, Token
+import jsii
+from aws_cdk import (
+    CfnMapping,
+    DefaultTokenResolver,
+    IPostProcessor,
+    IResolvable,
+    IResolveContext,
+    ITokenResolver,
+    Stack,
+    StringConcat,
+    Token,
+    Tokenization,
+    TokenizedStringFragments,
+)
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
@@ -185,13 +199,34 @@ def asset_body(definition: dict[str, Any]) -> tuple[sfn.DefinitionBody, dict[str
     return sfn.DefinitionBody.from_file(str(path)), substitutions
 
 
-def machines_naming(scope: Construct, text: str) -> list[sfn.CfnStateMachine]:
-    """The state machines of ``scope``'s app whose definition, as the template holds it (string and
-    substitutions), names ``text``: where a guard's variable is, there is the guard. Call it at synth."""
+def machines_meeting(scope: Construct, meets: Callable[[Any], bool]) -> list[sfn.CfnStateMachine]:
+    """The state machines of ``scope``'s app whose definition (its string and substitutions), resolved, meets
+    a token for which ``meets`` is true: a guard's own numbers (``guard.advice.machines_holding``). Call it
+    at synth."""
     found = []
     for machine in scope.node.root.node.find_all():
         if isinstance(machine, sfn.CfnStateMachine):
-            stack = Stack.of(machine)
-            if text in json.dumps([stack.resolve(machine.definition_string), stack.resolve(machine.definition_substitutions)]):
+            finding = _Finding(meets)
+            Tokenization.resolve([machine.definition_string, machine.definition_substitutions], scope=machine, resolver=finding)
+            if finding.found:
                 found.append(machine)
     return found
+
+
+@jsii.implements(ITokenResolver)
+class _Finding:
+    """Resolves as the default resolver does, noting whether it met a token ``meets`` is true of."""
+
+    def __init__(self, meets: Callable[[Any], bool]) -> None:
+        self.meets, self.found = meets, False
+        self.default = DefaultTokenResolver(StringConcat())
+
+    def resolve_token(self, t: IResolvable, context: IResolveContext, post_processor: IPostProcessor) -> Any:
+        self.found = self.found or self.meets(t)
+        return self.default.resolve_token(t, context, post_processor)
+
+    def resolve_string(self, s: TokenizedStringFragments, context: IResolveContext) -> Any:
+        return self.default.resolve_string(s, context)
+
+    def resolve_list(self, l: Sequence[str], context: IResolveContext) -> Any:  # noqa: E741 (ITokenResolver's name)
+        return self.default.resolve_list(l, context)

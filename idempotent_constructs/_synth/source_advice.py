@@ -63,8 +63,8 @@ def advise(workflow: IdempotentStateMachine) -> None:
 
 
 def advise_batch(batch: IdempotentBatch) -> None:
-    """The same for each state machine of the app that holds ``batch`` (its guard's variable named in the
-    definition): its records are keyed one by one, so a batch of any size is what it expects."""
+    """The same for each state machine of the app that holds ``batch`` (``machines_holding`` its guard):
+    its records are keyed one by one, so a batch of any size is what it expects."""
     _advice_of(batch).batches.append(batch)
 
 
@@ -95,7 +95,7 @@ class _Advice:
             assert isinstance(machine, sfn.CfnStateMachine)
             _advise_machine(workflow, machine, workflow.guard.config, starters, per_record=False)
         for batch in self.batches:
-            for machine in definition.machines_naming(batch, f"${batch.guard.variable}."):
+            for machine in definition.machines_meeting(batch, batch.guard.owns):
                 _advise_machine(batch, machine, batch.guard.config, starters, per_record=True)
         return []
 

@@ -49,6 +49,7 @@ from .config import (
     GUARD,
     GUARD_MODEL,
     MAX_POLLS,
+    AtSynth,
     GuardConfig,
     poll_schedule,
     waiting_seconds,
@@ -117,7 +118,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         self.config = config
         self.table, self.key, self.namespace, self.prefix = config.table, config.key, config.namespace, config.prefix
         self.payload = config.payload
-        self.lease, self.expires_after, self.result_storage = config.lease, config.expires_after, config.result_storage
+        self.expires_after, self.result_storage = config.expires_after, config.result_storage
         self.facts = Facts(config.prefix)
         self.extend_states: list[str] = []  # the ids of the extend_lease() states, in order
         # Every key may need it: a JMESPath key always, any other for an input beyond the native bounds.
@@ -154,6 +155,12 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         """The name of one of this guard's states in the definition, such as ``state_name("Replay")``."""
         return self.config.name(state)
 
+    @property
+    def lease(self) -> Duration:
+        """How long a holder is trusted to finish: ``lease``, or its default, fitted to an Express run at
+        synth where the guard is in an Express state machine."""
+        return self.config.lease
+
     def extend_lease(self, construct_id: str = "ExtendLease") -> ExtendLease:
         """A state that pushes this run's lease ``lease`` forward from now, for a body that may run
         longer than its lease: place it in the body (in a polling loop, say, also inside a Parallel
@@ -172,6 +179,11 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         state = ExtendLease(self, construct_id)
         state.adopt(self)
         return state
+
+    def owns(self, token: object) -> bool:
+        """Whether ``token``, met in a definition, is one of this guard's own numbers (``AtSynth``): where it
+        is, the guard is."""
+        return isinstance(token, AtSynth) and token.config is self.config
 
     @property
     def variable(self) -> str:

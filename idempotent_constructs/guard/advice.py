@@ -46,6 +46,7 @@ def advise(guard: IdempotencyGuard, body: sfn.IChainable) -> None:
     if config.owner_state_machine_name is None:
         # With the owner check, a holder that still runs is never taken over, whatever its lease.
         Aspects.of(guard).add(_LeaseAgainstBody(guard, body))
+    Aspects.of(guard).add(_FitExpress(guard))
     guard.node.add_validation(_WithinExpress(guard))
     for option, selection in (("key", config.key), ("payload", config.payload)):
         if selection.kind == schema.KIND_JSONATA and not Token.is_unresolved(selection.expression):
@@ -112,21 +113,45 @@ class _LeaseAgainstBody:
         )
 
 
+@jsii.implements(IAspect)
+class _FitExpress:
+    """At synth, once the state machine that holds the guard is known (``machines_holding``):
+    in an Express one, the lease and the wait left to their defaults fit its 5-minute run
+    (``GuardConfig.fit_express``), before the definition is rendered and checked."""
+
+    def __init__(self, guard: IdempotencyGuard) -> None:
+        self.guard = guard
+
+    def visit(self, node: IConstruct) -> None:
+        # An IdempotentStateMachine's guard (once_per_execution) has the defaults its workflow chose for its run.
+        config = self.guard.config
+        held = node is self.guard and config.defaulted and not config.once_per_execution
+        if held and any(machine.state_machine_type == "EXPRESS" for machine in machines_holding(self.guard)):
+            self.guard.config.fit_express()
+
+
+def machines_holding(guard: IdempotencyGuard) -> list[sfn.CfnStateMachine]:
+    """The state machines of the app whose definition holds ``guard``: those whose definition meets one of
+    the guard's own numbers (``AtSynth``). Another guard of the same state names (the same variable) in
+    another state machine is not mistaken for it. Call it at synth."""
+    return definition.machines_meeting(guard, guard.owns)
+
+
 @jsii.implements(IValidation)
 class _WithinExpress:
-    """Warns where the guard is in an Express state machine of the app (its variable named in the state
-    machine's definition) and its lease outlasts the run: a 15-minute lease keeps a crashed holder's key
-    10 minutes after its execution ended. (A wait that outlasts the run is the quota check's:
-    ``idempotent-constructs::waiting-schedule``.)"""
+    """Warns where the guard is in an Express state machine of the app (``machines_holding``) and the lease
+    it was given outlasts the run: a 15-minute lease keeps a crashed holder's key 10 minutes after its
+    execution ended. (A lease left to its default fits the run: ``_FitExpress``. A wait given that outlasts
+    the run is the quota check's: ``idempotent-constructs::waiting-schedule``.)"""
 
     def __init__(self, guard: IdempotencyGuard) -> None:
         self.guard = guard
 
     def validate(self) -> list[str]:
         lease = self.guard.config.lease
-        if lease.to_seconds() <= EXPRESS_MAX_SECONDS:
+        if lease.to_seconds() <= EXPRESS_MAX_SECONDS or self.guard.rendered_by is not None:  # a workflow's: its own check
             return []
-        for machine in definition.machines_naming(self.guard, f"${self.guard.variable}."):
+        for machine in machines_holding(self.guard):
             if machine.state_machine_type == "EXPRESS":
                 Annotations.of(self.guard).add_warning_v2(
                     LONGER_THAN_EXPRESS,

@@ -5,10 +5,11 @@ values checked (``GuardConfig``), and the figures derived from them."""
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from aws_cdk import Duration, Size, Token
+import jsii
+from aws_cdk import Duration, IResolvable, IResolveContext, Size, Token
 from aws_cdk import aws_dynamodb as dynamodb
 
 from .._synth.options import (
@@ -116,6 +117,8 @@ GUARD_MODEL = Options(
         _ALL,
         {
             WORKFLOW: "15 minutes (5 minutes, the longest an Express execution runs, for Express).",
+            GUARD: "15 minutes; 5 minutes where synth finds the guard in an Express state machine, whose run lasts 5 "
+            "minutes at most.",
             GUARDED_STATE: "15 minutes (5 minutes in an Express workflow).",
             BATCH: "5 minutes, the longest an Express execution runs.",
         },
@@ -137,6 +140,8 @@ GUARD_MODEL = Options(
         {
             WORKFLOW: "5 minutes, or 80% of the longest run if that is shorter (4 minutes for Express), so that a "
             "waiting duplicate ends in ``Idempotency.InFlight``, not ``States.Timeout``.",
+            GUARD: "5 minutes; 4 minutes where synth finds the guard in an Express state machine, so that a waiting "
+            "duplicate ends in ``Idempotency.InFlight``, not ``States.Timeout``.",
             GUARDED_STATE: "the workflow's (5 minutes, or 80% of its longest run if that is shorter).",
             BATCH: "4 minutes, 80% of an Express execution's longest run, so that a waiting duplicate ends in "
             "``Idempotency.InFlight``, not ``States.Timeout``.",
@@ -211,7 +216,8 @@ GUARD_MODEL = Options(
         "whether this guard runs at most once in an execution (it is not in a Map, a loop or a state that runs "
         "again). Then a record in progress that this very execution holds can only be its own (an ``Acquire`` "
         "applied by DynamoDB but reported failed and retried), which the guard takes over at once; it needs no "
-        "``Begin`` state, which otherwise draws the owner token by which a run knows its own record.",
+        "``Begin`` state, which otherwise draws the owner token by which a run knows its own record. Its lease and "
+        "wait are written as given (or their defaults), not fitted at synth to an Express run that holds it.",
         "``False``. ``IdempotentStateMachine`` sets it: its guard is the whole workflow.",
         (GUARD,),
     ),
@@ -265,6 +271,8 @@ class GuardConfig:
         self.lease: Duration = values.get("lease") or DEFAULT_LEASE
         self.poll_interval: Duration = values.get("poll_interval") or DEFAULT_POLL_INTERVAL
         self.max_wait: Duration = values.get("max_wait") or DEFAULT_MAX_WAIT
+        # The defaults a guard fits to an Express run once synth finds it in one (fit_express).
+        self.defaulted = {name for name in ("lease", "max_wait") if values.get(name) is None}
         self.on_in_flight: InFlightPolicy = values.get("on_in_flight") or InFlightPolicy.WAIT
         self.on_failure: FailurePolicy = values.get("on_failure") or FailurePolicy.RELEASE
         self.on_completed: CompletedPolicy = values.get("on_completed") or CompletedPolicy.REPLAY
@@ -276,6 +284,16 @@ class GuardConfig:
         self.owner_state_machine_name: str | None = values.get("owner_state_machine_name")
         self.result_storage: ResultStorage = values.get("result_storage") or ResultStorage.inline()
         self.once_per_execution = bool(values.get("once_per_execution"))
+
+    def fit_express(self) -> None:
+        """Fit the lease and the wait left to their defaults to an Express run, which lasts 5 minutes at most:
+        a lease of 5 minutes (a crashed holder's key is free once its execution is over) and a wait of 4
+        (a waiting duplicate ends in ``Idempotency.InFlight``, not ``States.Timeout``). Called at synth, once
+        the state machine that holds the guard is known; the definition reads them then (``AtSynth``)."""
+        if "lease" in self.defaulted:
+            self.lease = EXPRESS_MAX_DURATION
+        if "max_wait" in self.defaulted:
+            self.max_wait = bounded_max_wait(EXPRESS_MAX_DURATION)
 
     @property
     def native(self) -> bool:
@@ -387,3 +405,37 @@ def bounded_max_wait(longest_run: Duration) -> Duration:
     one with a timeout): 5 minutes, or less, so that the waiting schedule fits the run with margin."""
     share = int(longest_run.to_seconds() * WAIT_SHARE)
     return Duration.seconds(max(1, min(share, int(DEFAULT_MAX_WAIT.to_seconds()))))
+
+
+@jsii.implements(IResolvable)
+class AtSynth:
+    """A number the definition reads when it is rendered at synth, not when the state is made: one that
+    follows a default ``GuardConfig.fit_express`` may change. A token of ``config``'s (which tells a
+    definition that holds the guard: ``AtSynth.of``), rendered as the number."""
+
+    def __init__(self, config: GuardConfig, produce: Callable[[], int], text: bool) -> None:
+        self.config, self._produce, self._text = config, produce, text
+
+    @property
+    def creation_stack(self) -> list[str]:
+        return []
+
+    def resolve(self, context: IResolveContext) -> Any:
+        return str(self._produce()) if self._text else self._produce()
+
+    def to_string(self) -> str:
+        return Token.as_string(self)
+
+    @staticmethod
+    def number(config: GuardConfig, produce: Callable[[], int]) -> float:
+        """Where the definition holds a number (a retrier's ``MaxAttempts``)."""
+        if config.once_per_execution:  # an IdempotentStateMachine's guard: the workflow chose for its run
+            return produce()
+        return float(Token.as_number(AtSynth(config, produce, text=False)))
+
+    @staticmethod
+    def text(config: GuardConfig, produce: Callable[[], int]) -> str:
+        """Where the definition writes the number in a text (a JSONata expression)."""
+        if config.once_per_execution:  # its definition's text is shared with the workflows of its options
+            return str(produce())
+        return str(Token.as_string(AtSynth(config, produce, text=True)))

@@ -11,7 +11,7 @@ import re
 from .._jsonata.key_expressions import literal, record_id_and_validation
 from .._jsonata.sizes import BYTES, JSON
 from ..lambda_src import schema
-from .config import GuardConfig
+from .config import AtSynth, GuardConfig
 from .protocol import ID, OWNER, READ_ATTRIBUTES, VALIDATION, Facts
 
 _RESULTS = (schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION)
@@ -93,7 +93,7 @@ def owner_drawn_first(config: GuardConfig) -> bool:
 def _hold(config: GuardConfig, facts: Facts, key_value: str, condition: str, values: dict[str, str]) -> str:
     """A write that makes this run the holder: ``$k`` is ``{id, validation}``; the clock, and the
     owner token where the write draws it, are read once, in this one expression."""
-    lease_ms = int(config.lease.to_milliseconds())
+    lease_ms = _lease_ms(config)
     request = _request(
         config,
         "$k.id",
@@ -155,11 +155,16 @@ def extend_lease(config: GuardConfig, facts: Facts) -> str:
         facts(ID),
         condition=f"{schema.FENCE} AND #{schema.STATUS} = :held",
         set_values={
-            schema.IN_PROGRESS_EXPIRATION: _n(f"$millis() + {int(config.lease.to_milliseconds())}"),
+            schema.IN_PROGRESS_EXPIRATION: _n(f"$millis() + {_lease_ms(config)}"),
             schema.EXPIRATION: _n(f"$floor($millis() / 1000) + {config.hold_seconds}"),
         },
         values={f":{schema.OWNER}": _s(facts(OWNER)), ":held": _s(literal(schema.INPROGRESS))},
     )
+
+
+def _lease_ms(config: GuardConfig) -> str:
+    """The lease in milliseconds, read at synth: a default lease fits an Express run (``fit_express``)."""
+    return AtSynth.text(config, lambda: int(config.lease.to_milliseconds()))
 
 
 def read(config: GuardConfig, facts: Facts) -> str:

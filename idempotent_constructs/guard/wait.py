@@ -15,7 +15,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from ..lambda_src import schema
 from ..policies import InFlightPolicy
 from . import record_tasks
-from .config import poll_schedule
+from .config import AtSynth, poll_schedule
 from .protocol import OWNER_GONE_ERRORS, RECORD, TRANSIENT_DYNAMODB_ERRORS, Record, expression
 from .route import condition, in_flight, owner_done
 from .tasks import HOLDER_FIELDS, SAME_INPUT, ItemTask, fail, owner_check, retry_transient
@@ -31,7 +31,10 @@ def wait_for_holder(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Parall
     if config.on_in_flight is InFlightPolicy.FAIL:
         return failing, None
     name = config.name
-    attempts, max_delay = poll_schedule(int(config.poll_interval.to_seconds()), int(config.max_wait.to_seconds()))
+
+    def schedule() -> tuple[int, int]:  # read at synth: a default max_wait fits an Express run (fit_express)
+        return poll_schedule(int(config.poll_interval.to_seconds()), int(config.max_wait.to_seconds()))
+
     poll = ItemTask(
         guard,
         "Poll",
@@ -78,8 +81,8 @@ def wait_for_holder(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Parall
         errors=[schema.STILL_IN_FLIGHT],
         interval=config.poll_interval,
         backoff_rate=2,
-        max_attempts=attempts,
-        max_delay=Duration.seconds(max_delay),
+        max_attempts=AtSynth.number(config, lambda: schedule()[0]),
+        max_delay=Duration.seconds(AtSynth.number(config, lambda: schedule()[1])),
     )
     waiting.add_catch(failing, errors=[schema.STILL_IN_FLIGHT])
     backoff = sfn.Wait.jsonata(guard, "Backoff", state_name=name("Backoff"), time=sfn.WaitTime.duration(config.poll_interval))

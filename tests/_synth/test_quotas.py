@@ -343,12 +343,19 @@ def test_the_check_fails_the_synth_of_a_guard_whose_waiting_outlasts_its_express
 
 
 def test_a_guard_whose_waiting_leaves_its_express_execution_less_than_the_margin_gets_a_warning():
-    assembly = express_guard(None).synth()  # the guard's own default, 5 minutes: 272 s of waiting
+    assembly = express_guard(Duration.minutes(5)).synth()  # 5 minutes given: 272 s of waiting
 
     report = json.loads((Path(assembly.directory) / "validation-report.json").read_text())
     (plugin,) = [p for p in report["pluginReports"] if p["pluginName"] == "idempotent-constructs"]
     assert [(v["ruleName"], v["severity"]) for v in plugin["violations"]] == [("waiting-schedule", "warning")]
     assert "may wait 272 s, and its execution may run 300 s: it risks ending in" in plugin["violations"][0]["description"]
+
+
+def test_a_guard_whose_wait_is_left_to_its_default_fits_its_express_execution():
+    assembly = express_guard(None).synth()  # fitted at synth: 4 minutes
+
+    report = json.loads((Path(assembly.directory) / "validation-report.json").read_text())
+    assert [p for p in report["pluginReports"] if p["pluginName"] == "idempotent-constructs" and p["violations"]] == []
 
 
 @pytest.mark.parametrize(

@@ -3,14 +3,18 @@ with the fix."""
 
 from __future__ import annotations
 
+import json
+
 from aws_cdk import Duration
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
-from aws_cdk.assertions import Annotations, Match
+from aws_cdk.assertions import Annotations, Match, Template
 
 from idempotent_constructs import IdempotencyGuard, IdempotencyTable, IdempotentStateMachine, InFlightPolicy
-from tests.synth import stack
+from idempotent_constructs._readers.asl import all_states
+from idempotent_constructs.guard import poll_schedule
+from tests.synth import only_definition, stack
 
 
 def warnings(target) -> list[str]:
@@ -123,8 +127,10 @@ def express(target, guard: IdempotencyGuard) -> None:
 
 def test_a_guard_in_an_express_state_machine_whose_lease_outlasts_the_run_is_warned():
     target = stack()
+    table = IdempotencyTable(target, "Table")
     express(
-        target, IdempotencyGuard(target, "ChargeOnce", table=IdempotencyTable(target, "Table"), body=sfn.Pass(target, "Work"))
+        target,
+        IdempotencyGuard(target, "ChargeOnce", table=table, body=sfn.Pass(target, "Work"), lease=Duration.minutes(15)),
     )
     (warning,) = warnings(target)
     assert warning.startswith(
@@ -133,6 +139,20 @@ def test_a_guard_in_an_express_state_machine_whose_lease_outlasts_the_run_is_war
     )
     assert "set lease=Duration.minutes(5)" in warning
     assert warning.endswith("[ack: idempotent-constructs:longer-than-express]")
+
+
+def test_a_guard_left_to_its_defaults_in_an_express_state_machine_fits_its_lease_and_wait_to_the_run():
+    target = stack()
+    guard = IdempotencyGuard(target, "ChargeOnce", table=IdempotencyTable(target, "Table"), body=sfn.Pass(target, "Work"))
+    express(target, guard)
+    assert warnings(target) == []  # neither longer-than-express nor the waiting schedule's quota
+    text = json.dumps(only_definition(Template.from_stack(target)))
+    assert "$now + 300000" in text and "$now + 900000" not in text
+    (await_state,) = [state for name, _, state in all_states(json.loads(text), "") if name == "ChargeOnce.Await"]
+    (retry,) = await_state["Retry"]
+    attempts, max_delay = poll_schedule(1, 240)
+    assert (retry["MaxAttempts"], retry["MaxDelaySeconds"]) == (attempts, max_delay)
+    assert (guard.lease.to_seconds(), guard.config.max_wait.to_seconds()) == (300, 240)
 
 
 def test_a_guard_that_fits_the_express_run_or_is_in_a_standard_one_is_not_warned():
