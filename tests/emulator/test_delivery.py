@@ -1,4 +1,4 @@
-"""Emulator end-to-end (idempotent_constructs/testing/delivery.py): a queue of payments drained through a pipe
+"""Emulator end-to-end (idempotent_constructs/testing/delivery/): a queue of payments drained through a pipe
 (batch 10, REQUEST_RESPONSE) into an Express workflow made of IdempotentBatch, with producer duplicates,
 flaky charges, a conflicting duplicate, a body that is not JSON and a lost acknowledgement: each valid payment
 is charged once and exactly the two poison messages reach the dead-letter queue. A pipe into a Standard
@@ -12,11 +12,10 @@ import uuid
 import pytest
 from aws_cdk import App, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk import aws_kinesis as kinesis
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 
-from idempotent_constructs import BatchSource, IdempotencyKey, IdempotencyPayload, IdempotencyTable, IdempotentBatch
+from idempotent_constructs import IdempotencyKey, IdempotencyPayload, IdempotencyTable, IdempotentBatch
 from idempotent_constructs._synth.functions import RUNTIME
 from idempotent_constructs.testing import Deployment, LocalEmulator, delivery
 from idempotent_constructs.testing.delivery import FIRE_AND_FORGET, EventSourceMapping, Pipe, StreamPipe, messages_in
@@ -46,7 +45,9 @@ class PaymentsStack(Stack):
     """The event sources guide's whole stack (docs/samples/payments_pipe.py): ``Queue`` (``DeadLetters`` after
     three receives) through ``PaymentsPipe`` into ``PaymentsMachine``, an IdempotentBatch keyed on the payment
     id in each message's body; its starter function ``PaymentsStarter`` (docs/samples/starter), for a mapping;
-    and ``StandardPaymentsMachine``, the same batch in a Standard workflow."""
+    ``StandardPaymentsMachine``, the same batch in a Standard workflow; and the guide's stream pipes
+    (docs/samples/stream_pipes.py): ``Stream`` through ``StreamPipe`` into ``StreamedMachine``, and the table
+    ``Changes``'s stream through ``ChangesPipe`` into ``ChangedMachine``, whose change fails where it is declined."""
 
     def __init__(self, scope: App, construct_id: str) -> None:
         super().__init__(scope, construct_id)
@@ -70,46 +71,17 @@ class PaymentsStack(Stack):
         standard_machine = sfn.StateMachine(
             self, "StandardPaymentsMachine", definition_body=sfn.DefinitionBody.from_chainable(standard)
         )
-        kinesis.Stream(self, "Stream", shard_count=1)
-        streamed = IdempotentBatch(
-            self,
-            "Streamed",
-            table=table,
-            body=payment(self, "Streamed", counters, DATA),
-            source=BatchSource.KINESIS,
-            key=IdempotencyKey.from_jsonata(DATA + ".payment_id"),  # a producer's duplicate is a new record
-            payload=IdempotencyPayload.from_paths("$.data"),
-        )
-        streamed_machine = sfn.StateMachine(
-            self,
-            "StreamedMachine",
-            definition_body=sfn.DefinitionBody.from_chainable(streamed),
-            state_machine_type=sfn.StateMachineType.EXPRESS,
-        )
-        dynamodb.Table(
-            self,
-            "Changes",
-            partition_key=dynamodb.Attribute(name="payment_id", type=dynamodb.AttributeType.STRING),
-            stream=dynamodb.StreamViewType.NEW_IMAGE,
-            removal_policy=RemovalPolicy.DESTROY,
-        )
+        # The event sources guide's stream pipes (docs/samples/stream_pipes.py).
+        streams = docs_sample("stream_pipes")
+        streamed_machine = streams.kinesis_pipe(self, table, payment(self, "Streamed", counters, DATA))
         image = "$states.input.dynamodb.NewImage"
         declined = sfn.Condition.jsonata("{% $exists(" + image + ".declined) %}")
-        changed = IdempotentBatch(
-            self,
-            "Changed",
-            table=table,
-            body=sfn.Choice.jsonata(self, "ChangedDeclined")
+        changed = (
+            sfn.Choice.jsonata(self, "ChangedDeclined")
             .when(declined, sfn.Fail(self, "ChangedFails", error="Declined"))
-            .otherwise(recipes.charge(self, "Changed", image + ".payment_id.S", counters.table_name)),
-            source=BatchSource.DYNAMODB_STREAMS,  # each change keyed on its eventID, its new image compared
+            .otherwise(recipes.charge(self, "Changed", image + ".payment_id.S", counters.table_name))
         )
-        changed_machine = sfn.StateMachine(
-            self,
-            "ChangedMachine",
-            definition_body=sfn.DefinitionBody.from_chainable(changed),
-            state_machine_type=sfn.StateMachineType.EXPRESS,
-        )
+        changed_machine = streams.dynamodb_pipe(self, table, changed)
         for each in (machine, standard_machine, streamed_machine, changed_machine):
             counters.grant_read_write_data(each)
 
@@ -202,7 +174,8 @@ def test_a_stream_through_a_pipe_charges_each_payment_once_and_drops_only_the_po
     put = [client.put_record(StreamName=stream, Data=text.encode(), PartitionKey="payments") for text in data]
     poison = f"{put[3]['ShardId']}:{put[3]['SequenceNumber']}"
 
-    pipe = StreamPipe(payments, "Stream", "StreamedMachine", batch_size=4, maximum_retry_attempts=2, lose_checkpoints=1)
+    pipe = StreamPipe.of(payments, "StreamPipe", lose_checkpoints=1)  # batch size 4, two retries
+    assert (pipe.batch_size, pipe.maximum_retry_attempts) == (4, 2)
     cycles = pipe.drain()
 
     assert charges(payments, *(p["payment_id"] for p in valid), workflow="Streamed") == {p["payment_id"]: 1 for p in valid}
@@ -221,7 +194,7 @@ def test_a_dynamodb_stream_through_a_pipe_charges_each_change_once_and_drops_onl
         item = {"payment_id": {"S": payment_id}, **({"declined": {"BOOL": True}} if payment_id == ids[2] else {})}
         client.put_item(TableName=table, Item=item)
 
-    cycles = StreamPipe(payments, "Changes", "ChangedMachine", batch_size=4, maximum_retry_attempts=1, lose_checkpoints=1).drain()
+    cycles = StreamPipe.of(payments, "ChangesPipe", lose_checkpoints=1).drain()  # batch size 4, one retry
 
     assert charges(payments, *ids, workflow="Changed") == {payment_id: int(payment_id != ids[2]) for payment_id in ids}
     (last,) = [cycle for cycle in cycles if cycle.discarded]  # the declined change's second try: dropped
@@ -270,4 +243,4 @@ def test_a_batch_larger_than_one_receive_is_filled_by_several(payments):
     ],
 )
 def test_a_partial_batch_response_leaves_its_records_or_the_whole_batch_when_it_is_invalid(output, left):
-    assert delivery._failures(output, ["m-1", "m-2"]) == left
+    assert delivery.loop.failures(output, ["m-1", "m-2"]) == left
