@@ -687,17 +687,18 @@ class ControlStack(Stack):
                 result_storage=storage,
                 **FAST,
             )
-        lease = Duration.seconds(2)
-        # Ten ticks of 1 s, five leases, each tick then extending the lease.
+        # Leases of 4 s extended every 1 s tick: 3 s to spare for the extension itself, on a busy machine too.
+        lease, short = Duration.seconds(4), Duration.seconds(2)
+        # Ten ticks of 1 s, nearly three leases, each tick then extending the lease.
         body, tick, more = counting_body(self, "Extended", ticks=10, tick=Duration.seconds(1))
         extended = IdempotencyGuard(
             self, "Extended", table=table, body=body, key=IdempotencyKey.from_paths("$.id"), lease=lease, **FAST
         )
         tick.next(extended.extend_lease()).next(more)  # wired after the guard exists
         sfn.StateMachine(self, "Extending", definition_body=sfn.DefinitionBody.from_chainable(extended))
-        # One tick of 6 s, three leases, with an extension only after it: too late.
+        # One tick of 6 s, three 2 s leases, with an extension only after it: too late.
         body, tick, more = counting_body(self, "Late", ticks=1, tick=Duration.seconds(6))
-        late = IdempotencyGuard(self, "Late", table=table, body=body, key=IdempotencyKey.from_paths("$.id"), lease=lease, **FAST)
+        late = IdempotencyGuard(self, "Late", table=table, body=body, key=IdempotencyKey.from_paths("$.id"), lease=short, **FAST)
         tick.next(late.extend_lease()).next(more)
         sfn.StateMachine(self, "ExtendingLate", definition_body=sfn.DefinitionBody.from_chainable(late))
         # The ten ticks again, in a Parallel branch, and four 1 s items of a Map one at a time: each extends
@@ -717,8 +718,8 @@ class ControlStack(Stack):
         item = sfn.Wait.jsonata(self, "ItemTick", time=sfn.WaitTime.duration(Duration.seconds(1)))
         each = sfn.Map.jsonata(self, "EachItem", items=sfn.ProvideItems.jsonata("{% [1, 2, 3, 4] %}"), max_concurrency=1)
         each.item_processor(item.next(ExtendLease(self, "ItemExtend")))
-        per_item = IdempotencyGuard(
-            self, "PerItem", table=table, body=each, key=IdempotencyKey.from_paths("$.id"), lease=lease, **FAST
+        per_item = IdempotencyGuard(  # 4 s of items, 3 s leases: 2 s to spare for each extension
+            self, "PerItem", table=table, body=each, key=IdempotencyKey.from_paths("$.id"), lease=Duration.seconds(3), **FAST
         )
         sfn.StateMachine(self, "ExtendingPerItem", definition_body=sfn.DefinitionBody.from_chainable(per_item))
 

@@ -1,4 +1,4 @@
-"""IdempotencyGuard.extend_lease() (issue 15): a body five leases long that extends its lease as it
+"""IdempotencyGuard.extend_lease() (issue 15): a body nearly three leases long that extends its lease as it
 goes is never taken over, even by a guard without the owner check; one that extends too late is
 taken over, and its next extension fails it with Idempotency.LeaseLost; extensions in a Parallel branch
 and in each item of a Map keep the lease as well (issue 24)."""
@@ -20,7 +20,7 @@ def test_a_body_that_extends_its_lease_is_never_taken_over(control, unique):
     holder, duplicate = start_holder_and_duplicate(control, "Extending", "Extended", unique)
     assert (holder.status, holder.output) == ("SUCCEEDED", {"ticks": 10})
     assert holder.entered_states().count("Extended.ExtendLease") == 11  # after each of the 11 ticks
-    # The duplicate waited out the whole body (11 s, five and a half 2 s leases) and replayed the result.
+    # The duplicate waited out the whole body (11 s, nearly three 4 s leases) and replayed the result.
     assert (duplicate.status, duplicate.output) == ("SUCCEEDED", {"ticks": 10})
     assert "Extended.Takeover" not in duplicate.entered_states()
     assert "ExtendedTick" not in duplicate.entered_states()
@@ -45,7 +45,7 @@ def test_a_body_that_extends_its_lease_in_a_parallel_branch_is_never_taken_over(
 def test_a_body_that_extends_its_lease_in_each_item_of_a_map_is_never_taken_over(control, unique):
     holder, duplicate = start_holder_and_duplicate(control, "ExtendingPerItem", "PerItem", unique)
     assert holder.status == "SUCCEEDED"
-    assert holder.entered_states().count("PerItem.ItemExtend") == 4  # one per item, 4 s of 2 s leases
+    assert holder.entered_states().count("PerItem.ItemExtend") == 4  # one per item, 4 s of 3 s leases
     assert (duplicate.status, duplicate.output) == ("SUCCEEDED", holder.output)
     assert "PerItem.Takeover" not in duplicate.entered_states()
     assert "ItemTick" not in duplicate.entered_states()
