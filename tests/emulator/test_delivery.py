@@ -172,14 +172,16 @@ def test_a_stream_through_a_pipe_charges_each_payment_once_and_drops_only_the_po
     client = payments.emulator.client("kinesis")
     stream = payments.physical_id("AWS::Kinesis::Stream", "Stream")
     put = [client.put_record(StreamName=stream, Data=text.encode(), PartitionKey="payments") for text in data]
-    poison = f"{put[3]['ShardId']}:{put[3]['SequenceNumber']}"
+    # Payment 1's two records share a key, and a batch runs its records at once: whichever came second is the poison.
+    twins = {f"{put[index]['ShardId']}:{put[index]['SequenceNumber']}" for index in (1, 3)}
 
     pipe = StreamPipe.of(payments, "StreamPipe", lose_checkpoints=1)  # batch size 4, two retries
     assert (pipe.batch_size, pipe.maximum_retry_attempts) == (4, 2)
     cycles = pipe.drain()
 
     assert charges(payments, *(p["payment_id"] for p in valid), workflow="Streamed") == {p["payment_id"]: 1 for p in valid}
-    assert [name for cycle in cycles for name in cycle.discarded] == [poison]
+    (poison,) = [name for cycle in cycles for name in cycle.discarded]
+    assert poison in twins
     # The poison's batch came again from it, three times (the first try and two retries), then moved on.
     assert sum(1 for cycle in cycles if cycle.message_ids[0] == poison) == 3
     assert any(cycle.acknowledgement_lost for cycle in cycles)
