@@ -10,17 +10,14 @@ import json
 import uuid
 
 import pytest
-from aws_cdk import App, Duration, RemovalPolicy, Stack
+from aws_cdk import App, RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 
 from idempotent_constructs import IdempotencyKey, IdempotencyPayload, IdempotencyTable, IdempotentBatch
-from idempotent_constructs._synth.functions import RUNTIME
 from idempotent_constructs.testing import Deployment, LocalEmulator, delivery
 from idempotent_constructs.testing.delivery import FIRE_AND_FORGET, EventSourceMapping, Pipe, StreamPipe, messages_in
 from tests import recipes
-from tests.conftest import ROOT
 from tests.samples import docs_sample
 from tests.stacks import counted, side_effect_runs, side_effects_table
 
@@ -44,7 +41,8 @@ def payment(scope: Stack, name: str, counters: dynamodb.ITable, content: str = B
 class PaymentsStack(Stack):
     """The event sources guide's whole stack (docs/samples/payments_pipe.py): ``Queue`` (``DeadLetters`` after
     three receives) through ``PaymentsPipe`` into ``PaymentsMachine``, an IdempotentBatch keyed on the payment
-    id in each message's body; its starter function ``PaymentsStarter`` (docs/samples/starter), for a mapping;
+    id in each message's body; its starter function ``PaymentsStarter`` behind a mapping from ``StarterQueue``
+    (``StarterDeadLetters`` after three receives) into the same workflow;
     ``StandardPaymentsMachine``, the same batch in a Standard workflow; and the guide's stream pipes
     (docs/samples/stream_pipes.py): ``Stream`` through ``StreamPipe`` into ``StreamedMachine``, and the table
     ``Changes``'s stream through ``ChangesPipe`` into ``ChangedMachine``, whose change fails where it is declined."""
@@ -54,17 +52,9 @@ class PaymentsStack(Stack):
         table = IdempotencyTable(self, "Idempotency", removal_policy=RemovalPolicy.DESTROY)
         counters = side_effects_table(self)
         by_payment = dict(key=IdempotencyKey.from_jsonata(BODY + ".payment_id"), payload=IdempotencyPayload.from_jsonata(BODY))
-        machine = docs_sample("payments_pipe").payments_pipe(self, table, payment(self, "Payments", counters), **by_payment)
-        starter = lambda_.Function(
-            self,
-            "PaymentsStarter",
-            runtime=RUNTIME,
-            handler="starter.handler",
-            code=lambda_.Code.from_asset(str(ROOT / "docs" / "samples" / "starter")),
-            timeout=Duration.minutes(5),
-            environment={"STATE_MACHINE_ARN": machine.state_machine_arn},
-        )
-        machine.grant_start_sync_execution(starter)
+        sample = docs_sample("payments_pipe")
+        machine = sample.payments_pipe(self, table, payment(self, "Payments", counters), **by_payment)
+        sample.payments_starter(self, sample.payments_queue(self, "Starter"), machine)
         standard = IdempotentBatch(
             self, "StandardPayments", table=table, body=payment(self, "StandardPayments", counters), **by_payment
         )
@@ -139,11 +129,13 @@ def send(deployment: Deployment, queue: str, *bodies: str) -> None:
 
 def test_through_a_starter_function_each_valid_payment_is_charged_once_and_only_the_poison_is_dead_lettered(payments):
     run = uuid.uuid4().hex[:8]
-    queue, dead_letters = queue_url(payments, "Queue"), queue_url(payments, "DeadLetters")
+    queue, dead_letters = queue_url(payments, "StarterQueue"), queue_url(payments, "StarterDeadLetters")
     valid = [{"payment_id": f"{run}-{n}", "amount": n, "flaky": n % 3 == 0} for n in range(7)]
     send(payments, queue, *(json.dumps(payment) for payment in valid), json.dumps(valid[1]), "{not json")
 
-    cycles = EventSourceMapping(payments, queue, "PaymentsStarter", batch_size=5, lose_acknowledgements=1).drain()
+    mapping = EventSourceMapping.of(payments, "PaymentsStarter", lose_acknowledgements=1)
+    assert (mapping.batch_size, mapping.report_batch_item_failures) == (5, True)
+    cycles = mapping.drain()
 
     assert charges(payments, *(p["payment_id"] for p in valid)) == {p["payment_id"]: 1 for p in valid}
     assert [message["body"] for message in messages_in(payments, dead_letters)] == ["{not json"]
@@ -154,7 +146,7 @@ def test_through_a_starter_function_each_valid_payment_is_charged_once_and_only_
 
 def test_a_mapping_without_report_batch_item_failures_deletes_the_failed_records_with_the_rest(payments):
     run = uuid.uuid4().hex[:8]
-    queue, dead_letters = queue_url(payments, "Queue"), queue_url(payments, "DeadLetters")
+    queue, dead_letters = queue_url(payments, "StarterQueue"), queue_url(payments, "StarterDeadLetters")
     flaky = {"payment_id": f"{run}-flaky", "amount": 1, "flaky": True}
     send(payments, queue, json.dumps(flaky), json.dumps({"payment_id": f"{run}-fine", "amount": 2}))
     (cycle,) = EventSourceMapping(payments, queue, "PaymentsStarter", report_batch_item_failures=False).drain()
@@ -208,7 +200,7 @@ def test_a_dynamodb_stream_through_a_pipe_charges_each_change_once_and_drops_onl
 
 def test_a_pipe_into_a_standard_workflow_deletes_a_failed_message_which_never_comes_again(payments):
     run = uuid.uuid4().hex[:8]
-    queue, dead_letters = queue_url(payments, "Queue"), queue_url(payments, "DeadLetters")
+    queue, dead_letters = queue_url(payments, "StarterQueue"), queue_url(payments, "StarterDeadLetters")
     flaky = {"payment_id": f"{run}-flaky", "amount": 1, "flaky": True}
     payments.emulator.client("sqs").send_message(QueueUrl=queue, MessageBody=json.dumps(flaky))
     (cycle,) = Pipe(payments, queue, "StandardPaymentsMachine", invocation=FIRE_AND_FORGET).drain()

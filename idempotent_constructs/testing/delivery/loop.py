@@ -46,10 +46,12 @@ class Loop:
 
 def referenced(deployment: Deployment, reference: Any) -> str:
     """The logical id of the resource of the stack that a template's ``Ref`` or ``Fn::GetAtt`` names (a pipe's
-    source or target)."""
+    source or target, a mapping's queue or function)."""
     logical_id = reference.get("Ref") or reference.get("Fn::GetAtt", [None])[0] if isinstance(reference, dict) else None
     if logical_id not in deployment.resources:
-        raise LookupError(f"{reference!r} names no resource of {deployment.stack_name}: a pipe's source and target must be")
+        raise LookupError(
+            f"{reference!r} names no resource of {deployment.stack_name}: a pipe's or a mapping's source and target must be"
+        )
     return str(logical_id)
 
 

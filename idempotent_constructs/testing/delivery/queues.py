@@ -184,6 +184,32 @@ class EventSourceMapping(_Poller):
         self.function = deployment.physical_id("AWS::Lambda::Function", function)
         self.report_batch_item_failures = report_batch_item_failures
 
+    @classmethod
+    def of(cls, deployment: Deployment, function: str, *, lose_acknowledgements: int = 0) -> EventSourceMapping:
+        """The event source mapping into the function ``function`` (a construct id or path part) of the
+        deployment, played as its template declares it: its SQS queue (a resource of the stack), its batch size
+        (AWS's default 10 where left out) and whether its ``FunctionResponseTypes`` hold
+        ``ReportBatchItemFailures``. (The emulator leaves the mapping to this: ``gaps.event_source_mappings``.)"""
+        logical_id = deployment.logical_id("AWS::Lambda::Function", function)
+        resources = deployment.template["Resources"].values()
+        mappings = [
+            resource["Properties"]
+            for resource in resources
+            if resource["Type"] == "AWS::Lambda::EventSourceMapping"
+            and referenced(deployment, resource["Properties"]["FunctionName"]) == logical_id
+        ]
+        if len(mappings) != 1:
+            raise LookupError(f"{function} has {len(mappings)} event source mappings in {deployment.stack_name}, not one")
+        (properties,) = mappings
+        return cls(
+            deployment,
+            str(deployment.resources[referenced(deployment, properties["EventSourceArn"])]),  # a queue's URL
+            function,
+            batch_size=properties.get("BatchSize", SQS_BATCH_SIZE),
+            report_batch_item_failures="ReportBatchItemFailures" in properties.get("FunctionResponseTypes", []),
+            lose_acknowledgements=lose_acknowledgements,
+        )
+
     def _deliver(self, batch: list[dict[str, Any]], ids: list[str]) -> Cycle:
         answer = self.deployment.emulator.client("lambda").invoke(
             FunctionName=self.function, Payload=json.dumps({"Records": batch}).encode()

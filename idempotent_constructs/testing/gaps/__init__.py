@@ -18,6 +18,7 @@ from . import (
     dynamodb_binary,
     endpoints,
     entered_time,
+    event_source_mappings,
     execution_end,
     fractional_timestamps,
     jsonata,
@@ -58,6 +59,7 @@ _PATCHING = (
     jsonpath_definite,
     endpoints,
     start_sync_execution,
+    event_source_mappings,
 )
 _DEPLOYING = (state_machines, time_to_live)
 
