@@ -279,31 +279,40 @@ def stack_growth(counts: tuple[int, ...], log=print) -> dict[str, Any]:
 
 
 def synth_time(count: int, repetitions: int, log=print) -> dict[str, Any]:
-    """Construct and synthesize ``count`` wrapped and ``count`` bare workflows, alternately, in-process.
-    One unmeasured round first: jsii starts its Node.js process and loads the libraries on first use."""
-    times: dict[str, list[float]] = {"wrapped": [], "bare": []}
+    """Construct and synthesize ``count`` and ``count // 2`` wrapped and bare workflows, alternately,
+    in-process: what matters is that each further workflow costs what the earlier ones did (an app's synth
+    grows linearly), and the ratio to bare ones says what the wrapper costs. One unmeasured round first:
+    jsii starts its Node.js process and loads the libraries on first use."""
+    half = count // 2
+    kinds = [f"{kind}/{size}" for size in (half, count) for kind in ("wrapped", "bare")]
+    times: dict[str, list[float]] = {kind: [] for kind in kinds}
 
     def once(kind: str) -> float:
+        wrapped, size = kind.split("/")
         with tempfile.TemporaryDirectory(prefix="bench-synth-") as outdir:
             started = time.perf_counter()
-            synthesize(build(count, kind == "wrapped", outdir))
+            synthesize(build(int(size), wrapped == "wrapped", outdir))
             return time.perf_counter() - started
 
-    once("wrapped"), once("bare")
+    once(f"wrapped/{count}"), once(f"bare/{count}")
     for repetition in range(repetitions):
-        order = ("wrapped", "bare") if repetition % 2 == 0 else ("bare", "wrapped")
-        for kind in order:
+        for kind in kinds if repetition % 2 == 0 else reversed(kinds):
             times[kind].append(once(kind))
     medians = {kind: statistics.median(values) for kind, values in times.items()}
     log(
-        f"  synth of {count} wrapped: {medians['wrapped']:.2f} s, {count} bare: {medians['bare']:.2f} s (median of {repetitions})"
+        f"  synth of {count} wrapped: {medians[f'wrapped/{count}']:.2f} s ({half}: {medians[f'wrapped/{half}']:.2f} s), "
+        f"{count} bare: {medians[f'bare/{count}']:.2f} s (median of {repetitions})"
     )
     return {
         "workflows": count,
+        "half": half,
         "repetitions": repetitions,
         "seconds": {kind: [round(value, 3) for value in values] for kind, values in times.items()},
         "median_seconds": {kind: round(value, 3) for kind, value in medians.items()},
-        "ratio": round(medians["wrapped"] / medians["bare"], 2),
+        "ratio": round(medians[f"wrapped/{count}"] / medians[f"bare/{count}"], 2),
+        # Each further wrapped workflow against the first half's: 1.0 is linear growth.
+        "growth": round((medians[f"wrapped/{count}"] - medians[f"wrapped/{half}"]) / medians[f"wrapped/{half}"], 2),
+        "seconds_per_workflow": round(medians[f"wrapped/{count}"] / count, 3),
     }
 
 

@@ -34,7 +34,7 @@ def _models() -> dict[str, Options]:
     """Each construct's options model, by the construct's name."""
     from idempotent_constructs.asl_fragment import FRAGMENT, FRAGMENT_MODEL
     from idempotent_constructs.batch import BATCH_MODEL
-    from idempotent_constructs.guard.config import BATCH, GUARD, GUARD_MODEL, GUARDED_STATE, WORKFLOW
+    from idempotent_constructs.guard.guard_options import BATCH, GUARD, GUARD_MODEL, GUARDED_STATE, WORKFLOW
     from idempotent_constructs.state_machine import WORKFLOW_MODEL
     from idempotent_constructs.table import TABLE, TABLE_MODEL
 
@@ -51,7 +51,7 @@ def _models() -> dict[str, Options]:
 def _shared_options() -> str:
     """The shared options: what each does and its default, and per construct whether it takes it
     (✓), and its own default where it differs."""
-    from idempotent_constructs.guard.config import BATCH, GUARD, GUARD_MODEL, GUARDED_STATE, WORKFLOW
+    from idempotent_constructs.guard.guard_options import BATCH, GUARD, GUARD_MODEL, GUARDED_STATE, WORKFLOW
 
     takers = (GUARD, WORKFLOW, GUARDED_STATE, BATCH)
     rows = [

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .batch import BatchSource, IdempotentBatch
     from .dashboard import IdempotencyDashboard
     from .guard import ExtendLease, IdempotencyGuard
-    from .guard_states import GuardedState
+    from .guarded_state import GuardedState
     from .key import IdempotencyKey
     from .payload import IdempotencyPayload
     from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
@@ -39,7 +39,7 @@ _LAZY = {
     "DefinitionLocation": "_synth.definition",
     "ExtendLease": "guard",
     "FailurePolicy": "policies",
-    "GuardedState": "guard_states",
+    "GuardedState": "guarded_state",
     "IdempotencyDashboard": "dashboard",
     "IdempotencyGuard": "guard",
     "IdempotencyKey": "key",

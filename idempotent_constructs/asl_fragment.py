@@ -25,8 +25,9 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from . import guard_states as guard_states_module
+from . import guarded_state
 from ._readers import asl
-from ._synth import options
+from ._synth import option_kinds, options
 from ._synth.documents import DocumentState
 from .table import WORKFLOW_TABLE, IdempotencyTable
 
@@ -39,7 +40,7 @@ FRAGMENT = "AslFragment"
 FRAGMENT_MODEL = options.Options(
     options.Option(
         "definition_body",
-        options.DEFINITION_BODY,
+        option_kinds.DEFINITION_BODY,
         "the workflow: ``sfn.DefinitionBody.from_file(path)`` (JSON, or YAML for a ``.yaml`` file), "
         "``sfn.DefinitionBody.from_string(text)``, or the document as a dict.",
         None,
@@ -47,21 +48,25 @@ FRAGMENT_MODEL = options.Options(
     ),
     options.Option(
         "definition_substitutions",
-        options.SUBSTITUTIONS,
+        option_kinds.SUBSTITUTIONS,
         "values of the document's ``${Name}`` placeholders, as ``sfn.StateMachine`` takes them (tokens such as a "
         "function's ARN too).",
         "none; a placeholder without a value fails synth with its name.",
         (FRAGMENT,),
     ),
     options.Option(
-        "state_name", options.TEXT, "the name of the Parallel state that runs the document.", "the construct id.", (FRAGMENT,)
+        "state_name",
+        option_kinds.TEXT,
+        "the name of the Parallel state that runs the document.",
+        "the construct id.",
+        (FRAGMENT,),
     ),
     options.Option(
         "table", WORKFLOW_TABLE, "where the records of ``guard_states`` live.", "none; needed with ``guard_states``.", (FRAGMENT,)
     ),
     options.Option(
         "guard_states",
-        guard_states_module.GUARD_STATES,
+        guarded_state.GUARD_STATES,
         "states of the document to run each inside an ``IdempotencyGuard`` of its own, by name: "
         '``{"ChargePayment": IdempotencyKey.from_paths("$.order_id")}``, or a ``GuardedState`` for the guard\'s '
         "other options. A Task, Parallel or Map state, at the top level, in a Parallel branch or a Map item "
@@ -72,7 +77,7 @@ FRAGMENT_MODEL = options.Options(
     ),
 )
 # What each option takes.
-FRAGMENT_OPTIONS: dict[str, options.Kind] = FRAGMENT_MODEL.kinds(FRAGMENT)
+FRAGMENT_OPTIONS: dict[str, option_kinds.Kind] = FRAGMENT_MODEL.kinds(FRAGMENT)
 
 
 class AslFragment(sfn.StateMachineFragment):
@@ -92,7 +97,7 @@ class AslFragment(sfn.StateMachineFragment):
         definition_substitutions: Mapping[str, str] | None = None,
         state_name: str | None = None,
         table: IdempotencyTable | dynamodb.ITable | None = None,
-        guard_states: Mapping[str, IdempotencyKey | guard_states_module.GuardedState] | None = None,
+        guard_states: Mapping[str, IdempotencyKey | guarded_state.GuardedState] | None = None,
     ) -> None:
         """
         :options: each option's documentation is written here from asl_fragment.FRAGMENT_MODEL
@@ -110,7 +115,7 @@ class AslFragment(sfn.StateMachineFragment):
         if guard_states and table is None and found.typed("guard_states"):
             found.add("table: guard_states keeps its records in a table; pass table=IdempotencyTable(...) or an existing one")
         if document is not None and guard_states and found.typed("guard_states", "table") and table is not None:
-            found.extend(guard_states_module.problems(document, guard_states, table=table, namespace=self.node.path))
+            found.extend(guarded_state.problems(document, guard_states, table=table, namespace=self.node.path))
         found.raise_if_any()
         assert document is not None
         statements: list[iam.PolicyStatement] = []

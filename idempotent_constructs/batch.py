@@ -28,9 +28,10 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from ._synth import options, outcome_metrics, source_advice
+from ._synth import option_kinds, options, outcome_metrics, source_advice
 from .guard import IdempotencyGuard
-from .guard.config import BATCH, EXPRESS_MAX_DURATION, GUARD_MODEL, bounded_max_wait
+from .guard.config import EXPRESS_MAX_DURATION, bounded_max_wait
+from .guard.guard_options import BATCH, GUARD_MODEL
 from .key import IdempotencyKey
 from .lambda_src import schema
 from .payload import IdempotencyPayload
@@ -60,14 +61,14 @@ class BatchSource(Enum):
 BATCH_OWN = options.Options(
     options.Option(
         "source",
-        options.enum_kind(BatchSource),
+        option_kinds.enum_kind(BatchSource),
         "where the batch comes from: what identifies a record in the partial batch response, and the default key and payload.",
         "``BatchSource.SQS``.",
         (BATCH,),
     ),
     options.Option(
         "max_concurrency",
-        options.instance_of(int, lambda value: "a whole number, such as 4", "int"),
+        option_kinds.instance_of(int, lambda value: "a whole number, such as 4", "int"),
         "how many records run at once (the Map's ``MaxConcurrency``); 0 runs them all at once.",
         "0.",
         (BATCH,),

@@ -20,77 +20,34 @@ protect (Choice, Pass, Wait, Succeed, Fail), a state with ``Assign`` (it would a
 Body branch, where no later state sees the variable), and a Catch naming one of Step Functions' own
 errors other than ``States.ALL`` (a guarded step's ``States.*`` error arrives as
 ``Idempotency.BodyFailed``, which such a Catch would not match).
+
+Here lives the splice (``guard_document``): it makes the guards (``IdempotencyGuard``) under the workflow or
+fragment that owns the document and rewrites the document's states. What the option takes and what is
+refused are ``guarded_state``'s, which imports nothing of this module.
 """
 
 from __future__ import annotations
 
 import copy
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from aws_cdk import Duration
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from ._readers import asl
-from ._synth import options
 from .errors import Problems
-from .guard.config import GUARD_MODEL, GUARDED_STATE, GuardConfig
-from .guard.protocol import STATE_NAMES
-from .key import IdempotencyKey, namespace_problems
+from .guarded_state import GuardedState, guarded_states, objects, problems, state_namespace, state_prefix
+from .key import IdempotencyKey
 from .lambda_src import schema
-from .payload import IdempotencyPayload
-from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
 
 if TYPE_CHECKING:
     from .guard import IdempotencyGuard
     from .table import IdempotencyTable
 
-
-@GUARD_MODEL.documented(GUARDED_STATE)
-@dataclass(frozen=True, kw_only=True)
-class GuardedState:
-    """How one state of a document is guarded (``guard_states={"ChargePayment": GuardedState(...)}``):
-    the options ``IdempotencyGuard`` takes, each with the guard's default. An ``IdempotencyKey`` alone
-    stands for ``GuardedState(key=...)``.
-
-    :options: each field's documentation is written here from guard.config.GUARD_MODEL
-    """
-
-    key: IdempotencyKey | None = None
-    payload: IdempotencyPayload | None = None
-    namespace: str | None = None
-    expires_after: Duration | None = None
-    lease: Duration | None = None
-    poll_interval: Duration | None = None
-    max_wait: Duration | None = None
-    on_in_flight: InFlightPolicy | None = None
-    on_failure: FailurePolicy | None = None
-    on_completed: CompletedPolicy | None = None
-    replay_marker: str | None = None
-    cache_errors: Sequence[str] | None = None
-    result_storage: ResultStorage | None = None
-    state_name_prefix: str | None = None
-
-
-def _accepts(value: Any) -> bool:
-    return isinstance(value, Mapping) and all(
-        isinstance(name, str) and isinstance(guarded, (IdempotencyKey, GuardedState)) for name, guarded in value.items()
-    )
-
-
-# What the option takes, as construct options are checked (options.Validation).
-GUARD_STATES = options.Kind(
-    "mapping of state names to an IdempotencyKey or a GuardedState",
-    _accepts,
-    lambda value: '{"ChargePayment": IdempotencyKey.from_paths("$.order_id")}, or GuardedState(key=..., ...) as a value',
-)
-# The kinds of state that do work a guard can protect: the others call no service.
-GUARDABLE = ("Task", "Parallel", "Map")
 # The guard's own errors, about the request (its key, its payload, another execution holding it), not
 # the step: they pass a guarded state's Catch by, as if it had none.
 PROTOCOL_ERRORS = [
@@ -107,7 +64,6 @@ PROTOCOL_ERRORS = [
 ]
 # A Parallel's output unwrapped, per query language: its result is the one-item list of its branch's output.
 _UNWRAP = {asl.JSONPATH: {"OutputPath": "$[0]"}, asl.JSONATA: {"Output": "{% $states.result[0] %}"}}
-_NOT_IN_NAMESPACES = re.compile(r"[^A-Za-z0-9_.:/=+@-]")
 _TRANSITIONS = ("Next", "Default")
 
 
@@ -134,7 +90,7 @@ def guard_document(
     ``owner``), its records in ``table`` under ``{namespace}/{state name}`` unless it names its own
     namespace; ``defaults`` are the guards' options its ``GuardedState`` leaves out (the lease of an
     Express workflow, the owner state machine of a Standard one). Every problem at once, under ``owner``."""
-    wanted = _wanted(guard_states)
+    wanted = guarded_states(guard_states)
     found = Problems(owner)
     found.extend(problems(document, guard_states, table=table, namespace=namespace, defaults=defaults))
     found.raise_if_any()
@@ -165,8 +121,8 @@ def guard_document(
             **{
                 **(defaults or {}),
                 **{field: value for field, value in values.items() if value is not None},
-                "namespace": _namespace(guarded, namespace, name),
-                "state_name_prefix": _prefix(guarded, name),
+                "namespace": state_namespace(guarded, namespace, name),
+                "state_name_prefix": state_prefix(guarded, name),
             },
         )
         guards[name] = guard
@@ -227,107 +183,11 @@ def _replace(scope: dict[str, Any], name: str, spliced: dict[str, Any], entry: s
         for field in _TRANSITIONS:
             if state.get(field) == name:
                 state[field] = entry
-        for rule in _objects(state.get("Choices")) + _objects(state.get("Catch")):
+        for rule in objects(state.get("Choices")) + objects(state.get("Catch")):
             if rule.get("Next") == name:
                 rule["Next"] = entry
     if scope.get("StartAt") == name:
         scope["StartAt"] = entry
-
-
-def _wanted(guard_states: Mapping[str, IdempotencyKey | GuardedState]) -> dict[str, GuardedState]:
-    return {name: value if isinstance(value, GuardedState) else GuardedState(key=value) for name, value in guard_states.items()}
-
-
-def problems(
-    document: asl.Document,
-    guard_states: Mapping[str, IdempotencyKey | GuardedState],
-    *,
-    table: IdempotencyTable | dynamodb.ITable,
-    namespace: str,
-    defaults: Mapping[str, Any] | None = None,
-) -> list[str]:
-    """What is wrong with guarding the states ``guard_states`` names in ``document`` (the arguments of
-    ``guard_document``): each ``GuardedState``'s types and values, as its guard would find them, and
-    the states named: every problem at once, so that a workflow reports them with its own."""
-    found: list[str] = []
-    states = {name: (where, state) for name, where, state in asl.all_states(document.definition, "")}
-    generated: dict[str, str] = {}  # a state name a guard generates -> the guarded state
-    namespaces: dict[str, str] = {}
-    kinds = GUARD_MODEL.kinds(GUARDED_STATE)
-    for name, guarded in _wanted(guard_states).items():
-        values = {field.name: getattr(guarded, field.name) for field in fields(guarded)}
-        wrong = options.wrong_types(kinds, values)
-        config = GuardConfig(
-            namespace,
-            name,
-            {
-                "table": table,
-                **(defaults or {}),
-                **{option: value for option, value in values.items() if value is not None and option not in wrong},
-                "namespace": None if "namespace" in wrong else _namespace(guarded, namespace, name),
-                "state_name_prefix": None if "state_name_prefix" in wrong else _prefix(guarded, name),
-            },
-        )
-        own = [*wrong.values(), *config.problems(wrong)]
-        found += [f"guard_states[{name!r}].{problem}" for problem in own]
-        if name not in states:
-            listed = ", ".join(repr(state) for state in list(states)[:20]) + (", ..." if len(states) > 20 else "")
-            found.append(f"guard_states: {name!r} names no state of {document.source}; its states: {listed}")
-            continue
-        where, state = states[name]
-        kind = state.get("Type")
-        if kind not in GUARDABLE:
-            found.append(
-                f"guard_states: {name!r} ({where}) is a {kind} state, which calls no service: a guard has nothing to "
-                "protect there; guard the Task, Parallel or Map state that does the work"
-            )
-            continue
-        if "Assign" in state:
-            found.append(
-                f"guard_states: {name!r} ({where}) has Assign, which would assign its variables inside the guard's "
-                "Body branch, where no state after it sees them; move the Assign to a Pass state after it in the "
-                f"document (the Pass reads {name}'s output), or leave {name!r} out of guard_states"
-            )
-        for index, catch in enumerate(_objects(state.get("Catch"))):
-            own = [error for error in catch.get("ErrorEquals", []) if str(error).startswith("States.") and error != "States.ALL"]
-            if own:
-                found.append(
-                    f"guard_states: {name!r} ({where}/Catch[{index}]) catches {', '.join(own)}: inside its guard, a "
-                    f"failure with one of Step Functions' own errors (States.*) ends as {schema.BODY_FAILED} (its "
-                    "Cause holds the original error), which this Catch would not match; catch States.ALL, or "
-                    f"{schema.BODY_FAILED} and the state's own error names"
-                )
-        if isinstance(guarded.namespace, str) or guarded.namespace is None:
-            chosen = _namespace(guarded, namespace, name)  # a namespace's own problems are its guard's, above
-            if not namespace_problems(chosen) and chosen in namespaces:
-                found.append(
-                    f"guard_states: {name!r} and {namespaces[chosen]!r} would keep their records under one namespace, "
-                    f"{chosen!r}; pass GuardedState(namespace=...) to one"
-                )
-            namespaces.setdefault(chosen, name)
-        prefix = _prefix(guarded, name)
-        names = [f"{prefix}{generated_name}" for generated_name in (*STATE_NAMES, "Guarded", "Raise")]
-        for generated_name in names:
-            if generated_name in states:
-                found.append(
-                    f"guard_states: the state {generated_name!r} of {document.source} has the name of a state the guard "
-                    f"of {name!r} generates; pass GuardedState(state_name_prefix=...) (now {prefix!r})"
-                )
-            elif generated_name in generated:
-                found.append(
-                    f"guard_states: the guards of {generated[generated_name]!r} and {name!r} would both generate a "
-                    f"state {generated_name!r}; pass GuardedState(state_name_prefix=...) to one"
-                )
-            generated.setdefault(generated_name, name)
-    return found
-
-
-def _namespace(guarded: GuardedState, namespace: str, name: str) -> str:
-    return guarded.namespace if guarded.namespace is not None else f"{namespace}/{_NOT_IN_NAMESPACES.sub('_', name)}"
-
-
-def _prefix(guarded: GuardedState, name: str) -> str:
-    return guarded.state_name_prefix if guarded.state_name_prefix is not None else f"{name}."
 
 
 def _scope_of(scope: dict[str, Any], name: str, language: str) -> tuple[dict[str, Any], str] | None:
@@ -340,13 +200,9 @@ def _scope_of(scope: dict[str, Any], name: str, language: str) -> tuple[dict[str
         return scope, language
     for state in states.values():
         own = str(state.get("QueryLanguage", language))
-        inner = [branch for branch in _objects(state.get("Branches"))]
+        inner = [branch for branch in objects(state.get("Branches"))]
         inner += [state[field] for field in ("ItemProcessor", "Iterator") if isinstance(state.get(field), dict)]
         for nested in inner:
             if (found := _scope_of(nested, name, own)) is not None:
                 return found
     return None
-
-
-def _objects(value: Any) -> list[dict[str, Any]]:
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []

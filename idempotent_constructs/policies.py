@@ -7,7 +7,7 @@ from enum import Enum
 from aws_cdk import Size
 from aws_cdk import aws_s3 as s3
 
-from ._synth import options
+from ._synth import option_kinds
 
 
 class InFlightPolicy(Enum):
@@ -67,9 +67,9 @@ class ResultStorage:
                 f"result_storage: {' and '.join(self._misplaced)} given to ResultStorage(large=False), which keeps "
                 "results in the record only; they apply to large results: pass ResultStorage.large(...) or drop them"
             ]
-        kinds = {"bucket": options.BUCKET, "inline_threshold": options.SIZE}
+        kinds = {"bucket": option_kinds.BUCKET, "inline_threshold": option_kinds.SIZE}
         values = {"bucket": self.bucket, "inline_threshold": self.inline_threshold}
-        return [f"result_storage: in ResultStorage.large(), {problem}" for problem in options.problems(kinds, values)]
+        return [f"result_storage: in ResultStorage.large(), {problem}" for problem in option_kinds.problems(kinds, values)]
 
     @classmethod
     def inline(cls) -> ResultStorage:

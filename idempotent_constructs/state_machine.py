@@ -1,11 +1,17 @@
-"""``IdempotentStateMachine``: a state machine whose whole execution is idempotent."""
+"""``IdempotentStateMachine``: a state machine whose whole execution is idempotent.
+
+What it builds, from what ``workflow_settings`` decided of its options (``WorkflowSettings``): the guards of
+``guard_states``, the guard of the whole around the definition, its log group, the state machine with its
+definition placed (``_synth.definition``) and its role, the release function of a Standard one, and its
+outcome metrics. Its options model is ``workflow_options``. It reads no option but through the settings.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aws_cdk import Acknowledgment, Annotations, Duration, Validations
+from aws_cdk import Acknowledgment, Duration, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
@@ -14,124 +20,27 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from ._readers import asl
-from ._synth import options, source_advice, state_names
+from ._synth import source_advice, state_names
 from ._synth.definition import DefinitionLocation, asset_body, inline_body, render, shared_body
 from ._synth.documents import DocumentState
 from ._synth.functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
 from ._synth.inline_role import InlineRole, state_machines_of_this_account
-from ._synth.names import generated_name, name_prefix, vended_log_group_name
-from ._synth.options import Option, Options
+from ._synth.names import name_prefix, vended_log_group_name
 from ._synth.outcome_metrics import states_entered
-from .errors import IdempotencyConfigurationError, Problems
-from .guard import DEFAULT_LEASE, STATE_NAMES, IdempotencyGuard, acquire, body_problems
-from .guard.config import EXPRESS_MAX_DURATION, GUARD_MODEL, OPTIONS, WORKFLOW, GuardConfig, bounded_max_wait
-from .guard_states import GUARD_STATES, GuardedState, guard_document
-from .guard_states import problems as guard_states_problems
+from .errors import IdempotencyConfigurationError
+from .guard import IdempotencyGuard, acquire
+from .guard.guard_options import WORKFLOW
+from .guard_states import guard_document
+from .guarded_state import GuardedState
 from .key import IdempotencyKey
 from .payload import IdempotencyPayload
 from .policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
 from .table import IdempotencyTable
+from .workflow_options import STATE_MACHINE_OPTIONS, WORKFLOW_MODEL
+from .workflow_settings import GUARD_ID, WorkflowSettings, resolve
 
-# The guard's construct id, and so the prefix of its state names ("Idempotency.Acquire").
-GUARD_ID = "Idempotency"
-# The workflow's own options; the others are the guard's (GUARD_MODEL), and WORKFLOW_MODEL is both.
-WORKFLOW_OWN = Options(
-    Option(
-        "definition",
-        options.CHAINABLE,
-        "the workflow to make idempotent, any chain of states; its ``ExtendLease`` states (at its top level, in "
-        "loops, catch handlers, Parallel branches and inline Maps) push the lease forward.",
-        "none; give it or ``definition_body``.",
-        (WORKFLOW,),
-    ),
-    Option(
-        "definition_body",
-        options.DEFINITION_BODY,
-        "the workflow as ``sfn.StateMachine`` takes it: ``sfn.DefinitionBody.from_file(path)`` (an Amazon States "
-        "Language file, JSON or YAML), ``.from_string(text)``, ``.from_chainable(chain)`` (the same as "
-        "``definition=chain``), or the document as a dict. A document is read at synth time and made idempotent "
-        "as it is (see ``AslFragment``); its top-level ``QueryLanguage`` and ``TimeoutSeconds`` are the defaults "
-        "of ``query_language`` and ``timeout``. The role gets no permission for what the document calls, as with "
-        "``sfn.StateMachine``: grant them with ``add_to_role_policy`` or ``role``.",
-        "none; give it or ``definition``.",
-        (WORKFLOW,),
-    ),
-    Option(
-        "definition_substitutions",
-        options.SUBSTITUTIONS,
-        "values of the document's ``${Name}`` placeholders (tokens, such as a function's ARN, too), as "
-        "``sfn.StateMachine`` takes them.",
-        "none; a placeholder without a value fails synth with its name.",
-        (WORKFLOW,),
-    ),
-    Option(
-        "guard_states",
-        GUARD_STATES,
-        "states of the document (``definition_body``) that also run each inside an ``IdempotencyGuard`` of its "
-        'own, by name: ``{"ChargePayment": IdempotencyKey.from_paths("$.order_id")}``, or a ``GuardedState`` '
-        "for the guard's other options. A Task, Parallel or Map state, at the top level, in a Parallel branch or "
-        "a Map item processor; its Retry, Catch, Next and End work as the file says, and a run after a later step "
-        "failed replays it. Each guard's records are under ``{namespace}/{state name}``, unless it names its "
-        "namespace.",
-        "none.",
-        (WORKFLOW,),
-    ),
-    Option(
-        "state_machine_type", options.STATE_MACHINE_TYPE, "Standard or Express.", "``StateMachineType.STANDARD``.", (WORKFLOW,)
-    ),
-    Option(
-        "state_machine_name",
-        options.TEXT,
-        "physical name.",
-        "``{stack name}_{construct id}-{hash}`` (Standard; known at synth time, so the role can be limited to "
-        "this state machine's executions), generated by CloudFormation (Express).",
-        (WORKFLOW,),
-    ),
-    Option(
-        "timeout",
-        options.DURATION,
-        "execution timeout.",
-        "the document's ``TimeoutSeconds`` if it has one, else none (Standard), 5 minutes (Express).",
-        (WORKFLOW,),
-    ),
-    Option(
-        "logs",
-        options.LOG_OPTIONS,
-        "logging options.",
-        "a new log group (1 year retention), level ALL, without execution data, so no payload reaches the logs.",
-        (WORKFLOW,),
-    ),
-    Option("tracing_enabled", options.BOOL, "X-Ray tracing.", "``True``.", (WORKFLOW,)),
-    Option(
-        "role",
-        options.ROLE,
-        "the execution role.",
-        "a new role with exactly the permissions used, in its inline policy (``InlineRole``; the CDK's role, "
-        "with a policy of its own, for a definition with a Distributed Map).",
-        (WORKFLOW,),
-    ),
-    Option(
-        "query_language",
-        options.QUERY_LANGUAGE,
-        "the state machine's query language, as ``sfn.StateMachine`` takes it (``QueryLanguage.JSONATA`` makes "
-        "it the default of ``definition``'s states). The generated states are JSONata either way.",
-        "a document's own top-level ``QueryLanguage``, else ``QueryLanguage.JSONPATH``.",
-        (WORKFLOW,),
-    ),
-    Option(
-        "definition_location",
-        options.DEFINITION_LOCATION,
-        "where the definition lives: ``DefinitionLocation.TEMPLATE`` (the protocol's text once per stack in its "
-        "Mappings, this workflow's own parts as ``DefinitionSubstitutions``), ``INLINE`` (whole in "
-        "``DefinitionString``, as the CDK writes it), or ``ASSET`` (an S3 asset, its tokens as "
-        "``DefinitionSubstitutions``).",
-        "``TEMPLATE``.",
-        (WORKFLOW,),
-    ),
-)
-WORKFLOW_MODEL = GUARD_MODEL + WORKFLOW_OWN
-# What each option takes: the guard's shared options and the state machine's own.
-STATE_MACHINE_OPTIONS: dict[str, options.Kind] = WORKFLOW_MODEL.kinds(WORKFLOW)
+# The construct, and its options model (workflow_options), which the site's reference and the tests read from here.
+__all__ = ["STATE_MACHINE_OPTIONS", "WORKFLOW_MODEL", "IdempotentStateMachine"]
 # Fields only a JSONPath state has: a JSONata state machine refuses them.
 JSONPATH_FIELDS = ("Parameters", "InputPath", "OutputPath", "ResultPath", "ResultSelector", "ItemsPath", "ItemSelector")
 
@@ -157,49 +66,6 @@ def _check_jsonata_definition(construct: Construct, definition: dict[str, Any]) 
                 "(sfn.Pass.jsonata(...)), or leave query_language at QueryLanguage.JSONPATH"
             ],
         )
-
-
-def _definition(
-    problems: Problems,
-    definition: sfn.IChainable | None,
-    definition_body: sfn.DefinitionBody | Mapping[str, Any] | None,
-    substitutions: Mapping[str, str] | None,
-    query_language: sfn.QueryLanguage | None,
-) -> tuple[sfn.IChainable | None, asl.Document | None]:
-    """``(the chain, None)`` or ``(None, the document)`` the workflow runs, adding to ``problems``
-    what is wrong with them: exactly one of ``definition`` and ``definition_body``, a document that
-    Step Functions would refuse or whose state names clash with the guard's."""
-    if (definition is None) == (definition_body is None):
-        problems.add(
-            "definition, definition_body: give exactly one: definition=first.next(second) for a chain of states, or "
-            'definition_body=sfn.DefinitionBody.from_file("statemachine.asl.json") for an Amazon States Language document'
-            + (", not both" if definition is not None else "")
-        )
-        return None, None
-    if definition_body is None or isinstance(definition_body, sfn.ChainDefinitionBody):
-        if substitutions is not None:
-            problems.add(
-                "definition_substitutions: only a document (DefinitionBody.from_file or from_string) has ${...} "
-                "placeholders; drop definition_substitutions"
-            )
-        return (definition if definition_body is None else definition_body.chainable), None
-    document, unreadable = asl.read(definition_body, substitutions)
-    problems.extend(unreadable)
-    if document is None:
-        return None, None
-    problems.extend(
-        asl.problems(
-            document,
-            reserved={f"{GUARD_ID}.{state}" for state in STATE_NAMES},
-            clash=f"has the name of a state the guard generates (those starting with {GUARD_ID + '.'!r}); rename it in the document",
-        )
-    )
-    if query_language == sfn.QueryLanguage.JSONATA and document.language != asl.JSONATA:
-        problems.add(
-            f"query_language: QueryLanguage.JSONATA, but {document.source} is written in JSONPath (its top level "
-            "declares no QueryLanguage JSONata), whose states a JSONata state machine refuses; leave query_language out"
-        )
-    return None, document
 
 
 class IdempotentStateMachine(Construct):
@@ -249,198 +115,127 @@ class IdempotentStateMachine(Construct):
         definition_location: DefinitionLocation | None = None,
     ) -> None:
         """
-        :options: each option's documentation is written here from state_machine.WORKFLOW_MODEL
+        :options: each option's documentation is written here from workflow_options.WORKFLOW_MODEL
         """
         super().__init__(scope, construct_id)
-        # One pass: the type of every parameter (by name), then the values of those of the right type, the
-        # workflow's and its guards' (the guard of the whole and those of guard_states) together.
-        found = options.Validation(self, WORKFLOW_MODEL, WORKFLOW, locals())
-        # From here an option of the wrong type reads as left out: no check reads it, and the pass raises.
-        state_machine_type, timeout, lease, max_wait, query_language, guard_states = (
-            found.values[name]
-            for name in ("state_machine_type", "timeout", "lease", "max_wait", "query_language", "guard_states")
-        )
-        express = state_machine_type == sfn.StateMachineType.EXPRESS
-        chain, document = None, None
-        if found.typed("definition", "definition_body", "definition_substitutions"):
-            chain, document = _definition(found, definition, definition_body, definition_substitutions, query_language)
-        if document is not None:
-            if query_language is None and document.language == asl.JSONATA:
-                query_language = sfn.QueryLanguage.JSONATA
-            if timeout is None and document.timeout_seconds is not None:
-                timeout = Duration.seconds(document.timeout_seconds)
-        longest_run = timeout if timeout is not None else (EXPRESS_MAX_DURATION if express else None)
-        if express:
-            for name, value in (("timeout", timeout), ("lease", lease), ("max_wait", max_wait)):
-                if value is not None and value.to_milliseconds() > EXPRESS_MAX_DURATION.to_milliseconds():
-                    found.add(
-                        f"{name}: {value.to_human_string()} is longer than the 5 minutes an Express "
-                        f"execution may run; shorten it or use StateMachineType.STANDARD"
-                    )
-        if max_wait is not None and longest_run is not None and max_wait.to_milliseconds() >= longest_run.to_milliseconds():
-            found.add(
-                f"max_wait: {max_wait.to_human_string()} leaves a waiting duplicate no time before its own "
-                f"execution ends ({longest_run.to_human_string()}); make it shorter than that"
-            )
-        if max_wait is None and longest_run is not None:
-            max_wait = bounded_max_wait(longest_run)
-        if guard_states and document is None and chain is not None:
-            found.add(
-                "guard_states: only the states of a document (definition_body=DefinitionBody.from_file(...)) are "
-                "guarded by name; in a chain, wrap the step in IdempotencyGuard(..., body=step)"
-            )
-        # The guards' options as the workflow sets them: an Express workflow's lease, the bounded max_wait.
-        express_lease = EXPRESS_MAX_DURATION if express else None
-        lease = lease or express_lease
-        if document is not None and guard_states:
-            found.extend(
-                guard_states_problems(
-                    document,
-                    guard_states,
-                    table=found.values["table"],
-                    namespace=namespace if found.typed("namespace") and namespace is not None else self.node.path,
-                    defaults={"lease": express_lease, "max_wait": max_wait},
-                )
-            )
-        # The guard of the whole, as it will be made below (its default namespace is this construct's path).
-        shared = {name: found.values[name] for name in OPTIONS}
-        config = GuardConfig(self.node.path, GUARD_ID, {**shared, "lease": lease, "max_wait": max_wait})
-        found.extend(config.problems(found.wrong))
-        if chain is not None:
-            found.extend(body_problems(config, chain))
-        found.raise_if_any()
-        generated = state_machine_name is None and not express
-        if generated:
-            # A name known at synth time lets the role be limited to this state machine's own
-            # executions for the owner check (a generated name would make the role depend on the
-            # state machine, which depends on the role).
-            state_machine_name = generated_name(self)
-        # The guards of guard_states, by state name.
-        self.guards: dict[str, IdempotencyGuard] = {}
-        if document is not None:
-            statements: list[iam.PolicyStatement] = []
-            if guard_states:
-                guarded = guard_document(
-                    self,
-                    document,
-                    guard_states,
-                    table=table,
-                    namespace=namespace if namespace is not None else self.node.path,
-                    defaults={
-                        "lease": express_lease,
-                        "max_wait": max_wait,
-                        "owner_state_machine_name": None if express else state_machine_name,
-                    },
-                )
-                document, statements, self.guards = guarded.document, guarded.statements, guarded.guards
-            # Read and checked above; the guard's Body holds the document itself (finish.body), so this
-            # state's own Parallel never enters the graph.
-            chain = DocumentState(self, "Definition", document=document, statements=statements)
-        assert chain is not None
-        effective_lease = lease or DEFAULT_LEASE
-        # Standard workflows check a lapsed holder's execution before taking over; Express cannot.
-        if express and longest_run is not None and effective_lease.to_milliseconds() < longest_run.to_milliseconds():
-            Annotations.of(self).add_warning_v2(
-                "idempotent-constructs:lease-shorter-than-run",
-                f"lease ({effective_lease.to_human_string()}) is shorter than the longest run "
-                f"({longest_run.to_human_string()}): a duplicate may take over an Express holder "
-                "that is still running",
-            )
+        # What it decides, once: every option checked (all problems at once) and resolved (workflow_settings).
+        settings = resolve(self, locals())
+        # The guards of guard_states, by state name, then the guard of the whole around the definition.
+        body, self.guards = self._body(settings)
+        self.guard = IdempotencyGuard(self, GUARD_ID, body=body, once_per_execution=True, **settings.guard)
+        self.log_group, logs = self._logs(settings)
+        self.state_machine = self._state_machine(settings, logs)
+        if settings.role is None:
+            self._acknowledge_role_wildcards()
+        self.release_function = self._release_function(settings)
+        # At synth: what starts this workflow (a pipe, a rule) is usually made after it.
+        source_advice.advise(self, self.state_machine, self.guard.config)
 
-        self.guard = IdempotencyGuard(
-            self,
-            GUARD_ID,
-            table=table,
-            body=chain,
-            key=key,
-            payload=payload,
-            namespace=namespace if namespace is not None else self.node.path,
-            expires_after=expires_after,
-            lease=lease,
-            poll_interval=poll_interval,
-            max_wait=max_wait,
-            on_in_flight=on_in_flight,
-            on_failure=on_failure,
-            on_completed=on_completed,
-            replay_marker=replay_marker,
-            cache_errors=cache_errors,
-            result_storage=result_storage,
-            owner_state_machine_name=None if express else state_machine_name,
-            once_per_execution=True,
-        )
-        if logs is None:
-            self.log_group: logs_module.ILogGroup | None = logs_module.LogGroup(
-                self, "Logs", log_group_name=vended_log_group_name(self), retention=logs_module.RetentionDays.ONE_YEAR
+    def _body(self, settings: WorkflowSettings) -> tuple[sfn.IChainable, dict[str, IdempotencyGuard]]:
+        """What the guard of the whole runs: the chain, or the document (its guard_states guarded, their
+        guards by state name) as one state."""
+        if settings.document is None:
+            assert settings.chain is not None  # exactly one of them (workflow_settings)
+            return settings.chain, {}
+        document = settings.document
+        statements: list[iam.PolicyStatement] = []
+        guards: dict[str, IdempotencyGuard] = {}
+        if settings.guard_states:
+            guarded = guard_document(
+                self,
+                document,
+                settings.guard_states,
+                table=settings.guard["table"],
+                namespace=settings.guard["namespace"],
+                defaults=settings.guard_state_defaults,
             )
-            logs = sfn.LogOptions(destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=False)
-        else:
-            self.log_group = None
+            document, statements, guards = guarded.document, guarded.statements, guarded.guards
+        # Read and checked already; the guard's Body holds the document itself (finish.body), so this
+        # state's own Parallel never enters the graph.
+        return DocumentState(self, "Definition", document=document, statements=statements), guards
+
+    def _logs(self, settings: WorkflowSettings) -> tuple[logs_module.ILogGroup | None, sfn.LogOptions]:
+        """The log group this workflow creates (``None`` for ``logs`` given), and the logging options."""
+        if settings.logs is not None:
+            return None, settings.logs
+        log_group = logs_module.LogGroup(
+            self, "Logs", log_group_name=vended_log_group_name(self), retention=logs_module.RetentionDays.ONE_YEAR
+        )
+        return log_group, sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=False)
+
+    def _state_machine(self, settings: WorkflowSettings, logs: sfn.LogOptions) -> sfn.StateMachine:
+        """The state machine, its definition rendered from the guard's graph and placed as
+        ``definition_location`` says."""
+        query_language = settings.query_language
         # The graph is made here, as sfn.StateMachine makes it for a chain, so that its definition can be
         # placed (definition.py); its states' permissions are granted below, as the CDK grants them.
         graph = sfn.StateGraph(self.guard.start_state, "State Machine definition")
-        graph.timeout = timeout
+        graph.timeout = settings.timeout
         rendered = render(graph, query_language)
         if named_twice := state_names.checked_at_creation(self, rendered):
             raise IdempotencyConfigurationError(self.node.path, [f"definition: {problem}" for problem in named_twice])
         substitutions: dict[str, str] | None = None
-        if definition_location is DefinitionLocation.ASSET:
+        if settings.definition_location is DefinitionLocation.ASSET:
             body, substitutions = asset_body(rendered)
-        elif definition_location is DefinitionLocation.INLINE:
+        elif settings.definition_location is DefinitionLocation.INLINE:
             body = inline_body(self, rendered)
         else:
             body, substitutions = shared_body(self, rendered, self._own_parts(rendered))
-        self.state_machine = sfn.StateMachine(
+        state_machine = sfn.StateMachine(
             self,
             "StateMachine",
             definition_body=body,
             definition_substitutions=substitutions or None,
-            state_machine_type=state_machine_type or sfn.StateMachineType.STANDARD,
-            state_machine_name=state_machine_name,
-            timeout=timeout,
+            state_machine_type=settings.state_machine_type,
+            state_machine_name=settings.state_machine_name,
+            timeout=settings.timeout,
             logs=logs,
-            tracing_enabled=tracing_enabled is not False,
-            role=role
+            tracing_enabled=settings.tracing_enabled,
+            role=settings.role
             or (InlineRole(self, "Role", assumed_by=state_machines_of_this_account()) if InlineRole.fits(rendered) else None),
             query_language=query_language,
         )
         # As sfn.StateMachine does for a chain: a Distributed Map's permissions on this state machine.
-        graph.bind(self.state_machine)
+        graph.bind(state_machine)
         for statement in graph.policy_statements:
-            self.state_machine.add_to_role_policy(statement)
+            state_machine.add_to_role_policy(statement)
         self.guard.rendered_by = self.node.path
         if query_language == sfn.QueryLanguage.JSONATA:
             _check_jsonata_definition(self, rendered)
+        return state_machine
 
-        if role is None:
-            # cdk-nag (AwsSolutionsChecks): the one wildcard of the role we create is inherent to the
-            # logging and tracing that are on by default.
-            Validations.of(self).acknowledge(
-                Acknowledgment(
-                    id="AwsSolutions::AwsSolutions-IAM5[Resource::*]",
-                    reason="X-Ray (xray:PutTraceSegments, xray:PutTelemetryRecords, xray:GetSamplingRules, "
-                    "xray:GetSamplingTargets) and CloudWatch Logs delivery (logs:CreateLogDelivery and friends), "
-                    "used by tracing and execution logging, support only Resource '*'.",
-                )
+    def _acknowledge_role_wildcards(self) -> None:
+        # cdk-nag (AwsSolutionsChecks): the one wildcard of the role we create is inherent to the
+        # logging and tracing that are on by default.
+        Validations.of(self).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+                reason="X-Ray (xray:PutTraceSegments, xray:PutTelemetryRecords, xray:GetSamplingRules, "
+                "xray:GetSamplingTargets) and CloudWatch Logs delivery (logs:CreateLogDelivery and friends), "
+                "used by tracing and execution logging, support only Resource '*'.",
             )
-        if not express:
-            assert state_machine_name is not None  # given, or generated above
-            self.release_function: ReleaseFunction | None = release_function(self)
-            prefix = name_prefix(self)
-            self.release_function.watch(
-                state_machine_name,
-                self.guard.records_in_its_graph(),  # nested guards' included
-                name_prefix=prefix if generated and prefix and state_machine_name.startswith(prefix) else None,
-            )
-            acknowledge_own_executions(
-                self,
-                state_machine_name,
-                "states:DescribeExecution on this state machine's own executions (any execution name): "
-                "the owner check before a takeover reads whether the holder still runs.",
-            )
-        else:
-            self.release_function = None
-        # At synth: what starts this workflow (a pipe, a rule) is usually made after it.
-        source_advice.advise(self)
+        )
+
+    def _release_function(self, settings: WorkflowSettings) -> ReleaseFunction | None:
+        """A Standard workflow's release function, watching its executions (an Express one has none)."""
+        if settings.express:
+            return None
+        name = settings.state_machine_name
+        assert name is not None  # given, or generated (workflow_settings)
+        function = release_function(self)
+        prefix = name_prefix(self)
+        function.watch(
+            name,
+            self.guard.records_in_its_graph(),  # nested guards' included
+            name_prefix=prefix if settings.name_generated and prefix and name.startswith(prefix) else None,
+        )
+        acknowledge_own_executions(
+            self,
+            name,
+            "states:DescribeExecution on this state machine's own executions (any execution name): "
+            "the owner check before a takeover reads whether the holder still runs.",
+        )
+        return function
 
     def _own_parts(self, rendered: dict[str, Any]) -> dict[str, Any]:
         """The parts of the definition that are this workflow's own (its body, its key's and namespace's

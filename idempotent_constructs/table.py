@@ -11,7 +11,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from ._synth import options
+from ._synth import option_kinds, options
 from ._synth.functions import TABLE_KEY_ACTIONS, WORKFLOW_ITEM_ACTIONS, key_statement, leading_keys, leading_keys_condition
 from .errors import Problems
 from .key import namespace_problems
@@ -25,26 +25,26 @@ TABLE = "IdempotencyTable"
 # Every option of an IdempotencyTable: what it takes, what it does, its default (options.Option).
 TABLE_MODEL = options.Options(
     options.Option(
-        "table", options.EXISTING_TABLE, "an existing table to use instead of creating one.", "a new table.", (TABLE,)
+        "table", option_kinds.EXISTING_TABLE, "an existing table to use instead of creating one.", "a new table.", (TABLE,)
     ),
     options.Option(
         "removal_policy",
-        options.REMOVAL_POLICY,
+        option_kinds.REMOVAL_POLICY,
         "what happens to a created table when it leaves the stack.",
         "``RemovalPolicy.RETAIN``. ``DESTROY`` deletes every record and is warned about.",
         (TABLE,),
     ),
     options.Option(
         "encryption_key",
-        options.KMS_KEY,
+        option_kinds.KMS_KEY,
         "a customer managed KMS key for a created table.",
         "the AWS managed key for DynamoDB.",
         (TABLE,),
     ),
-    options.Option("point_in_time_recovery", options.BOOL, "continuous backups of a created table.", "``True``.", (TABLE,)),
+    options.Option("point_in_time_recovery", option_kinds.BOOL, "continuous backups of a created table.", "``True``.", (TABLE,)),
 )
 # What each option takes.
-TABLE_OPTIONS: dict[str, options.Kind] = TABLE_MODEL.kinds(TABLE)
+TABLE_OPTIONS: dict[str, option_kinds.Kind] = TABLE_MODEL.kinds(TABLE)
 
 
 class IdempotencyTable(Construct):
@@ -174,10 +174,10 @@ class IdempotencyTable(Construct):
             digits and ``_ . : / = + @ -``). Default: the function's construct path, stable across
             deploys and distinct from every workflow's default namespace.
         """
-        options.check(
+        option_kinds.check(
             self,
             {
-                "function": options.instance_of(
+                "function": option_kinds.instance_of(
                     lambda_.Function, lambda value: "a function defined in this app (lambda_.Function)"
                 )
             },
@@ -201,8 +201,8 @@ class IdempotencyTable(Construct):
 
 
 def _workflow_table(value: Any) -> bool:
-    return isinstance(value, IdempotencyTable) or options.implements(value, dynamodb.ITable)
+    return isinstance(value, IdempotencyTable) or option_kinds.implements(value, dynamodb.ITable)
 
 
 # Where a workflow's or a guard's records live: what their ``table`` option takes.
-WORKFLOW_TABLE = options.Kind("IdempotencyTable or a table (dynamodb.ITable)", _workflow_table, options.table_fix)
+WORKFLOW_TABLE = option_kinds.Kind("IdempotencyTable or a table (dynamodb.ITable)", _workflow_table, option_kinds.table_fix)

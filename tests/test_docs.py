@@ -28,7 +28,7 @@ from tests.synth import definitions, only_definition, stack, template
 
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
-FENCE = re.compile(r"^```(\w+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+FENCE = re.compile(r"^ *```(\w+)\n(.*?)^ *```$", re.MULTILINE | re.DOTALL)  # indented within a tab too
 INCLUDE = re.compile(r'^--8<-- "([^":]+)(?::(\w+))?"$')
 
 

@@ -30,14 +30,15 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def imports(name: str, path: Path) -> set[str]:
-    """What ``name`` imports of the library when it runs: every import outside ``if TYPE_CHECKING:``."""
+def imports(name: str, path: Path, *, for_types: bool = False) -> set[str]:
+    """What ``name`` imports of the library when it runs (every import outside ``if TYPE_CHECKING:``), or
+    with ``for_types`` also what it imports for its types alone."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
 
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test) and not for_types:
                 continue
             if isinstance(child, ast.ImportFrom):
                 base = package.split(".")[: len(package.split(".")) - child.level + 1] if child.level else []
@@ -90,10 +91,10 @@ def test_the_lower_layers_never_import_a_public_construct_module():
     assert {name: found for name, found in upward.items() if found} == {}
 
 
-def test_no_module_imports_one_that_imports_it_back():
+def test_no_module_imports_one_that_imports_it_back_not_even_for_its_types():
     library = modules()
     graph = {
-        name: {imported for imported in imports(name, path) if imported in library and imported != name}
+        name: {imported for imported in imports(name, path, for_types=True) if imported in library and imported != name}
         for name, path in library.items()
     }
 
@@ -120,3 +121,9 @@ def reaches(graph: dict[str, set[str]], start: str, goal: str, within: object) -
             seen.add(node)
             todo.extend(target for target in graph.get(node, ()) if not (goal.startswith(target + ".")))
     return False
+
+
+def test_no_module_of_the_library_is_longer_than_a_newcomer_can_hold_in_their_head():
+    longest = 350
+    long_ones = {name: lines for name, path in modules().items() if (lines := len(path.read_text().splitlines())) > longest}
+    assert long_ones == {}, f"split these into rooms of at most {longest} lines"

@@ -11,6 +11,7 @@ import re
 from tests.conftest import ROOT, readme_blocks, readme_install_command
 
 QUICKSTART = ROOT / "docs" / "samples" / "quickstart"
+GETTING_STARTED = ROOT / "docs" / "getting-started.md"
 # The README's Python blocks, each a file of the Quick start named by its first line ("# orders.py").
 FILE_NAME = re.compile(r"# (\w+\.py)\n")
 
@@ -23,6 +24,24 @@ def test_the_readme_shows_the_quick_starts_app_files_exactly_as_the_tests_run_th
     shown = {match.group(1): block for block in readme_blocks("python") if (match := FILE_NAME.match(block))}
     assert list(shown) == ["orders.py", "app.py"]
     assert shown == {name: quickstart_files()[name] for name in shown}
+
+
+def page_commands() -> list[str]:
+    """The Getting started page's shell commands, a line each, comments dropped."""
+    blocks = re.findall(r"^```bash\n(.*?)^```$", GETTING_STARTED.read_text(), flags=re.MULTILINE | re.DOTALL)
+    return [line.split("#")[0].strip() for block in blocks for line in block.splitlines()]
+
+
+def test_the_getting_started_page_gives_the_commands_the_quick_start_tests_run():
+    commands = page_commands()
+    readme = [
+        line.split("#")[0].strip()
+        for block in readme_blocks("bash")
+        if not block.startswith("./dev")
+        for line in block.splitlines()
+    ]
+    assert [command for command in readme if command] == [command for command in commands if command in readme]
+    assert commands[-2:] == ["pip install pytest", "pytest test_orders.py -q"]
 
 
 def test_the_quick_start_builds_the_wheel_it_then_installs_with_the_testing_extra():
@@ -50,8 +69,9 @@ def test_the_quick_start_app_synthesizes_and_the_graph_command_draws_its_workflo
 def test_the_testing_guides_tests_of_a_users_workflow_pass_on_the_local_emulator(user_app):
     for name, text in quickstart_files().items():
         (user_app.app / name).write_text(text)
-    installed = user_app.run("pip install pytest")
+    install, run = page_commands()[-2:]  # the Getting started page's last step
+    installed = user_app.run(install)
     assert installed.returncode == 0, installed.stderr[-3000:]
-    result = user_app.run("pytest test_orders.py -q -p no:cacheprovider", timeout=600)
+    result = user_app.run(run + " -p no:cacheprovider", timeout=600)
     assert result.returncode == 0, result.stdout[-5000:] + result.stderr[-3000:]
     assert re.search(r"^3 passed", result.stdout, flags=re.MULTILINE), result.stdout

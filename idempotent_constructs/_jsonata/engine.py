@@ -27,317 +27,32 @@ makes it agree, with jsonata-js's semantics where AWS's were not measured:
   that rule fails the evaluation where it matches more than ``java_regex.REPETITIONS`` characters at once.
 - An expression that evaluates to nothing, or that raises, fails the state with
   ``States.QueryEvaluationError``, which Task, Parallel and Map states can catch.
+
+This module evaluates; the errors and AWS's bounds are in ``bounds`` (imported from here too),
+JavaScript's forms of values in ``js_forms``, and Step Functions' functions in ``sfn_functions``.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import decimal
-import hashlib
-import json
 import math
-import operator
-import random
 import re
 import threading
-import time
-import uuid
-from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 import jsonata
-from jsonata import functions as jsonata_functions
 from jsonata import utils as jsonata_utils
 from jsonata.regex_engine import RegexFlags, default_regex_engine
 
-from . import java_regex
+from . import java_regex, sfn_functions
+from .bounds import AWS_BOUNDS, BoundExceeded, Bounds, JSONataError
+from .js_forms import LONG, ORDER, is_function, utf16
+
+__all__ = ["AWS_BOUNDS", "UNDEFINED", "BoundExceeded", "Bounds", "JSONataError", "evaluate"]
 
 UNDEFINED = object()  # what an expression that selects nothing evaluates to (JSON has no form for it)
 _EXACT_INTEGERS = 2**53
-_LONG = 2**63  # an integer of the input below this magnitude is kept exact, as AWS keeps a long
-_WRITTEN_IN_FULL = 1e21  # a whole double below this magnitude is written with all its digits
-_HASHES = {"MD5": "md5", "SHA-1": "sha1", "SHA-256": "sha256", "SHA-384": "sha384", "SHA-512": "sha512"}
-_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,9}")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-class JSONataError(Exception):
-    """An expression raised while being evaluated (a type error, a bad argument, a failing function)."""
-
-
-class BoundExceeded(JSONataError):
-    """The evaluation left one of the bounds AWS puts on every JSONata evaluation (``Bounds``)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Bounds:
-    """The bounds AWS puts on one JSONata evaluation, measured against AWS by others with TestState
-    (floci-io/floci issue #2737 and pull request #2783; AWS's page "Transforming data with JSONata in
-    Step Functions" names the three without numbers):
-
-    - depth: evaluation deeper than 100 levels fails (``1+1+...+1`` of 100 terms passes, of 101 fails;
-      99 nested parentheses or brackets pass, 100 fail; all five of floci's AWS boundaries hold here),
-      counted as jsonata's Timebox counts it: one level for each evaluation entered and not yet left,
-      the entries of a parallel call (an array constructor's or a grouping's items after the first) not
-      counted. Where the Timebox would leave a level it never entered (its exit skipped because a later
-      item set the parallel flag), the level is left here: with the Timebox, ``$map([1..200],
-      function($x) { [$x, $x] })`` counts 202 levels (jsonata-js's counts 401) although it never nests
-      more than 4, and an emulator that failed it would fail ordinary workflows that AWS runs;
-    - memory: ``[1..873782]`` passes and ``[1..873783]`` fails, a string of 2**22 characters passes
-      and of 2**23 fails: modelled, as floci models it, as any one value of more than 6,990,256 bytes,
-      a number 8 bytes and a character 1 (an array counted as 8 bytes an item);
-    - time: AWS fails an evaluation that runs longer than 1 second. Time depends on the machine (and
-      jsonata-python is slower than the jsonata-js AWS runs), so ``seconds`` only stops a runaway
-      evaluation; the benchmark measures our expressions' time in jsonata-js;
-    - a regular expression's repetitions: java.util.regex recurses once per repetition of a group with
-      an alternation or a wide body, and overflows the JVM's stack past some hundreds to thousands of
-      them (measured on jsonata-java 0.9.9: docs/project/how-we-know.md). A pattern that breaks
-      ``java_regex``'s rule fails where one match covers more than ``regex_characters`` characters (one
-      or more a repetition). AWS's cause for it was not measured: ``REGEX_OVERFLOW`` is ours.
-
-    The causes are AWS's, as measured, but ``REGEX_OVERFLOW``."""
-
-    depth: int = 100
-    memory_bytes: int = 6_990_256
-    seconds: float = 10.0
-    regex_characters: int = java_regex.REPETITIONS
-
-    STACK_OVERFLOW: ClassVar[str] = (
-        "Stack overflow error: Check for non-terminating recursive function. Consider rewriting as tail-recursive"
-    )
-    MEMORY: ClassVar[str] = "Expression evaluation memory limit exceeded: Check for excessive memory usage"
-    TIMEOUT: ClassVar[str] = "Expression evaluation timeout: Check for infinite loop"
-    REGEX_OVERFLOW: ClassVar[str] = (
-        "java.lang.StackOverflowError: the regular expression {pattern} repeats a group over {count} characters,"
-        " past what java.util.regex recurses through on AWS's JVM engine (the emulator's estimate)"
-    )
-
-    def frame(self, bindings: dict[str, Any]) -> jsonata.Jsonata.Frame:
-        """A frame of ``bindings`` whose evaluation raises ``BoundExceeded`` where AWS's would fail."""
-        frame = jsonata.Jsonata.Frame(None)
-        counted: list[int] = []  # one entry per evaluation entered and not yet left: 1 where it counts
-        depth, started = 0, time.monotonic()
-
-        def entered(_node: Any, _input: Any, environment: Any) -> None:
-            nonlocal depth
-            counted.append(0 if environment.is_parallel_call else 1)
-            depth += counted[-1]
-            if depth > self.depth:
-                raise BoundExceeded(self.STACK_OVERFLOW)
-            if time.monotonic() - started > self.seconds:
-                raise BoundExceeded(self.TIMEOUT)
-
-        def left(_node: Any, _input: Any, _environment: Any, result: Any) -> None:
-            nonlocal depth
-            depth -= counted.pop()
-            if isinstance(result, jsonata_utils.Utils.RangeList):
-                return  # lazy: the array it fills is measured
-            if isinstance(result, str):
-                held = len(result)
-            elif isinstance(result, list):
-                held = 8 * len(result)
-            else:
-                return
-            if held > self.memory_bytes:
-                raise BoundExceeded(self.MEMORY)
-
-        frame.set_evaluate_entry_callback(entered)
-        frame.set_evaluate_exit_callback(left)
-        for name, value in bindings.items():
-            frame.bind(name, value)
-        return frame
-
-
-AWS_BOUNDS = Bounds()
-
-
-# --- JavaScript's forms -------------------------------------------------------------------------------
-def js_number(value: float) -> str:
-    """ECMAScript's Number::toString for a finite double (shortest round-trip digits).
-
-    Written apart from ``lambda_src.canonical.js_number`` on purpose: the emulator stands in for AWS in
-    the tests that compare the library's Python keys with executions, so it must not share their code."""
-    if value == 0:
-        return "0"
-    if value < 0:
-        return "-" + js_number(-value)
-    _, digit_tuple, exponent = decimal.Decimal(repr(float(value))).normalize().as_tuple()
-    digits = "".join(map(str, digit_tuple))
-    count = len(digits)
-    point = count + int(exponent)  # value = 0.digits * 10**point
-    if count <= point <= 21:
-        return digits + "0" * (point - count)
-    if 0 < point <= 21:
-        return f"{digits[:point]}.{digits[point:]}"
-    if -6 < point <= 0:
-        return "0." + "0" * -point + digits
-    head = digits if count == 1 else f"{digits[0]}.{digits[1:]}"
-    return f"{head}e{'+' if point > 0 else '-'}{abs(point - 1)}"
-
-
-def js_precision_15(value: float) -> float:
-    """``Number(value.toPrecision(15))``: ties round away from zero, on the double's exact value."""
-    if value == 0 or not math.isfinite(value):
-        return value
-    context = decimal.Context(prec=15, rounding=decimal.ROUND_HALF_UP)
-    return float(context.plus(decimal.Decimal(value)))
-
-
-def _js_quote(text: str) -> str:
-    quoted = json.dumps(text, ensure_ascii=False)
-    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", quoted)
-
-
-def _js_keys(document: dict[str, Any]) -> list[str]:
-    """JavaScript's own-property order: array-index keys ascending, then the rest as inserted."""
-    indices = sorted((key for key in document if _ARRAY_INDEX.fullmatch(key) and int(key) < 2**32 - 1), key=int)
-    named = set(indices)
-    return indices + [key for key in document if key not in named]
-
-
-def aws_number(value: float | int) -> str:
-    """A finite number as AWS's ``$string`` writes it, where measured: an integer (a long) as its digits,
-    a whole double below 10^21 in magnitude in full with its shortest digits; any other as jsonata-js
-    writes it (15 significant digits, ECMAScript's form), as AWS's was not measured."""
-    if isinstance(value, int) and -_LONG <= value < _LONG:
-        return str(value)
-    value = float(value)
-    if value.is_integer() and abs(value) < _WRITTEN_IN_FULL:
-        return js_number(value)  # ECMAScript writes a whole double below 10^21 in full, its shortest digits
-    return js_number(js_precision_15(value))
-
-
-def js_stringify(value: Any) -> str:
-    """``JSON.stringify`` with jsonata-js's replacer, numbers as AWS writes them (``aws_number``)."""
-    if value is None or value is jsonata_utils.Utils.NULL_VALUE:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return aws_number(value) if math.isfinite(value) else "null"
-    if isinstance(value, str):
-        return _js_quote(value)
-    if isinstance(value, dict):
-        members = [f"{_js_quote(key)}:{js_stringify(value[key])}" for key in _js_keys(value) if not _is_function(value[key])]
-        return "{" + ",".join(members) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join("null" if _is_function(item) else js_stringify(item) for item in value) + "]"
-    return '""'  # a function
-
-
-def _is_function(value: Any) -> bool:
-    return callable(value) or isinstance(value, jsonata.Jsonata.JFunctionCallable)
-
-
-def _utf16(text: str) -> bytes:
-    return text.encode("utf-16-be", "surrogatepass")
-
-
-_ORDER: dict[str, Callable[[bytes, bytes], bool]] = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
-
-
-# --- Step Functions' functions --------------------------------------------------------------------------
-def _string(value: Any = None, prettify: Any = None) -> Any:
-    if isinstance(value, jsonata_utils.Utils.JList) and value.outer_wrapper:
-        value = value[0]
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isfinite(value):
-        raise JSONataError("D3001: attempting to invoke string function on Infinity or NaN")
-    if prettify:
-        return json.dumps(json.loads(js_stringify(value)), indent=2, ensure_ascii=False)
-    return js_stringify(value)
-
-
-def _hash(text: Any = None, algorithm: Any = None) -> Any:
-    if text is None:
-        return None
-    if not isinstance(text, str) or algorithm not in _HASHES:
-        raise JSONataError(f"$hash takes a string and one of {sorted(_HASHES)}, got {type(text).__name__}, {algorithm!r}")
-    return hashlib.new(_HASHES[algorithm], text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _uuid() -> str:
-    return str(uuid.uuid4())
-
-
-def _parse(text: Any = None) -> Any:
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError) as error:
-        raise JSONataError(f"$parse: the argument is not a JSON text: {error}") from None
-
-
-def _partition(items: Any = None, size: Any = None) -> Any:
-    if items is None:
-        return None
-    if not isinstance(items, list):
-        items = [items]
-    chunk = math.floor(size) if isinstance(size, (int, float)) and not isinstance(size, bool) else 0
-    if chunk < 1:
-        raise JSONataError("$partition: the chunk size must be a positive integer")
-    return [list(items[start : start + chunk]) for start in range(0, len(items), chunk)]
-
-
-def _range(first: Any = None, last: Any = None, step: Any = 1) -> Any:
-    numbers = [first, last, step]
-    if not all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in numbers):
-        raise JSONataError("$range takes three numbers")
-    first, last, step = (math.floor(n) for n in numbers)
-    if step == 0:
-        raise JSONataError("$range: the step must not be 0")
-    numbers = list(range(first, last + (1 if step > 0 else -1), step))
-    # AWS answers a range of one number with the number, as a sequence of one is its item (LocalStack's
-    # AWS-recorded test_array_range: $range(1, 9, 9) is 1).
-    return numbers[0] if len(numbers) == 1 else numbers
-
-
-def _random(seed: Any = None) -> float:
-    """A seed gives what ``java.util.Random(seed).nextDouble()`` gives, as AWS's does: ``$random(42)``
-    is 0.7275636800328681 (measured against AWS, floci-io/floci issue #2662)."""
-    if seed is None:
-        return random.random()
-    mask = (1 << 48) - 1
-    state: int = (math.floor(seed) ^ 0x5DEECE66D) & mask
-
-    def bits(count: int) -> int:
-        nonlocal state
-        state = (state * 0x5DEECE66D + 0xB) & mask
-        return state >> (48 - count)
-
-    return ((bits(26) << 27) + bits(27)) * 2.0**-53
-
-
-def _sort(items: Any = None, comparator: Any = None) -> Any:
-    if items is not None and not isinstance(items, list):
-        items = [items]  # the signature <af?:a> reads one value as an array of one
-    if comparator is None and isinstance(items, list) and all(isinstance(item, str) for item in items):
-        return sorted(items, key=_utf16)
-    return jsonata_functions.Functions.sort(items, comparator)
-
-
-def _eval(*_: Any) -> Any:
-    raise JSONataError("$eval is not available in Step Functions: use $parse")
-
-
-_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "hash": _hash,
-    "uuid": _uuid,
-    "parse": _parse,
-    "partition": _partition,
-    "range": _range,
-    "random": _random,
-    "string": _string,
-    "sort": _sort,
-    "eval": _eval,
-}
-
-
-# --- evaluation -------------------------------------------------------------------------------------------
 _compiled = threading.local()
 _matching = threading.local()  # .bounds: the bounds of the evaluation under way on this thread
 
@@ -386,7 +101,7 @@ class _StepFunctionsJsonata(jsonata.Jsonata):  # type: ignore[misc]  # jsonata-p
     does, and strings compare by UTF-16 code units."""
 
     def evaluate_string_concat(self, lhs: Any, rhs: Any) -> str:
-        return ("" if lhs is None else _string(lhs)) + ("" if rhs is None else _string(rhs))
+        return ("" if lhs is None else sfn_functions.string(lhs)) + ("" if rhs is None else sfn_functions.string(rhs))
 
     def evaluate_numeric_expression(self, lhs: Any, rhs: Any, op: Any) -> Any:
         # jsonata-python truncates a remainder to an integer (int(math.fmod(...))): JavaScript's % and a
@@ -402,7 +117,7 @@ class _StepFunctionsJsonata(jsonata.Jsonata):  # type: ignore[misc]  # jsonata-p
 
     def evaluate_comparison_expression(self, lhs: Any, rhs: Any, op: Any) -> Any:
         if isinstance(lhs, str) and isinstance(rhs, str):
-            return _ORDER[op](_utf16(lhs), _utf16(rhs))
+            return ORDER[op](utf16(lhs), utf16(rhs))
         return super().evaluate_comparison_expression(lhs, rhs, op)
 
 
@@ -412,7 +127,7 @@ def _expression(text: str) -> jsonata.Jsonata:
     if expression is None:
         expression = _StepFunctionsJsonata(text, _regex_engine)
         expression.set_output_convert_nulls(False)
-        for name, function in _FUNCTIONS.items():
+        for name, function in sfn_functions.FUNCTIONS.items():
             expression.register_lambda(name, function)
         cache[text] = expression
     return expression
@@ -427,7 +142,7 @@ def _to_javascript(value: Any) -> Any:
         return {key: _to_javascript(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_to_javascript(item) for item in value]
-    if isinstance(value, int) and not isinstance(value, bool) and not -_LONG <= value < _LONG:
+    if isinstance(value, int) and not isinstance(value, bool) and not -LONG <= value < LONG:
         return float(value)
     return value
 
@@ -437,14 +152,14 @@ def _to_json(value: Any) -> Any:
     if value is jsonata_utils.Utils.NULL_VALUE:
         return None
     if isinstance(value, dict):
-        return {key: _to_json(item) for key, item in value.items() if not _is_function(item)}
+        return {key: _to_json(item) for key, item in value.items() if not is_function(item)}
     if isinstance(value, (list, tuple)):
         return [_to_json(item) for item in value]
-    if isinstance(value, float) and value.is_integer() and abs(value) < _LONG:
+    if isinstance(value, float) and value.is_integer() and abs(value) < LONG:
         return int(value)
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if _is_function(value):
+    if is_function(value):
         return ""
     return value
 

@@ -13,7 +13,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct, IValidation
 
 from .._readers import asl
-from . import quotas, state_names
+from . import quota_plugin, state_names
 
 # The fields a Parallel state's own output is unwrapped with, per query language: its result is the
 # one-item list of the branch's output.
@@ -42,7 +42,7 @@ class DocumentState(sfn.CustomState):
         self.in_a_graph = False  # whether a state machine renders it (not when a guard's Body holds the document)
         self.node.add_validation(_NameOfItsOwn(self, state_name))
         state_names.check_app(self)
-        quotas.check_app(self)
+        quota_plugin.check_app(self)
 
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
         super().bind_to_graph(graph)

@@ -1,5 +1,5 @@
 """How long a value CloudFormation resolves at deploy can be, for the quota checks that count characters
-(``quotas``: IAM counts a policy's characters as deployed). A reference to a resource of the template is
+(``quota_checks``: IAM counts a policy's characters as deployed). A reference to a resource of the template is
 its name or ARN at their longest: the name the template gives it, or the one CloudFormation generates
 from the stack name and the logical id; a pseudo parameter is its longest value; anything else counts
 ``ESTIMATE`` characters.

@@ -1,7 +1,7 @@
 """What starts a workflow in the same app, and whether its key and payload hold against that source's duplicates,
 and its failures against the source's redeliveries.
 
-AWS redelivers a message in an envelope that changes (the table of ``testing/sources.py``). At synth, once
+AWS redelivers a message in an envelope that changes (the table of ``testing/sources/__init__.py``). At synth, once
 the whole app is built, the pipes, EventBridge rules and API Gateway methods that start the workflow are
 found in the construct tree (starters.py); here is what is said about them. A pipe that starts it asynchronously (a Standard workflow, or FIRE_AND_FORGET)
 is warned about: it never redelivers a failed message. A key or payload that reads one record of a pipe's
@@ -19,22 +19,18 @@ from __future__ import annotations
 
 import re
 import weakref
-from typing import TYPE_CHECKING
+from enum import Enum
+from typing import Protocol
 
 import aws_cdk as cdk
 import jsii
 from aws_cdk import aws_stepfunctions as sfn
-from constructs import IConstruct, IValidation
+from constructs import Construct, IConstruct, IValidation
 
 from ..lambda_src import schema
 from . import definition
 from .selection import Selection
 from .starters import SQS_ENVELOPE_CHARACTERS, Source, Start, starts
-
-if TYPE_CHECKING:
-    from ..batch import IdempotentBatch
-    from ..guard.config import GuardConfig
-    from ..state_machine import IdempotentStateMachine
 
 REDELIVERY_RUNS_AGAIN = "idempotent-constructs:redelivery-runs-again"
 REDELIVERY_MISMATCHES = "idempotent-constructs:redelivery-mismatches-payload"
@@ -56,13 +52,47 @@ _ROOT = r"(?:(?:\$states\.input|\$|\])\s*(?:\.\.?|\[\s*['\"])|(?:^|[\[,{(:])\s*)
 _ONE_RECORD = re.compile(r"\[\s*0\s*\]")
 
 
-def advise(workflow: IdempotentStateMachine) -> None:
-    """Warn, at synth, about each source in the app that starts ``workflow`` whose redeliveries its key
-    or payload does not survive (and note those that only a producer's re-sent message defeats)."""
-    _advice_of(workflow).workflows.append(workflow)
+# What is read here of the constructs that ask for advice, each a Protocol that they meet as they are: this
+# layer imports no construct module, not even for its types (the constructs import this one).
+class GuardSettings(Protocol):
+    """A guard's options, resolved (``guard.config.GuardConfig``)."""
+
+    @property
+    def key(self) -> Selection: ...
+    @property
+    def payload(self) -> Selection: ...
+    @property
+    def expires_after(self) -> cdk.Duration: ...
+    @property
+    def max_wait(self) -> cdk.Duration: ...
+    @property
+    def on_in_flight(self) -> Enum: ...
 
 
-def advise_batch(batch: IdempotentBatch) -> None:
+class BatchGuard(Protocol):
+    """The guard of each record of a batch (``IdempotencyGuard``): its options, and which numbers of a
+    definition are its own (where they are, it is)."""
+
+    @property
+    def config(self) -> GuardSettings: ...
+    def owns(self, token: object) -> bool: ...
+
+
+class Batch(IConstruct, Protocol):
+    """A batch whose records are each guarded (``IdempotentBatch``)."""
+
+    @property
+    def guard(self) -> BatchGuard: ...
+
+
+def advise(workflow: IConstruct, machine: sfn.StateMachine, config: GuardSettings) -> None:
+    """Warn, at synth, about each source in the app that starts ``workflow`` (its state machine ``machine``,
+    guarded whole with the options ``config``) whose redeliveries its key or payload does not survive (and
+    note those that only a producer's re-sent message defeats)."""
+    _advice_of(workflow).workflows.append((workflow, machine, config))
+
+
+def advise_batch(batch: Batch) -> None:
     """The same for each state machine of the app that holds ``batch`` (``machines_holding`` its guard):
     its records are keyed one by one, so a batch of any size is what it expects."""
     _advice_of(batch).batches.append(batch)
@@ -83,25 +113,26 @@ def _advice_of(construct: IConstruct) -> _Advice:
 class _Advice:
     def __init__(self, app: IConstruct) -> None:
         self.app = app
-        self.workflows: list[IdempotentStateMachine] = []
-        self.batches: list[IdempotentBatch] = []
+        self.workflows: list[tuple[IConstruct, sfn.StateMachine, GuardSettings]] = []
+        self.batches: list[Batch] = []
 
     def validate(self) -> list[str]:
         nodes = self.app.node.find_all()
         by_path = {node.node.path: node for node in nodes}
         starters = [start for node in nodes for start in starts(node, by_path)]
-        for workflow in self.workflows:
-            machine = workflow.state_machine.node.default_child
+        for workflow, state_machine, config in self.workflows:
+            machine = state_machine.node.default_child
             assert isinstance(machine, sfn.CfnStateMachine)
-            _advise_machine(workflow, machine, workflow.guard.config, starters, per_record=False)
+            _advise_machine(workflow, machine, config, starters, per_record=False)
         for batch in self.batches:
+            assert isinstance(batch, Construct)  # an IdempotentBatch: machines_meeting searches from a construct
             for machine in definition.machines_meeting(batch, batch.guard.owns):
                 _advise_machine(batch, machine, batch.guard.config, starters, per_record=True)
         return []
 
 
 def _advise_machine(
-    target: IConstruct, machine: sfn.CfnStateMachine, config: GuardConfig, starters: list[Start], *, per_record: bool
+    target: IConstruct, machine: sfn.CfnStateMachine, config: GuardSettings, starters: list[Start], *, per_record: bool
 ) -> None:
     """What is said of each start of ``machine``, on ``target``: a workflow, or a batch each of whose records is
     keyed on its own (``per_record``)."""

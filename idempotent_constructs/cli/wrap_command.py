@@ -3,8 +3,8 @@ that deploy without the CDK.
 
 The command builds, in an app of its own, what a CDK user would write: an ``IdempotencyTable`` (or the
 table it adopts by name) and an ``IdempotentStateMachine`` of the file, each ``${Placeholder}`` of the file
-a template parameter. It synthesizes it, so it reports the constructs' problems and the quota checks' as
-they do, and writes the template with its assets beside it (``_synth.portable``).
+a template parameter (``wrap_app``). It synthesizes it, so it reports the constructs' problems and the
+quota checks' as they do, and writes the template with its assets beside it (``_synth.portable``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 import click
 
+from . import wrap_app
 from .group import cli
 from .key_command import check_namespace, payload_spec, spec
 
@@ -173,7 +174,7 @@ def wrap(file: Path, out: Path, paths: tuple[str, ...], jsonata: str | None, jme
         "cache_errors": list(cache_errors) or None,
     }
     with tempfile.TemporaryDirectory(prefix="idempotent-constructs-wrap-") as assembly_dir:
-        _synth(
+        wrap_app.synth(
             Path(assembly_dir),
             name,
             file,
@@ -190,14 +191,14 @@ def wrap(file: Path, out: Path, paths: tuple[str, ...], jsonata: str | None, jme
             managed_policies=managed_policies,
             options={option: value for option, value in options.items() if value is not None},
         )
-        from .._synth import portable, quotas
+        from .._synth import portable, quota_checks, quotas
 
         cloudformation = portable.portable(Path(assembly_dir), name, out)
     template = portable.as_sam(cloudformation) if output_format == "sam" else cloudformation
     text = json.dumps(template, indent=2) + "\n"
     (out / "template.json").write_text(text)
     # Checked as the CloudFormation it is (SAM's transform writes the same resources), at its size as written.
-    findings = quotas.check_template(cloudformation, len(text.encode()), out, name)
+    findings = quota_checks.check_template(cloudformation, len(text.encode()), out, name)
     for finding in findings:
         click.echo(f"{quotas.severity(finding)}: {finding.logical_id or name}: {finding.description} ({finding.fix})", err=True)
     if any(quotas.severity(finding) == "error" for finding in findings):
@@ -238,103 +239,6 @@ def _check_out(out: Path) -> None:
 def _stack_name(file: Path) -> str:
     stem = re.sub(r"[^A-Za-z0-9-]+", "-", file.name.removesuffix(".json").removesuffix(".asl")).strip("-")
     return f"{stem[:1].upper()}{stem[1:]}-idempotent" if stem and stem[0].isalpha() else f"Workflow-{stem}-idempotent"
-
-
-def _synth(assembly_dir: Path, stack_name: str, file: Path, placeholders: dict[str, str], **chosen: Any) -> None:
-    """Build and synthesize the app: the table (or the one adopted) and the workflow of ``file``, each of
-    its placeholders given by the template parameter ``placeholders`` names."""
-    from aws_cdk import App, Aws, CfnOutput, CfnParameter, DefaultStackSynthesizer, Stack
-    from aws_cdk import aws_dynamodb as dynamodb
-    from aws_cdk import aws_iam as iam
-    from aws_cdk import aws_stepfunctions as sfn
-    from constructs import Construct
-
-    from .. import (
-        CompletedPolicy,
-        DefinitionLocation,
-        FailurePolicy,
-        GuardedState,
-        IdempotencyKey,
-        IdempotencyPayload,
-        IdempotencyTable,
-        IdempotentStateMachine,
-        InFlightPolicy,
-        ResultStorage,
-    )
-
-    app = App(outdir=str(assembly_dir), analytics_reporting=False)
-    stack = Stack(app, stack_name, synthesizer=DefaultStackSynthesizer(generate_bootstrap_version_rule=False))
-    placeholder_scope, output_scope = Construct(stack, "Placeholders"), Construct(stack, "Outputs")
-    substitutions = {}
-    for placeholder, parameter_name in placeholders.items():
-        parameter = CfnParameter(
-            placeholder_scope,
-            parameter_name,
-            type="String",
-            description=f"the value of the placeholder {placeholder} in {file.name}",
-        )
-        parameter.override_logical_id(parameter_name)
-        substitutions[placeholder] = parameter.value_as_string
-    adopted = chosen["table_name"]
-    table = IdempotencyTable(
-        stack, "Idempotency", table=dynamodb.Table.from_table_name(stack, "Adopted", adopted) if adopted else None
-    )
-    in_flight, failure, completed = chosen["policies"]
-    role = None
-    if chosen["role_arn"]:
-        role = iam.Role.from_role_arn(stack, "Role", chosen["role_arn"])
-    workflow = IdempotentStateMachine(
-        stack,
-        "Workflow",
-        table=table,
-        definition_body=sfn.DefinitionBody.from_file(str(file)),
-        definition_substitutions=substitutions or None,
-        definition_location=DefinitionLocation.ASSET,
-        key=IdempotencyKey(*chosen["key"]),
-        payload=IdempotencyPayload(*chosen["payload"]),
-        guard_states={
-            state: GuardedState(key=IdempotencyKey.from_paths(*state_paths))
-            for state, state_paths in chosen["guard_states"].items()
-        }
-        or None,
-        state_machine_type=sfn.StateMachineType[chosen["machine_type"].upper()],
-        state_machine_name=chosen["machine_name"],
-        on_in_flight=InFlightPolicy[in_flight.upper()] if in_flight else None,
-        on_failure=FailurePolicy[failure.upper()] if failure else None,
-        on_completed=CompletedPolicy[completed.upper()] if completed else None,
-        result_storage=ResultStorage.large() if chosen["large_results"] else None,
-        role=role,
-        **chosen["options"],
-    )
-    for number, arn in enumerate(dict.fromkeys(chosen["managed_policies"])):
-        policy = iam.ManagedPolicy.from_managed_policy_arn(stack, f"ManagedPolicy{number}", arn)
-        workflow.state_machine.role.add_managed_policy(policy)
-    exported = {
-        "StateMachineArn": (workflow.state_machine.state_machine_arn, "the wrapped state machine's ARN"),
-        "StateMachineName": (workflow.state_machine.state_machine_name, "its name"),
-        "TableName": (table.table.table_name, "the idempotency table's name"),
-    }
-    for output, (value, description) in exported.items():
-        exported_as = f"{Aws.STACK_NAME}-{output}"
-        CfnOutput(output_scope, output, value=value, description=description, export_name=exported_as).override_logical_id(output)
-    try:
-        app.synth()
-    except RuntimeError as error:  # the quota checks (a CDK validation plugin) failed the synth
-        report = assembly_dir / "validation-report.json"
-        if "Validation failed" not in str(error) or not report.exists():
-            raise
-        raise click.ClickException(f"the synth failed its checks: {_violations(report)}") from None
-
-
-def _violations(report: Path) -> str:
-    text = report.read_text()
-    try:
-        plugins = json.loads(text)["pluginReports"]
-    except (ValueError, KeyError):
-        return " ".join(text.split())
-    return "; ".join(
-        f"{violation['severity']}: {violation['description']}" for plugin in plugins for violation in plugin["violations"]
-    )
 
 
 def _deploy_command(

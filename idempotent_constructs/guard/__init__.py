@@ -18,9 +18,9 @@ A first run is ``Acquire -> Body -> Complete``; a replay ``Acquire -> Inspect ->
 the key, the payload digest, the owner token and the clock are computed in JSONata, with no Lambda
 call (a JMESPath key adds ``ComputeKey``). A guard of your own (not once per execution) starts with
 ``Begin``, which draws the run's owner token once, so that a retried ``Acquire`` whose first reply was
-lost recognises its own record (contract B12). Modules: ``config`` (options), ``protocol`` (the shared
-names), ``record_tasks`` (the DynamoDB requests), ``tasks`` (the task kinds), and one per phase:
-``acquire``, ``route``, ``wait``, ``finish``.
+lost recognises its own record (contract B12). Modules: ``guard_options`` (the options model),
+``config`` (their values), ``protocol`` (the shared names), ``record_tasks`` (the DynamoDB requests),
+``tasks`` (the task kinds), and one per phase: ``acquire``, ``route``, ``wait``, ``finish``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from .._synth import options, quotas, state_names
+from .._synth import options, quota_plugin, state_names
 from .._synth.documents import DocumentState
 from .._synth.functions import KeyFunction, ResultFunction, key_function, records_of, result_function, results_bucket
 from ..errors import IdempotencyConfigurationError
@@ -46,14 +46,13 @@ from .advice import advise
 from .config import (
     DEFAULT_LEASE,
     EVENTS_PER_POLL,
-    GUARD,
-    GUARD_MODEL,
     MAX_POLLS,
     AtSynth,
     GuardConfig,
     poll_schedule,
     waiting_seconds,
 )
+from .guard_options import GUARD, GUARD_MODEL
 from .lease import ExtendLease, adopt_within
 from .protocol import ID, STATE_NAMES, TRANSIENT_DYNAMODB_ERRORS, Facts
 
@@ -105,7 +104,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         once_per_execution: bool = False,
     ) -> None:
         """
-        :options: each option's documentation is written here from guard.config.GUARD_MODEL
+        :options: each option's documentation is written here from guard.guard_options.GUARD_MODEL
         """
         super().__init__(scope, construct_id)
         # One pass: the type of every parameter (by name), then the values of those of the right type.
@@ -135,7 +134,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         self.result_function.serve(config.table, config.namespace, self.results_bucket)
         self.rendered_by: str | None = None  # the workflow whose definition holds this guard, once rendered
         state_names.check_app(self)
-        quotas.check_app(self)
+        quota_plugin.check_app(self)
         adopt_within(self, body.start_state)  # what is bound already; the rest when its Body is bound
         self._build(body)
         advise(self, body)

@@ -45,6 +45,7 @@ from .items import item_size, write_units
 from .lambdas import FunctionOutput, InProcessLambda
 from .package import package
 from .patches import Patches
+from .quota_findings import QuotaFinding, quota_findings
 from .runs import (
     EXPRESS,
     Deployment,
@@ -65,10 +66,12 @@ __all__ = [
     "Faults",
     "Hold",
     "LocalEmulator",
+    "QuotaFinding",
     "TemplateTooLarge",
     "execution_history",
     "is_express",
     "item_size",
+    "quota_findings",
     "state_machine_definitions",
     "wait_for_execution",
     "write_units",

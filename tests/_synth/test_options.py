@@ -1,7 +1,7 @@
-"""idempotent_constructs/_synth/options.py: every option of the public constructs checked for its type when the
-construct is created, as one line of its configuration error that names the value and what to pass; the
-options model the constructs' signatures' documentation and checks come from; one validation pass that
-reports every type and value problem at once, a workflow's with its guards'."""
+"""idempotent_constructs/_synth/options.py and option_kinds.py: every option of the public constructs checked
+for its type when the construct is created, as one line of its configuration error that names the value
+and what to pass; the options model the constructs' signatures' documentation and checks come from; one
+validation pass that reports every type and value problem at once, a workflow's with its guards'."""
 
 from __future__ import annotations
 
@@ -27,9 +27,10 @@ from idempotent_constructs import (
     IdempotentStateMachine,
     ResultStorage,
 )
-from idempotent_constructs._synth.options import TEXT, Option, Options, article, implements, taken_names
+from idempotent_constructs._synth.option_kinds import TEXT, article, implements
+from idempotent_constructs._synth.options import Option, Options, taken_names
 from idempotent_constructs.asl_fragment import FRAGMENT_MODEL, FRAGMENT_OPTIONS
-from idempotent_constructs.guard.config import GUARD, GUARD_MODEL, GUARD_OPTIONS, GUARDED_STATE, OPTIONS, WORKFLOW
+from idempotent_constructs.guard.guard_options import GUARD, GUARD_MODEL, GUARD_OPTIONS, GUARDED_STATE, OPTIONS, WORKFLOW
 from idempotent_constructs.state_machine import STATE_MACHINE_OPTIONS, WORKFLOW_MODEL
 from idempotent_constructs.table import TABLE_MODEL, TABLE_OPTIONS
 from tests.synth import stack

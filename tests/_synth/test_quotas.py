@@ -1,5 +1,6 @@
 """The AWS quotas no emulator enforces, met at the scale we promise and checked when the app synthesizes
-(idempotent_constructs/_synth/quotas.py, names.py, inline_role.py, outcome_metrics.py, functions/iam.py)."""
+(idempotent_constructs/_synth/quotas.py, quota_checks.py, quota_plugin.py, names.py, inline_role.py, outcome_metrics.py,
+functions/iam.py)."""
 
 from __future__ import annotations
 
@@ -25,15 +26,8 @@ from idempotent_constructs import (
 )
 from idempotent_constructs._synth.functions.iam import leading_keys
 from idempotent_constructs._synth.outcome_metrics import MAX_FILTER_PATTERN, filter_patterns
-from idempotent_constructs._synth.quotas import (
-    MAX_RESOURCES,
-    ROLE_INLINE_POLICY_CHARACTERS,
-    TEMPLATE_MAX_BYTES,
-    Finding,
-    check_template,
-    policy_characters,
-    waiting_schedules,
-)
+from idempotent_constructs._synth.quota_checks import check_template, policy_characters, waiting_schedules
+from idempotent_constructs._synth.quotas import MAX_RESOURCES, ROLE_INLINE_POLICY_CHARACTERS, TEMPLATE_MAX_BYTES, Finding
 from idempotent_constructs.testing import state_machine_definitions
 from tests.synth import only_definition, template
 

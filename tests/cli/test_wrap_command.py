@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 from moto import mock_aws
 
-from idempotent_constructs._synth import quotas
+from idempotent_constructs._synth import quota_checks
 from idempotent_constructs.cli import cli
 from idempotent_constructs.testing.package import package
 
@@ -91,7 +91,7 @@ def test_the_template_passes_cfn_lint_as_written_and_once_packaged_and_the_quota
     out, _ = written
     template = template_of(out)
     assert lint(template, packaged=False) == [] and lint(packaged(out)) == []
-    assert quotas.check_template(template, len((out / "template.json").read_bytes()), out) == []
+    assert quota_checks.check_template(template, len((out / "template.json").read_bytes()), out) == []
 
 
 def test_the_command_prints_how_to_package_and_deploy_with_each_parameter(written):

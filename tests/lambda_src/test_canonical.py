@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import re
+from typing import Any
 
 import pytest
 
@@ -153,3 +155,41 @@ def test_a_long_text_is_hashed_in_pieces_of_2500_code_points():
     pieces = canonical._sha256(text[:2500]) + canonical._sha256(text[2500:])
     assert canonical.text_digest(text) == canonical._sha256("chunks:" + pieces)
     assert canonical.text_digest(text[:2500]) == canonical._sha256(text[:2500])
+
+
+def random_document(rng: random.Random, depth: int = 0) -> Any:
+    """A JSON value with what each path of canonical_json treats apart: fractions, whole doubles, integers past
+    2**53, strings that look like numbers or hold quotes and backslashes, and characters past U+D800."""
+    if depth > 4 or rng.random() < 0.4:
+        return rng.choice(
+            [rng.uniform(-1e6, 1e6), rng.random() * 1e-8, rng.randint(-(10**18), 10**18), rng.randint(-99, 99), 1e21,
+             1.5e300, -0.0, 0.1 + 0.2, 5e-324, 2.0**53, float(2**60), "12.5e3", ':1.5,"', 'a"b\\c\n', "\\", "é", "😀",
+             True, None]
+        )  # fmt: skip
+    if rng.random() < 0.5:
+        return [random_document(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+    names = ["a", "B", "é", "0.5", 'x"y', "\\", "😀", ""]
+    return {rng.choice(names) + str(rng.randint(0, 9)): random_document(rng, depth + 1) for _ in range(rng.randint(0, 4))}
+
+
+def written(value: Any, exact: bool) -> str:
+    """The canonical text as the writer walks the value, or the refusal of an inexact number."""
+    out: list[str] = []
+    try:
+        canonical._write(value, out, exact)
+    except ValueError as refused:
+        return type(refused).__name__
+    return "".join(out)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_python_s_text_with_its_numbers_rewritten_in_place_is_what_the_writer_writes(seed):
+    rng = random.Random(seed)
+    for _ in range(2_000):
+        document = random_document(rng)
+        for exact in (False, True):
+            try:
+                fast = canonical.canonical_json(document, exact=exact)
+            except ValueError as refused:
+                fast = type(refused).__name__
+            assert fast == written(document, exact), document

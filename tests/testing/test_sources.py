@@ -1,4 +1,4 @@
-"""idempotent_constructs/testing/sources.py: AWS's events per source, in AWS's documented shapes, and their
+"""idempotent_constructs/testing/sources/: AWS's events per source, in AWS's documented shapes, and their
 duplicates changing exactly what AWS changes.
 
 The expected field sets are those of AWS's samples as Powertools' tests/events/*.json copy them (named in

@@ -7,7 +7,7 @@ limit). Measured against AWS with TestState by others (floci-io/floci issues #26
 request #2783): evaluation deeper than 100 levels fails with "... threw an error during evaluation:
 Stack overflow error: Check for non-terminating recursive function. Consider rewriting as
 tail-recursive"; holding more than about 6.99 MB fails with "... Expression evaluation memory limit
-exceeded: Check for excessive memory usage" (``jsonata_engine.Bounds`` has the boundaries and how they
+exceeded: Check for excessive memory usage" (``_jsonata.bounds.Bounds`` has the boundaries and how they
 are counted). And CreateStateMachine (also UpdateStateMachine, and CloudFormation's create) refuses with
 InvalidDefinition a definition whose JSONata does not parse (INVALID_JSONATA_EXPRESSION) or reads a
 field of the top-level context (UNSUPPORTED_JSONATA_EXPRESSION: "Reference to 'order' at the top level
@@ -19,7 +19,7 @@ recurses once per repetition of a group with an alternation or a wide body: meas
 0.9.9, ``(?:a|b)*`` overflows a 1 MB stack between 600 and 2,000 repetitions
 (docs/project/how-we-know.md). No one has measured AWS's cause for it.
 
-Here every evaluation is held to ``jsonata_engine.AWS_BOUNDS`` with AWS's causes (the 1-second timeout
+Here every evaluation is held to ``_jsonata.bounds.AWS_BOUNDS`` with AWS's causes (the 1-second timeout
 is not enforced: time depends on the machine, and the benchmark measures it in jsonata-js), a regular
 expression that breaks ``_jsonata.java_regex``'s rule fails the evaluation (States.QueryEvaluationError,
 a cause of ours: ``java.lang.StackOverflowError: ...``) where one match covers more than 1,000

@@ -1,0 +1,200 @@
+"""The options model of a guard (``GUARD_MODEL``): every option once, what it takes, what it does, its
+default as documented, and which of the guard, the workflow, ``GuardedState`` and ``IdempotentBatch``
+take it. Declarations only: the values are resolved and checked by ``config.GuardConfig``. It may import
+the option kinds (``_synth``) and the classes they name; nothing of the guard's states.
+"""
+
+from __future__ import annotations
+
+from .._synth.option_kinds import (
+    BOOL,
+    CHAINABLE,
+    DURATION,
+    ERROR_NAMES,
+    TEXT,
+    Kind,
+    enum_kind,
+    instance_of,
+    key_fix,
+    payload_fix,
+)
+from .._synth.options import Option, Options
+from ..key import IdempotencyKey
+from ..payload import IdempotencyPayload
+from ..policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
+from ..table import WORKFLOW_TABLE
+
+# The constructs that take the guard's options: the guard, the workflow (its guard is the whole workflow),
+# GuardedState (the guard of one state of a document) and IdempotentBatch (a guard on each record of a batch).
+GUARD = "IdempotencyGuard"
+WORKFLOW = "IdempotentStateMachine"
+GUARDED_STATE = "GuardedState"
+BATCH = "IdempotentBatch"
+_ALL = (GUARD, WORKFLOW, GUARDED_STATE, BATCH)
+
+# Every option of a guard, once: what it takes, what it does, its default, and which of the guard, the
+# workflow and GuardedState take it. Their signatures' documentation (Options.documented), their type
+# checks (Validation) and the site's reference (docs/reference/options.md) are made from it; the
+# defaults are applied by GuardConfig.
+GUARD_MODEL = Options(
+    Option(
+        "table",
+        WORKFLOW_TABLE,
+        "where the records live: an ``IdempotencyTable``, or an existing table.",
+        None,
+        (GUARD, WORKFLOW, BATCH),
+    ),
+    Option("body", CHAINABLE, "the chain to protect.", None, (GUARD, BATCH)),
+    Option(
+        "key",
+        instance_of(IdempotencyKey, key_fix),
+        "how the key is derived from the input.",
+        "``IdempotencyKey.whole_input()``.",
+        _ALL,
+        {BATCH: "the record's id, as its ``source`` names it: ``$.messageId`` for SQS, ``$.eventID`` for a stream."},
+    ),
+    Option(
+        "payload",
+        instance_of(IdempotencyPayload, payload_fix),
+        "the part of the input a duplicate must repeat, or else fail with ``Idempotency.PayloadMismatch``: select "
+        'the message, not an envelope AWS changes on redelivery (``IdempotencyPayload.from_paths("$[0].body")`` '
+        "for SQS through a pipe), or ``IdempotencyPayload.none()``.",
+        "``IdempotencyPayload.whole_input()``.",
+        _ALL,
+        {BATCH: "the record's message: ``$.body`` for SQS, ``$.data`` for Kinesis, ``$.dynamodb.NewImage`` for DynamoDB."},
+    ),
+    Option(
+        "namespace",
+        TEXT,
+        "prefix of the record ids.",
+        "the construct path, which is stable across deploys and differs between guards, workflows and stacks.",
+        _ALL,
+        {
+            GUARDED_STATE: "the namespace of the workflow (``IdempotentStateMachine``) or the construct path "
+            "(``AslFragment``), ``/``, and the state's name (its characters that a namespace may not hold written ``_``)."
+        },
+    ),
+    Option(
+        "expires_after",
+        DURATION,
+        "how long a finished record is kept, counted from when its run finished; after that a duplicate runs the work again.",
+        "24 hours.",
+        _ALL,
+    ),
+    Option(
+        "lease",
+        DURATION,
+        "how long a holder is trusted to finish before a duplicate may take the key over.",
+        "15 minutes.",
+        _ALL,
+        {
+            WORKFLOW: "15 minutes (5 minutes, the longest an Express execution runs, for Express).",
+            GUARD: "15 minutes; 5 minutes where synth finds the guard in an Express state machine, whose run lasts 5 "
+            "minutes at most.",
+            GUARDED_STATE: "15 minutes (5 minutes in an Express workflow).",
+            BATCH: "5 minutes, the longest an Express execution runs.",
+        },
+    ),
+    Option(
+        "poll_interval",
+        DURATION,
+        "first delay between polls of a duplicate that waits; delays double up to 30 seconds.",
+        "1 second.",
+        _ALL,
+    ),
+    Option(
+        "max_wait",
+        DURATION,
+        "how long a duplicate waits for the holder, at most, before failing with ``Idempotency.InFlight`` (its "
+        "doubling delays stop short of it by less than one delay: 272 s of 5 minutes).",
+        "5 minutes.",
+        _ALL,
+        {
+            WORKFLOW: "5 minutes, or 80% of the longest run if that is shorter (4 minutes for Express), so that a "
+            "waiting duplicate ends in ``Idempotency.InFlight``, not ``States.Timeout``.",
+            GUARD: "5 minutes; 4 minutes where synth finds the guard in an Express state machine, so that a waiting "
+            "duplicate ends in ``Idempotency.InFlight``, not ``States.Timeout``.",
+            GUARDED_STATE: "the workflow's (5 minutes, or 80% of its longest run if that is shorter).",
+            BATCH: "4 minutes, 80% of an Express execution's longest run, so that a waiting duplicate ends in "
+            "``Idempotency.InFlight``, not ``States.Timeout``.",
+        },
+    ),
+    Option(
+        "on_in_flight",
+        enum_kind(InFlightPolicy),
+        "``WAIT`` or ``FAIL`` while another execution holds the key.",
+        "``InFlightPolicy.WAIT``.",
+        _ALL,
+    ),
+    Option(
+        "on_failure",
+        enum_kind(FailurePolicy),
+        "``RELEASE`` the key or ``CACHE`` the failure when the work fails.",
+        "``FailurePolicy.RELEASE``.",
+        _ALL,
+    ),
+    Option(
+        "on_completed",
+        enum_kind(CompletedPolicy),
+        "``REPLAY`` the stored result to a duplicate after success, or ``REJECT`` it with ``Idempotency.AlreadyCompleted``.",
+        "``CompletedPolicy.REPLAY``.",
+        _ALL,
+    ),
+    Option(
+        "replay_marker",
+        TEXT,
+        'a top-level field, such as ``"$.idempotency"``, under which a replayed object output gets '
+        '``{"replayed": true, "record_id", "completed_at"}``.',
+        "none, a replay outputs exactly what the work output.",
+        _ALL,
+    ),
+    Option(
+        "cache_errors",
+        ERROR_NAMES,
+        "with ``CACHE``, the error names to remember; any other error releases the key.",
+        "every error is remembered.",
+        _ALL,
+    ),
+    Option(
+        "state_name_prefix",
+        TEXT,
+        "prefix of every generated state name (80 characters at most, with the longest state's name).",
+        '``"{construct_id}."``.',
+        (GUARD, GUARDED_STATE, BATCH),
+        {GUARDED_STATE: '``"{state name}."`` (``ChargePayment.Acquire``); pass a shorter one for a long state name.'},
+    ),
+    Option(
+        "owner_state_machine_name",
+        TEXT,
+        "the name of the Standard state machine this guard runs in. When given, a duplicate that finds a lapsed "
+        "lease asks Step Functions whether the holder's execution still runs (``states:DescribeExecution`` on "
+        "that state machine's executions, granted automatically) and never takes over a running holder.",
+        "none; a lapsed lease is taken over. ``IdempotentStateMachine`` sets it for Standard workflows.",
+        (GUARD,),
+    ),
+    Option(
+        "result_storage",
+        instance_of(ResultStorage, lambda value: "ResultStorage.inline() or ResultStorage.large()"),
+        "how results are kept for replays.",
+        "``ResultStorage.inline()``: the result in the record, as JSON written with no Lambda call when it is at "
+        "most 160 KiB once escaped as a JSON string and JSONata's ``$string`` writes it exactly, else through the "
+        "stack's result function, as JSON or gzip-compressed (``Idempotency.ResultTooLarge`` past 300 KB "
+        "compressed). ``ResultStorage.large()`` adds S3, for results up to Step Functions' 256 KiB payload limit.",
+        _ALL,
+    ),
+    Option(
+        "once_per_execution",
+        BOOL,
+        "whether this guard runs at most once in an execution (it is not in a Map, a loop or a state that runs "
+        "again). Then a record in progress that this very execution holds can only be its own (an ``Acquire`` "
+        "applied by DynamoDB but reported failed and retried), which the guard takes over at once; it needs no "
+        "``Begin`` state, which otherwise draws the owner token by which a run knows its own record. Its lease and "
+        "wait are written as given (or their defaults), not fitted at synth to an Express run that holds it.",
+        "``False``. ``IdempotentStateMachine`` sets it: its guard is the whole workflow.",
+        (GUARD,),
+    ),
+)
+# What each option shared by IdempotencyGuard and IdempotentStateMachine takes.
+OPTIONS: dict[str, Kind] = GUARD_MODEL.kinds(WORKFLOW)
+# IdempotencyGuard's own.
+GUARD_OPTIONS: dict[str, Kind] = GUARD_MODEL.kinds(GUARD)
