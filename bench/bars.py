@@ -20,8 +20,9 @@ _LIMITS = {
     "jmespath": {"first_run": (4, 1), "replay": (5, 1)},
 }
 TEMPLATE_BYTES_PER_WORKFLOW = 8_000
-# Synth: the second half of an app's workflows may cost at most this much more than the first half (1.0 is
-# linear; a check that revisits the whole app for each workflow would make it grow with the square). The ratio
+# Synth: the second half of an app's workflows may cost at most this much more than the first half, the app's
+# fixed costs (its table and shared functions) counted in the first (linear growth is at most 1.0; a check
+# that revisits the whole app for each workflow would make it grow with the square). The ratio
 # to bare workflows is reported, not barred: a bare one synthesizes in milliseconds, so the ratio is mostly
 # the machine's noise, and the wrapper's own resources (a table, functions, checks) are what it buys.
 SYNTH_GROWTH = 1.25

@@ -116,6 +116,8 @@ def resolve(workflow: Construct, given: Mapping[str, Any]) -> WorkflowSettings:
     lease = lease or express_lease
     # The guards' default namespace is this construct's path.
     namespace = namespace if namespace is not None else workflow.node.path
+    # What a guard of guard_states leaves out takes the workflow's (its owner state machine, once named, below).
+    state_defaults = {"lease": express_lease, "max_wait": max_wait}
     if document is not None and guard_states:
         found.extend(
             guard_states_problems(
@@ -123,7 +125,7 @@ def resolve(workflow: Construct, given: Mapping[str, Any]) -> WorkflowSettings:
                 guard_states,
                 table=found.values["table"],
                 namespace=namespace,
-                defaults={"lease": express_lease, "max_wait": max_wait},
+                defaults=state_defaults,
             )
         )
     # The guard of the whole, as it will be made (state_machine).
@@ -147,7 +149,7 @@ def resolve(workflow: Construct, given: Mapping[str, Any]) -> WorkflowSettings:
         document=document,
         guard_states=guard_states or {},
         guard={**shared, "namespace": namespace, "lease": lease, "max_wait": max_wait, **owner},
-        guard_state_defaults={"lease": express_lease, "max_wait": max_wait, **owner},
+        guard_state_defaults={**state_defaults, **owner},
         express=express,
         state_machine_type=state_machine_type or sfn.StateMachineType.STANDARD,
         state_machine_name=state_machine_name,

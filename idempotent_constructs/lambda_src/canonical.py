@@ -207,7 +207,7 @@ def _canonical_input(value: Any, *, exact: bool) -> str:
             "the key cannot be computed exactly: it holds a number of magnitude 2**53 or more, which a double "
             "(as Step Functions reads JSON numbers) cannot tell from its neighbours; send it as a string"
         ) from None
-    except ValueError:  # 1e400 is read as inf: no double, so no canonical form
+    except (ValueError, OverflowError):  # 1e400 is read as inf, 10**400 is no double: no canonical form
         raise KeyMissing(
             "the key cannot be computed: the input holds a number beyond the range of a double (such as 1e400)"
         ) from None

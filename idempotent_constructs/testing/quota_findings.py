@@ -34,7 +34,7 @@ def quota_findings(template: Mapping[str, Any] | str | os.PathLike[str], *, stac
     (``Template.from_stack(stack).to_json()``: sized as the CDK writes it). ``stack_name``: the name it is
     deployed under, where a quota counts it (the names generated from it); by default any name."""
     if isinstance(template, Mapping):
-        text, directory = json.dumps(template, indent=1), None
+        text, directory = json.dumps(template, indent=1, ensure_ascii=False), None
     else:
         path = Path(template)
         text, directory = path.read_text(), path.parent

@@ -87,8 +87,9 @@ def test_a_missing_null_or_empty_selection_raises_key_missing(document, kind, ex
         ({"a": "secret-text"}, schema.KIND_JMESPATH, "abs(a)", "abs() got a value of type string, not number"),
         ({"a": 1e400}, schema.KIND_WHOLE_INPUT, None, "beyond the range of a double"),
         ({"a": 1e400, "b": 1}, schema.KIND_PATHS, ["$.b"], "beyond the range of a double"),  # the validation digest
+        ({"a": 10**400}, schema.KIND_WHOLE_INPUT, None, "beyond the range of a double"),  # an integer no double holds
     ],
-    ids=["jmespath-type-error", "infinite-key", "infinite-elsewhere"],
+    ids=["jmespath-type-error", "infinite-key", "infinite-elsewhere", "integer-beyond-a-double"],
 )
 def test_a_key_that_cannot_be_computed_raises_key_missing_without_naming_values(document, kind, expression, reason):
     with pytest.raises(canonical.KeyMissing, match=re.escape(reason)) as raised:
