@@ -93,8 +93,9 @@ def advise(workflow: IConstruct, machine: sfn.StateMachine, config: GuardSetting
 
 
 def advise_batch(batch: Batch) -> None:
-    """The same for each state machine of the app that holds ``batch`` (``machines_holding`` its guard):
-    its records are keyed one by one, so a batch of any size is what it expects."""
+    """The same for each state machine of the app that holds ``batch`` (whose definition meets its guard's own
+    numbers, ``definition.machines_meeting``): its records are keyed one by one, so a batch of any size is
+    what it expects."""
     _advice_of(batch).batches.append(batch)
 
 

@@ -27,15 +27,14 @@ except ImportError:  # imported by the Lambda runtime from the asset root
 
 HASH_PIECE = 2500  # code points hashed at once (docs/explanation/canonical-key.md, section 3)
 EXACT_LIMIT = 2**53  # a key number of this magnitude or more is no longer exact as a double
-# Python's own serialization is canonical already unless the text may hold a float or a large integer
-# (``1.0``, ``1e+16``, 16 digits or more), or a character from U+D800 up (where code point and UTF-16
-# orders part, and lone surrogates); a match inside a string only costs the slow path.
-_NOT_PLAIN = re.compile("[0-9](?:[.eE]|[0-9]{15})")  # the numbers; the wide characters are _WIDE's
-_SURROGATE = re.compile("[\ud800-\udfff]")
-# Past U+D800 the order and the escapes are the writer's (_write); below it, Python's text differs from the
-# canonical one in its numbers alone, each rewritten where it stands (a string token is passed over whole;
-# Python writes a float as the shortest text that reads back as the same double).
+# Python's own text of a value is canonical but for its numbers and its characters from U+D800 up.
+# Past U+D800 (where code point and UTF-16 orders part, and lone surrogates) the writer (_write) walks the
+# value. Below it, a number is rewritten where it stands when it may be a float or a large integer (``1.0``,
+# ``1e+16``, 16 digits or more); a match inside a string only costs the rewrite. Python writes a float as the
+# shortest text that reads back as the same double, so reading it back gives the double the writer gets.
 _WIDE = re.compile("[\ud800-\U0010ffff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_NOT_PLAIN = re.compile("[0-9](?:[.eE]|[0-9]{15})")
 _STRINGS = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")')  # split on: the text between them is numbers and punctuation
 _NUMBER = re.compile("-?[0-9][0-9.eE+-]*")
 
@@ -122,17 +121,16 @@ def canonical_json(value: Any, *, exact: bool = False) -> str:
     """The canonical text of ``value`` (docs/explanation/canonical-key.md, section 2). With ``exact``, a number of
     magnitude 2**53 or more raises ``ValueError``, since a double cannot carry it exactly."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    wide = not text.isascii() and _WIDE.search(text) is not None
-    if not wide and not _NOT_PLAIN.search(text):
+    if not text.isascii() and _WIDE.search(text):
+        out: list[str] = []
+        _write(value, out, exact)
+        return "".join(out)
+    if not _NOT_PLAIN.search(text):
         return text
-    if not wide:
-        parts = _STRINGS.split(text)
-        rewrite = lambda number: _number(_read(number[0]), exact)  # noqa: E731
-        parts[::2] = [_NUMBER.sub(rewrite, part) if _NOT_PLAIN.search(part) else part for part in parts[::2]]
-        return "".join(parts)
-    out: list[str] = []
-    _write(value, out, exact)
-    return "".join(out)
+    parts = _STRINGS.split(text)
+    rewrite = lambda number: _number(_read(number[0]), exact)  # noqa: E731
+    parts[::2] = [_NUMBER.sub(rewrite, part) if _NOT_PLAIN.search(part) else part for part in parts[::2]]
+    return "".join(parts)
 
 
 def text_digest(text: str) -> str:

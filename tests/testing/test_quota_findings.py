@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from aws_cdk import App, Stack
+import pytest
+from aws_cdk import App, Stack, cx_api
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
-from aws_cdk.assertions import Template
 
 from idempotent_constructs import IdempotencyGuard, IdempotencyTable
 from idempotent_constructs.testing import QuotaFinding, quota_findings
@@ -28,13 +28,21 @@ def jobs(app: App) -> Stack:
     return stack
 
 
-def test_a_template_s_findings_are_those_of_the_validation_report_as_values():
+@pytest.fixture(scope="module")
+def assembly() -> cx_api.CloudAssembly:
+    """An app of two stacks, synthesized once: ``Jobs`` (one warning) and ``Clean`` (none)."""
     app = App()
-    stack = jobs(app)
-    report = json.loads((Path(app.synth().directory) / "validation-report.json").read_text())
+    jobs(app)
+    clean = Stack(app, "Clean")
+    sfn.StateMachine(clean, "Machine", definition_body=sfn.DefinitionBody.from_chainable(sfn.Pass(clean, "Work")))
+    return app.synth()
+
+
+def test_a_template_s_findings_are_those_of_the_validation_report_as_values(assembly):
+    report = json.loads((Path(assembly.directory) / "validation-report.json").read_text())
     (plugin,) = [p for p in report["pluginReports"] if p["pluginName"] == "idempotent-constructs"]
 
-    (finding,) = quota_findings(Template.from_stack(stack).to_json())
+    (finding,) = quota_findings(assembly.get_stack_by_name("Jobs").template)
 
     assert isinstance(finding, QuotaFinding)
     assert [(v["ruleName"], v["severity"]) for v in plugin["violations"]] == [(finding.rule, finding.severity)]
@@ -42,11 +50,6 @@ def test_a_template_s_findings_are_those_of_the_validation_report_as_values():
     assert "/aws/vendedlogs/" in finding.fix
 
 
-def test_a_synthesized_template_file_is_read_as_written_and_a_clean_one_has_none():
-    app = App()
-    jobs(app)
-    clean = Stack(app, "Clean")
-    sfn.StateMachine(clean, "Machine", definition_body=sfn.DefinitionBody.from_chainable(sfn.Pass(clean, "Work")))
-    assembly = app.synth()
+def test_a_synthesized_template_file_is_read_as_written_and_a_clean_one_has_none(assembly):
     found = {stack: quota_findings(assembly.get_stack_by_name(stack).template_full_path) for stack in ("Jobs", "Clean")}
     assert [f.rule for f in found["Jobs"]] == ["log-resource-policy"] and found["Clean"] == []

@@ -44,15 +44,25 @@ class Loop:
         raise RuntimeError(f"the source still had records to deliver after {max_cycles} cycles")
 
 
+def logical_id_in(reference: Any) -> str | None:
+    """The logical id a template's ``Ref`` or ``Fn::GetAtt`` names, or None for anything else (a plain name)."""
+    return reference.get("Ref") or reference.get("Fn::GetAtt", [None])[0] if isinstance(reference, dict) else None
+
+
 def referenced(deployment: Deployment, reference: Any) -> str:
     """The logical id of the resource of the stack that a template's ``Ref`` or ``Fn::GetAtt`` names (a pipe's
     source or target, a mapping's queue or function)."""
-    logical_id = reference.get("Ref") or reference.get("Fn::GetAtt", [None])[0] if isinstance(reference, dict) else None
+    logical_id = logical_id_in(reference)
     if logical_id not in deployment.resources:
         raise LookupError(
             f"{reference!r} names no resource of {deployment.stack_name}: a pipe's or a mapping's source and target must be"
         )
     return str(logical_id)
+
+
+def deployed(deployment: Deployment, reference: Any) -> str:
+    """The physical id of the resource ``reference`` names (a queue's URL, a state machine's ARN)."""
+    return str(deployment.resources[referenced(deployment, reference)])
 
 
 def cycle_of(ids: list[str], failed: set[str], **outcome: Any) -> Cycle:

@@ -42,7 +42,7 @@ import json
 from typing import Any
 
 from ..runs import Deployment
-from .loop import Cycle, Loop, cycle_of, failures, referenced
+from .loop import Cycle, Loop, cycle_of, deployed, failures, logical_id_in
 
 REQUEST_RESPONSE = "REQUEST_RESPONSE"
 FIRE_AND_FORGET = "FIRE_AND_FORGET"
@@ -149,8 +149,8 @@ class Pipe(_Poller):
         target_parameters = properties.get("TargetParameters", {}).get("StepFunctionStateMachineParameters", {})
         return cls(
             deployment,
-            str(deployment.resources[referenced(deployment, properties["Source"])]),  # a queue's URL
-            str(deployment.resources[referenced(deployment, properties["Target"])]),  # a state machine's ARN
+            deployed(deployment, properties["Source"]),  # a queue's URL
+            deployed(deployment, properties["Target"]),  # a state machine's ARN
             batch_size=source_parameters.get("BatchSize", SQS_BATCH_SIZE),
             invocation=target_parameters.get("InvocationType", REQUEST_RESPONSE),
             lose_acknowledgements=lose_acknowledgements,
@@ -196,14 +196,14 @@ class EventSourceMapping(_Poller):
             resource["Properties"]
             for resource in resources
             if resource["Type"] == "AWS::Lambda::EventSourceMapping"
-            and referenced(deployment, resource["Properties"]["FunctionName"]) == logical_id
+            and logical_id_in(resource["Properties"]["FunctionName"]) == logical_id
         ]
         if len(mappings) != 1:
             raise LookupError(f"{function} has {len(mappings)} event source mappings in {deployment.stack_name}, not one")
         (properties,) = mappings
         return cls(
             deployment,
-            str(deployment.resources[referenced(deployment, properties["EventSourceArn"])]),  # a queue's URL
+            deployed(deployment, properties["EventSourceArn"]),  # a queue's URL
             function,
             batch_size=properties.get("BatchSize", SQS_BATCH_SIZE),
             report_batch_item_failures="ReportBatchItemFailures" in properties.get("FunctionResponseTypes", []),

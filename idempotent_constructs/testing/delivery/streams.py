@@ -22,7 +22,7 @@ import base64
 from typing import Any
 
 from ..runs import Deployment
-from .loop import Cycle, Loop, failures, referenced
+from .loop import Cycle, Loop, deployed, failures, referenced
 
 
 class _Kinesis:
@@ -135,7 +135,7 @@ class StreamPipe(Loop):
         return cls(
             deployment,
             deployment.paths[referenced(deployment, properties["Source"])],
-            str(deployment.resources[referenced(deployment, properties["Target"])]),
+            deployed(deployment, properties["Target"]),
             batch_size=stream["BatchSize"],
             maximum_retry_attempts=stream.get("MaximumRetryAttempts", -1),
             lose_checkpoints=lose_checkpoints,
