@@ -30,10 +30,9 @@ every_definition.install()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    validator = NODE_BIN / "asl-validator"
-    if not validator.exists() or not every_definition.owns_folder():
+    if not (NODE_BIN / "asl-validator").exists() or not every_definition.owns_folder():
         return  # a pytest-xdist worker, or a pytest run by a test: the process that made the folder validates it
-    checked, invalid = every_definition.asl_validator_problems(validator)
+    checked, invalid = every_definition.asl_validator_problems(NODE_BIN)
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write("\n")

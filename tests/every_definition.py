@@ -3,7 +3,7 @@
 definition when it is created: the JSONata it refuses at once (``jsonata_check``), and every regular
 expression of its JSONata against the rule java.util.regex needs (``java_regex``: AWS's engine runs on the
 JVM), each failing the test that synthesized it; and ``asl-validator`` once, over all of them, when the session ends (one Node.js run
-per core: a run per definition would cost minutes). Documents, fragments and guarded states are among them.
+that compiles its schemas once: ``tests/asl_validator.js``). Documents, fragments and guarded states are among them.
 
 Each process of a run (pytest-xdist's workers too) writes the definitions it reads to one folder
 (``FOLDER``, named in the environment by the first process, which the workers inherit); the process
@@ -73,30 +73,30 @@ def install() -> None:
     assembly.state_machine_definitions = checked
 
 
-def asl_validator_problems(validator: Path) -> tuple[int, list[str]]:
+def asl_validator_problems(node_bin: Path) -> tuple[int, list[str]]:
     """``(definitions checked, asl-validator's report of each it finds invalid)``, over every definition
-    any process of the run wrote; the folder is removed after. asl-validator compiles its schemas again
-    for each definition (about 0.1 s each), so the definitions are shared out over one run per core."""
+    any process of the run wrote; the folder is removed after."""
     paths = sorted(folder().glob("*.json"))
     try:
-        cores = os.cpu_count() or 1
-        runs = [
-            subprocess.Popen(
-                [str(validator), *(part for path in share for part in ("--json-path", str(path)))],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
-            for share in (paths[core::cores] for core in range(cores))
-            if share
-        ]
-        reports = [(run.communicate(timeout=600)[0], run.returncode) for run in runs]
-        invalid = []
-        for report, returncode in reports:
-            for path in paths:
-                report = report.replace(f'"{path}"', path.with_suffix(".where").read_text())
-            found = [line for line in report.splitlines() if line.strip() and not line.startswith("✓")]
-            invalid += found or ([f"asl-validator exited with {returncode}"] if returncode != 0 else [])
+        invalid = asl_validator_reports(node_bin, paths)
+        for path in paths:
+            invalid = [line.replace(str(path), path.with_suffix(".where").read_text()) for line in invalid]
     finally:
         shutil.rmtree(folder(), ignore_errors=True)
     return len(paths), invalid
+
+
+def asl_validator_reports(node_bin: Path, paths: list[Path]) -> list[str]:
+    """asl-validator's report of each definition of ``paths`` it finds invalid, in one Node.js run that
+    compiles its schemas once (``tests/asl_validator.js``; its own command compiles them again for every
+    definition, about 0.1 s each)."""
+    if not paths:
+        return []
+    run = subprocess.run(
+        [str(node_bin / "node"), str(Path(__file__).with_name("asl_validator.js")), *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    found = [line for line in (run.stdout + run.stderr).splitlines() if line.strip() and not line.startswith("✓")]
+    return found or ([f"asl-validator exited with {run.returncode}"] if run.returncode != 0 else [])

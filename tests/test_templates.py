@@ -19,6 +19,7 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from example.stack import OrdersStack
 from idempotent_constructs._jsonata import check as jsonata_check
 from idempotent_constructs.testing import state_machine_definitions
+from tests import every_definition
 from tests.stacks import everything_on, minimal
 
 # The CDK adds DependsOn on a role that a GetAtt already implies; harmless and not ours to change.
@@ -134,3 +135,22 @@ def test_asl_validator_rejects_a_broken_definition(templates, node_bin, tmp_path
     assert asl_validator(node_bin, definition, tmp_path).returncode == 0
     definition["States"]["Idempotency.Acquire"]["Next"] = "NoSuchState"
     assert asl_validator(node_bin, definition, tmp_path).returncode != 0
+
+
+def test_the_sessions_one_run_of_asl_validator_judges_each_definition_as_its_own_command_does(templates, node_bin, tmp_path):
+    # tests/asl_validator.js compiles asl-validator's schemas once for every definition of the run: what one
+    # definition leaves in them must not change the verdict on the next.
+    (sound,) = state_machine_definitions(templates["Minimal"]).values()
+    broken = json.loads(json.dumps(sound))
+    broken["States"]["Idempotency.Acquire"]["Next"] = "NoSuchState"
+    mistyped = json.loads(json.dumps(sound))
+    mistyped["States"]["Idempotency.Acquire"]["Type"] = "Nope"
+    paths = []
+    for name, definition in [("sound", sound), ("broken", broken), ("sound-again", sound), ("mistyped", mistyped)]:
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(definition))
+    reports = every_definition.asl_validator_reports(node_bin, paths)
+    assert [report.partition(":")[0] for report in reports] == [str(paths[1]), str(paths[3])]
+    assert "NoSuchState" in reports[0] and "Type is invalid" in reports[1]
+    for path, definition in zip(paths, [sound, broken, sound, mistyped]):
+        assert (asl_validator(node_bin, definition, tmp_path).returncode == 0) == (str(path) not in "".join(reports))

@@ -3,6 +3,8 @@ or payload its redeliveries defeat is warned about with the recipe."""
 
 from __future__ import annotations
 
+import functools
+
 from aws_cdk import App, Duration, Stack
 from aws_cdk import aws_apigateway as apigateway
 from aws_cdk import aws_dynamodb as dynamodb
@@ -57,23 +59,30 @@ def queue(target: Stack, **props) -> sqs.Queue:
     return sqs.Queue(target, "Queue", **props)
 
 
+@functools.cache
+def messages_of(target: Stack) -> Annotations:
+    """The stack's messages, once its test has built it: ``Annotations.from_stack`` synthesizes the app again on
+    every call, and no test adds to a stack after it has read its messages."""
+    return Annotations.from_stack(target)
+
+
 def warnings(target: Stack) -> list[str]:
-    return [message.entry.data for message in Annotations.from_stack(target).find_warning("*", Match.any_value())]
+    return [message.entry.data for message in messages_of(target).find_warning("*", Match.any_value())]
 
 
 def errors(target: Stack) -> list[str]:
-    return [message.entry.data for message in Annotations.from_stack(target).find_error("*", Match.any_value())]
+    return [message.entry.data for message in messages_of(target).find_error("*", Match.any_value())]
 
 
 def infos(target: Stack) -> list[str]:
-    return [message.entry.data for message in Annotations.from_stack(target).find_info("*", Match.any_value())]
+    return [message.entry.data for message in messages_of(target).find_info("*", Match.any_value())]
 
 
 def test_an_sqs_pipe_into_a_workflow_keyed_on_its_whole_input_is_warned_with_the_recipe():
     target = stack()
     orders = workflow(target)
     pipe(target, queue(target).queue_arn, orders.state_machine.state_machine_arn)
-    Annotations.from_stack(target).has_warning(
+    messages_of(target).has_warning(
         "/Test/Orders",
         "an SQS message redelivered through the pipe Test/OrdersPipe gets a new receiptHandle and ApproximateReceiveCount: "
         "with the whole input as the key, each redelivery runs the workflow again; use "
@@ -229,7 +238,7 @@ def test_an_api_gateway_method_that_passes_the_request_id_or_headers_is_warned()
             orders.state_machine, headers=True, request_context=apigateway.RequestContext(request_id=True)
         ),
     )
-    Annotations.from_stack(target).has_warning(
+    messages_of(target).has_warning(
         "/Test/Orders",
         Match.string_like_regexp(
             r"^a request retried by its client through the API method Test/Api/Default/POST gets a new requestId and "
@@ -383,7 +392,7 @@ def test_a_pipe_into_a_state_machine_holding_an_idempotent_batch_is_advised_on_t
     target = stack()
     machine = batch_machine(target, sfn.StateMachineType.STANDARD)
     pipe(target, queue(target).queue_arn, machine.state_machine_arn, batch_size=None)  # 10 records
-    found = Annotations.from_stack(target).find_warning("/Test/Payments", Match.any_value())
+    found = messages_of(target).find_warning("/Test/Payments", Match.any_value())
     codes = sorted(message.entry.data.rsplit("[ack: ", 1)[1] for message in found)
     assert codes == ["idempotent-constructs:expires-before-redelivery]", "idempotent-constructs:pipe-never-redelivers]"]
     assert errors(target) == []  # its records are keyed one by one: a batch of ten is what it expects
