@@ -242,7 +242,9 @@ class IdempotentStateMachine(Construct):
         texts); the rest is the same for every workflow of the same options (definition.shared_body)."""
         own: dict[str, Any] = {f"Idempotency{name}": text for name, text in acquire.key_texts(self.guard).items()}
         body = rendered["States"].get(self.guard.state_name("Body"), {})
-        if "Branches" in body:
+        if self.guard.state_name("Body") != self.guard.config.name("Body"):
+            own["IdempotencyBody"] = body  # a body that runs bare: its own state
+        elif "Branches" in body:
             own["IdempotencyBody"] = body["Branches"]
         return own
 

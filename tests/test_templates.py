@@ -152,5 +152,5 @@ def test_the_sessions_one_run_of_asl_validator_judges_each_definition_as_its_own
     reports = every_definition.asl_validator_reports(node_bin, paths)
     assert [report.partition(":")[0] for report in reports] == [str(paths[1]), str(paths[3])]
     assert "NoSuchState" in reports[0] and "Type is invalid" in reports[1]
-    for path, definition in zip(paths, [sound, broken, sound, mistyped]):
+    for path, definition in zip(paths, [sound, broken, sound, mistyped], strict=True):
         assert (asl_validator(node_bin, definition, tmp_path).returncode == 0) == (str(path) not in "".join(reports))

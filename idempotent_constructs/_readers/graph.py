@@ -50,6 +50,7 @@ class GuardGraph:
     polled_edges: list[Edge] = field(default_factory=list)
     paths: dict[str, list[str]] = field(default_factory=dict)
     prefix: str = ""  # the guard's state-name prefix, e.g. "Idempotency."
+    bare_body: str | None = None  # the name of the body's own state, where it runs bare as Body
 
 
 def read_guard(definition: dict[str, Any], guard: str | None = None) -> GuardGraph:
@@ -59,24 +60,26 @@ def read_guard(definition: dict[str, Any], guard: str | None = None) -> GuardGra
         container = definition
         prefix = next((p for p in _prefixes(definition["States"])), None)
         if prefix is None:
-            raise NoGuard("this state machine has no guard states (…Acquire and …Body) at its top level")
+            raise NoGuard("this state machine has no guard states (…Acquire and …Complete) at its top level")
     else:
         found = next(
             ((f"{guard}.", c) for c in _containers(definition) if f"{guard}." in _prefixes(c["States"])),
             None,
         )
         if found is None:
-            raise NoGuard(f"this state machine has no guard {guard!r} (no {guard}.Acquire and {guard}.Body states)")
+            raise NoGuard(f"this state machine has no guard {guard!r} (no {guard}.Acquire and {guard}.Complete states)")
         prefix, container = found
 
     def ours(states: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return {name[len(prefix) :]: state for name, state in states.items() if name.startswith(prefix)}
 
+    named, bare = _bare_body_named(container["States"], prefix)
+    container = {**container, "States": named}
     states = ours(container["States"])
     polled = ours(
         {name: state for branch in states.get("Await", {}).get("Branches", []) for name, state in branch["States"].items()}
     )
-    graph = GuardGraph(states, polled, _entry(container, prefix)[len(prefix) :], prefix=prefix)
+    graph = GuardGraph(states, polled, _entry(container, prefix)[len(prefix) :], prefix=prefix, bare_body=bare)
     graph.edges = _edges(states, prefix)
     graph.polled_edges = _edges(polled, prefix)
     for outcome, forms in OUTCOMES.items():
@@ -95,8 +98,29 @@ def guard_names(definition: dict[str, Any]) -> list[str]:
 
 
 def _prefixes(states: dict[str, Any]) -> list[str]:
-    """The prefixes of the guards whose states are among ``states`` (``X.`` for ``X.Acquire`` and ``X.Body``)."""
-    return [name[: -len("Acquire")] for name in states if name.endswith("Acquire") and name[: -len("Acquire")] + "Body" in states]
+    """The prefixes of the guards whose states are among ``states`` (``X.`` for ``X.Acquire`` and ``X.Complete``)."""
+    return [
+        name[: -len("Acquire")] for name in states if name.endswith("Acquire") and name[: -len("Acquire")] + "Complete" in states
+    ]
+
+
+def _bare_body_named(states: dict[str, Any], prefix: str) -> tuple[dict[str, Any], str | None]:
+    """``(states, the body's own name)`` with a body that runs bare (the body's own Task
+    state, which the guard's Complete follows) named as the guard's ``Body``, and every transition to it too."""
+    complete = prefix + "Complete"
+    bare = next((n for n, state in states.items() if state.get("Next") == complete and not n.startswith(prefix)), None)
+    if bare is None:
+        return states, None
+    body = prefix + "Body"
+
+    def to_body(state: dict[str, Any]) -> dict[str, Any]:
+        state = {**state, **({"Next": body} if state.get("Next") == bare else {})}
+        for rules in ("Catch", "Choices"):
+            if rules in state:
+                state[rules] = [{**each, "Next": body} if each.get("Next") == bare else each for each in state[rules]]
+        return {**state, "Default": body} if state.get("Default") == bare else state
+
+    return {body if name == bare else name: to_body(state) for name, state in states.items()}, bare
 
 
 def _children(state: dict[str, Any]) -> list[dict[str, Any]]:
@@ -184,7 +208,8 @@ def mermaid(definition: dict[str, Any], title: str = "", guard: str | None = Non
     drawing = _Drawing(len(names), collapse_guards)
 
     def node(name: str, state: dict[str, Any]) -> str:
-        return ids[name] + _SHAPES.get(state["Type"], "[{}]").format(_quote(name))
+        label = f"Body: {graph.bare_body}" if name == "Body" and graph.bare_body else name
+        return ids[name] + _SHAPES.get(state["Type"], "[{}]").format(_quote(label))
 
     lines = [f"%% {title or 'idempotent-constructs graph'}", "flowchart TD"]
     drawing.lines = lines

@@ -15,7 +15,8 @@ from ..lambda_src import schema
 if TYPE_CHECKING:
     from ..guard import IdempotencyGuard
 
-# The states whose entries the outcome metrics count, with the type of their "entered" log event.
+# The states whose entries the outcome metrics count, with the type of their "entered" log event (Body's
+# is the guard's ``body_entered``: a body that runs bare is a Task state).
 OUTCOME_STATES = {
     "Body": "ParallelStateEntered",
     "Replay": "PassStateEntered",
@@ -59,7 +60,7 @@ def outcome_states(guard: IdempotencyGuard) -> dict[str, str]:
     """The outcome states the guard has, with the type of their "entered" log event: the optional
     ones (``Rejected``, ``extend_lease()`` states) only if it has them, so that templates without
     them are unchanged."""
-    states = dict(OUTCOME_STATES)
+    states = {**OUTCOME_STATES, "Body": guard.body_entered}
     if guard.node.try_find_child("Rejected") is not None:
         states["Rejected"] = "FailStateEntered"
     states.update(dict.fromkeys(guard.extend_states, "TaskStateEntered"))

@@ -14,7 +14,9 @@ Shape of the generated states (names carry the guard's prefix; all JSONata)::
                                 |                                           '-> Takeover
                                 '---- otherwise --> Takeover -> Body
 
-A first run is ``Acquire -> Body -> Complete``; a replay ``Acquire -> Inspect -> Route -> Replay``:
+In a guard that runs once per execution, a body of one Task state runs bare: the state itself, with
+the guard's Catch, stands for ``Body``, and a first run is ``Acquire -> (the state) -> Complete``. Any other first run is
+``Acquire -> Body -> Complete``; a replay ``Acquire -> Inspect -> Route -> Replay``:
 the key, the payload digest, the owner token and the clock are computed in JSONata, with no Lambda
 call (a JMESPath key adds ``ComputeKey``). A guard of your own (not once per execution) starts with
 ``Begin``, which draws the run's owner token once, so that a retried ``Acquire`` whose first reply was
@@ -133,6 +135,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
                 self.results_bucket = config.result_storage.bucket
         self.result_function.serve(config.table, config.namespace, self.results_bucket)
         self.rendered_by: str | None = None  # the workflow whose definition holds this guard, once rendered
+        self._body_name: str | None = None  # the body's own state, where it runs bare (finish.bare)
+        self.body_entered = "ParallelStateEntered"  # the type of the "entered" log event of state_name("Body")
         state_names.check_app(self)
         quota_plugin.check_app(self)
         adopt_within(self, body.start_state)  # what is bound already; the rest when its Body is bound
@@ -151,7 +155,11 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         return Facts(state_name_prefix)(ID)
 
     def state_name(self, state: str) -> str:
-        """The name of one of this guard's states in the definition, such as ``state_name("Replay")``."""
+        """The name of one of this guard's states in the definition, such as ``state_name("Replay")``;
+        ``state_name("Body")`` is the state that runs the body: the body's own state where it runs bare
+        (a Task state alone), and its type of "entered" log event is ``body_entered``."""
+        if state == "Body" and self._body_name is not None:
+            return self._body_name
         return self.config.name(state)
 
     @property
@@ -196,8 +204,11 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         start, takes = acquire.acquire(self, inspect, missing)
         self._acquire = takes[-1]
         takeover = acquire.takeover(self, inspect)
+        alone = finish.bare(body) if self.config.once_per_execution else None  # before the guard's Catch joins it
         guarded = finish.body(self, body, on_failure)
-        complete, store = finish.complete(self, on_failure)
+        if alone is not None:
+            self._body_name, self.body_entered = guarded.state_id, finish.BARE_ENTERED
+        complete, store = finish.complete(self, on_failure, finish.BARE_RESULT if alone is not None else finish.RESULT)
         waiting, await_state = wait.wait_for_holder(self)
         choice, replays = route.route(self, acquire=self._acquire, takeover=takeover, wait=waiting, replay_failure=replay_failure)
         if await_state is not None:

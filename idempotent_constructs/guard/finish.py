@@ -34,8 +34,15 @@ ERROR = (
 )
 ERROR_OUTPUT = expression("$states.errorOutput")
 TOO_LARGE = "The result is too close to Step Functions' 256 KiB payload limit to be kept; it was not stored."
-# The chain's output, as the states after Body receive it (the Parallel's one-item result).
+# The chain's output, as the states after Body receive it: the Parallel's one-item result, or the output
+# of a body that runs bare (``bare``).
 RESULT = "$states.input[0]"
+BARE_RESULT = "$states.input"
+# Step Functions' catchers are for Task, Parallel and Map states; of these only a Task runs bare (``bare``):
+# the ``ExtendLease`` states of a Parallel's branches or a Map's item processor, wired in up to the guard's
+# binding, are adopted while the guard's own Body is bound (``Body.bind_to_graph``), which a state of the
+# user's cannot do.
+BARE_ENTERED = "TaskStateEntered"  # the type of the "entered" log event of a body that runs bare
 
 
 class Body(sfn.Parallel):
@@ -53,18 +60,41 @@ class Body(sfn.Parallel):
             lease.adopt_within(self.guard, branch.start_state)
 
 
-def body(guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChainable) -> sfn.Parallel | sfn.CustomState:
-    """The user's chain, as the only branch of a Parallel: its input is the guard's input, and
-    whatever it raises is caught in one place. The Parallel declares no query language and uses no
-    field of either: its branch is in the language of the states around the guard (a JSONata state
-    may not hold JSONPath states), and its output is ``[the chain's output]`` in both.
+def bare(chain: sfn.IChainable) -> sfn.TaskStateBase | None:
+    """The chain's one state, where it can run bare as the body: a Task state built in the CDK, with no
+    Catch of its own (a Catch's handler is a state of the chain too) and nothing after it. Its own Retry
+    runs as it would in a branch; the guard adds its Catch, for ``States.ALL``, last, and the states after
+    it read its output. A document's states are as its file says them, so a document runs as a branch."""
+    start = chain.start_state
+    reachable = sfn.State.find_reachable_states(start, include_error_handlers=True)
+    # jsii gives a new Python object for each answer: a state is known by its construct path.
+    alone = [state.node.path for state in reachable] == [start.node.path]
+    return start if alone and isinstance(start, sfn.TaskStateBase) else None
+
+
+def body(
+    guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChainable
+) -> sfn.TaskStateBase | sfn.Parallel | sfn.CustomState:
+    """The state that runs the user's chain. In a guard that runs once per execution (an
+    ``IdempotentStateMachine``'s, or ``once_per_execution``), a chain of one Task state (``bare``) is that
+    state itself, its failures caught into ``on_failure``: a first run enters two states of the guard's,
+    ``Acquire`` and ``Complete``, and the state's output is the chain's. Only there: the state is wired to
+    ``Complete`` now, so nothing may follow it later, and a guard of your own may be given the rest of
+    its body after it is made (an ``extend_lease()`` state in a loop, say).
+
+    Any other chain is the only branch of a Parallel: its input is the guard's input, and whatever it
+    raises is caught in one place. The Parallel declares no query language and uses no field of either:
+    its branch is in the language of the states around the guard (a JSONata state may not hold JSONPath
+    states), and its output is ``[the chain's output]`` in both.
 
     A document on its own (an ``AslFragment``, or its ``DocumentState``, with nothing wired to it) is the branch itself, rather
     than a Parallel of its own inside this one: the same output, one state fewer on every run (a
     document holds no ``ExtendLease`` state to adopt)."""
-    parallel: sfn.Parallel | sfn.CustomState
+    parallel: sfn.TaskStateBase | sfn.Parallel | sfn.CustomState
     state = chain.start_state if isinstance(chain, sfn.StateMachineFragment) else chain  # an AslFragment's is its document
-    if isinstance(state, DocumentState) and state.stands_alone:
+    if guard.config.once_per_execution and (alone := bare(chain)) is not None:
+        parallel = alone
+    elif isinstance(state, DocumentState) and state.stands_alone:
         # A CustomState is named by its construct id: the guard's name for Body.
         parallel = state.as_branch_of(guard, guard.config.name("Body"))
     else:
@@ -73,8 +103,9 @@ def body(guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChaina
     return parallel
 
 
-def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable) -> tuple[ItemTask, tasks.LambdaInvoke]:
-    """``(Complete, StoreResult)``: both end the guard with the chain's output."""
+def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable, result: str) -> tuple[ItemTask, tasks.LambdaInvoke]:
+    """``(Complete, StoreResult)``: both end the guard with the chain's output, ``result`` (``RESULT``, or
+    ``BARE_RESULT`` after a body that runs bare)."""
     config, facts = guard.config, guard.facts
     lease_lost = fail(
         guard,
@@ -88,8 +119,8 @@ def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable) -> tuple[ItemT
         "Complete",
         config=config,
         action="updateItem",
-        arguments=record_tasks.complete(config, facts, RESULT),
-        output=expression(RESULT),
+        arguments=record_tasks.complete(config, facts, result),
+        output=expression(result),
     )
     retry_transient(task, TRANSIENT_DYNAMODB_ERRORS, after_body=True)
     task.catch(lease_lost, [CONDITION_FAILED], output=None)
@@ -99,12 +130,12 @@ def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable) -> tuple[ItemT
         "inline_threshold": config.native_limit,
         "record_limit": config.native_limit if config.result_storage.is_large else schema.RECORD_GZIP_LIMIT,
         "expires_after_seconds": int(config.expires_after.to_seconds()),
-        "result": expression(sizes.within_payload(RESULT, TOO_LARGE)),
+        "result": expression(sizes.within_payload(result, TOO_LARGE)),
         "idempotency": expression(record_tasks.jsonata_object({field: facts(field) for field in (ID, OWNER, VALIDATION)})),
     }
     if guard.results_bucket is not None:
         payload["bucket"] = guard.results_bucket.bucket_name
-    store = invoke(guard, config, "StoreResult", guard.result_function, payload, after_body=True, outputs=expression(RESULT))
+    store = invoke(guard, config, "StoreResult", guard.result_function, payload, after_body=True, outputs=expression(result))
     # Retrying is safe (the object name is fixed per holder and the record write is fenced), except
     # for the answers retrying cannot change: the function's two, and a result refused before the task
     # is built (QUERY_FAILED, below), which States.ALL would retry for minutes while the key is held.

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from aws_cdk import App, Duration, Stack
 from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
 from click.testing import CliRunner
 
 from example.stack import OrdersStack
@@ -26,6 +27,7 @@ from idempotent_constructs._readers.graph import NoGuard, mermaid, read_guard
 from idempotent_constructs.cli import cli
 from tests.conftest import ROOT
 from tests.stacks import DOCUMENTS
+from tests.synth import only_definition, template
 
 
 @pytest.fixture(scope="module")
@@ -241,3 +243,15 @@ def test_a_documents_states_and_nested_maps_parallels_and_guards_are_drawn_in_th
     assert '"Left"' in subgraph(fork, "branch Left") and '"Right"' in subgraph(fork, "branch Right")
     found = CliRunner().invoke(cli, ["graph", str(composed), "--state-machine", "RefundOnce"])
     assert found.exit_code == 0 and subgraph(found.output, "Body: the protected chain") == body
+
+
+def test_a_body_of_one_task_that_runs_bare_is_drawn_as_the_body_named_by_its_task():
+    def build(s):
+        charge = tasks.EvaluateExpression(s, "Charge", expression="$.amount * 2")
+        IdempotentStateMachine(s, "Orders", table=IdempotencyTable(s, "Table"), definition=charge)
+
+    definition = only_definition(template(build))
+    graph = read_guard(definition)
+    assert graph.bare_body == "Charge" and graph.paths["first run"] == ["Acquire", "Body", "Complete"]
+    assert graph.paths["failure"] == ["Body", "Release", "Failed"]
+    assert '["Body: Charge"]' in mermaid(definition)

@@ -6,6 +6,7 @@ import pytest
 from aws_cdk import Duration
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
 
 from idempotent_constructs import (
     CompletedPolicy,
@@ -69,6 +70,19 @@ def test_each_metric_names_its_namespace_metric_and_state():
     key_missing = workflow.metric_key_missing().to_metric_config().metric_stat
     assert (key_missing.namespace, key_missing.metric_name) == ("IdempotentConstructs/shop/orders", "StatesEntered")
     assert target.resolve(key_missing.dimensions) == [{"name": "State", "value": "Idempotency.KeyMissing"}]
+
+
+def test_runs_of_a_body_of_one_task_are_counted_where_its_own_task_is_entered():
+    # A body of one Task runs bare (guard.finish.bare): its Task is the state a run enters to run it.
+    def build(s):
+        orders(s, definition=tasks.EvaluateExpression(s, "Charge", expression="$.amount * 2")).metric_executed()
+
+    (metric_filter,) = resources(template(build), "AWS::Logs::MetricFilter").values()
+    entries = filter_pattern_entries(metric_filter["Properties"]["FilterPattern"])
+    assert ("TaskStateEntered", "Charge") in entries and not [entry for entry in entries if entry[1] == "Idempotency.Body"]
+    target = stack()
+    executed = orders(target, definition=tasks.EvaluateExpression(target, "Charge", expression="$.amount * 2")).metric_executed()
+    assert target.resolve(executed.to_metric_config().metric_stat.dimensions) == [{"name": "State", "value": "Charge"}]
 
 
 def test_replays_from_two_states_add_up_with_missing_periods_counted_as_zero_and_keep_your_period_and_label():

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 from aws_cdk import Duration
 from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
 
 from idempotent_constructs import (
     FailurePolicy,
@@ -40,6 +42,53 @@ def test_by_default_the_guard_acquires_the_key_natively_runs_the_body_and_comple
     assert states["ChargeOnce.Replay"]["Output"].startswith("{% $parse(")
     assert "ChargeOnce.Release" in states and "ChargeOnce.RecordFailure" not in states
     assert not any(state.get("Resource", "").startswith("arn:aws:states:::lambda") for state in states.values())
+
+
+def guarded_task(body=None, **options):
+    """The definition of a state machine of one guard whose body is one Task state (``body`` builds it,
+    given the stack), once per execution unless ``options`` say otherwise."""
+    options.setdefault("once_per_execution", True)
+
+    def build(s):
+        task = body(s) if body else tasks.EvaluateExpression(s, "Charge", expression="$.amount * 2")
+        guard = IdempotencyGuard(s, "ChargeOnce", table=IdempotencyTable(s, "Table"), body=task, **options)
+        sfn.StateMachine(s, "Machine", definition_body=sfn.DefinitionBody.from_chainable(guard))
+
+    return only_definition(template(build))
+
+
+def test_a_guard_run_once_per_execution_runs_a_body_of_one_task_bare_between_acquire_and_complete():
+    states = guarded_task()["States"]
+    assert "ChargeOnce.Body" not in states
+    assert states["ChargeOnce.Acquire"]["Next"] == "Charge" and states["Charge"]["Next"] == "ChargeOnce.Complete"
+    # The guard's Catch, last, for whatever the Task raises; the Task's output is the chain's.
+    assert states["Charge"]["Catch"][-1] == {"ErrorEquals": ["States.ALL"], "Next": "ChargeOnce.Release"}
+    assert states["ChargeOnce.Complete"]["Output"] == "{% $states.input %}"
+    assert "$states.input[0]" not in json.dumps([states["ChargeOnce.Complete"], states["ChargeOnce.StoreResult"]])
+
+
+@pytest.mark.parametrize(
+    "why, options, body",
+    [
+        ("a guard of your own may be given the rest of its body later", {"once_per_execution": False}, None),
+        ("a Task with a Catch of its own is a chain of two states", {}, lambda s: caught_task(s)),
+        ("a Pass state cannot catch", {}, lambda s: sfn.Pass(s, "Charge")),
+        ("a Parallel's ExtendLease states are adopted as the guard's Body binds it", {}, lambda s: parallel_of(s)),
+    ],
+)
+def test_every_other_body_runs_in_the_guards_body_parallel(why, options, body):
+    states = guarded_task(body, **options)["States"]
+    assert states["ChargeOnce.Body"]["Type"] == "Parallel", why
+    assert states["ChargeOnce.Complete"]["Output"] == "{% $states.input[0] %}", why
+
+
+def caught_task(s):
+    task = tasks.EvaluateExpression(s, "Charge", expression="$.amount * 2")
+    return task.add_catch(sfn.Pass(s, "Declined"), errors=["States.ALL"])
+
+
+def parallel_of(s):
+    return sfn.Parallel(s, "Charge").branch(tasks.EvaluateExpression(s, "ChargeCard", expression="$.amount * 2"))
 
 
 def test_waiting_polls_with_backoff_bounded_by_max_wait():
