@@ -137,6 +137,7 @@ class IdempotentBatch(sfn.StateMachineFragment):
             cache_errors=cache_errors,
             state_name_prefix=f"{prefix}Record.",
             result_storage=result_storage,
+            in_inline_map=True,  # each record an iteration of its inline Map
         )
         # A record's outcome: null once done; its identifier and error when it failed (caught, so that the
         # other records finish).

@@ -94,7 +94,7 @@ def guard_document(
     found = Problems(owner)
     found.extend(problems(document, guard_states, table=table, namespace=namespace, defaults=defaults))
     found.raise_if_any()
-    from .guard import IdempotencyGuard
+    from .guard import IdempotencyGuard, placement
 
     definition = copy.deepcopy(document.definition)
     guards: dict[str, IdempotencyGuard] = {}
@@ -123,6 +123,7 @@ def guard_document(
                 **{field: value for field, value in values.items() if value is not None},
                 "namespace": state_namespace(guarded, namespace, name),
                 "state_name_prefix": state_prefix(guarded, name),
+                "in_inline_map": placement.inline_map_of(definition, name) is not None,
             },
         )
         guards[name] = guard

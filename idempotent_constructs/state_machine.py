@@ -28,7 +28,7 @@ from ._synth.inline_role import InlineRole, state_machines_of_this_account
 from ._synth.names import name_prefix, vended_log_group_name
 from ._synth.outcome_metrics import states_entered
 from .errors import IdempotencyConfigurationError
-from .guard import IdempotencyGuard, acquire
+from .guard import IdempotencyGuard, acquire, placement
 from .guard.guard_options import WORKFLOW
 from .guard_states import guard_document
 from .guarded_state import GuardedState
@@ -172,8 +172,8 @@ class IdempotentStateMachine(Construct):
         graph = sfn.StateGraph(self.guard.start_state, "State Machine definition")
         graph.timeout = settings.timeout
         rendered = render(graph, query_language)
-        if named_twice := state_names.checked_at_creation(self, rendered):
-            raise IdempotencyConfigurationError(self.node.path, [f"definition: {problem}" for problem in named_twice])
+        if refused := [*state_names.checked_at_creation(self, rendered), *placement.problems(rendered)]:
+            raise IdempotencyConfigurationError(self.node.path, [f"definition: {problem}" for problem in refused])
         substitutions: dict[str, str] | None = None
         if settings.definition_location is DefinitionLocation.ASSET:
             body, substitutions = asset_body(rendered)

@@ -437,6 +437,7 @@ class BehaviourStack(Stack):
                 table=table,
                 key=IdempotencyKey.from_jsonata("$states.input.sku"),
                 body=sfn.Pass.jsonata(self, "HostItemWork", outputs="{% {'item': $states.input, 'handled': true} %}"),
+                in_inline_map=True,
             )
         )
         in_parallel = (
@@ -560,6 +561,7 @@ class CompositionStack(Stack):
                 table=table,
                 body=sfn.Pass(self, "ItemWork", parameters={"item.$": "$", "handled": True}),
                 key=IdempotencyKey.from_paths("$.sku"),
+                in_inline_map=True,
             )
         )
         in_parallel = (
@@ -758,7 +760,7 @@ class LostRepliesStack(Stack):
         jmespath = guard("JmespathOnce", sfn.Pass(self, "JmespathWork", parameters=echo), IdempotencyKey.from_jmespath("id"))
         machine("AloneJmespath", jmespath)
         # A body of 2 s: a sibling under the same key finds the record in progress.
-        item = guard("ItemOnce", slow_body(self, "Item"), IdempotencyKey.from_paths("$.sku"))
+        item = guard("ItemOnce", slow_body(self, "Item"), IdempotencyKey.from_paths("$.sku"), in_inline_map=True)
         machine("PerItem", sfn.Map(self, "EachItem", items_path="$.items").item_processor(item))
         first = guard("First", sfn.Pass(self, "FirstWork", result_path="$.first", result=sfn.Result.from_string("ran")), by_id)
         second = guard(
@@ -793,6 +795,7 @@ def everything_on(app: App) -> Stack:
             on_in_flight=InFlightPolicy.FAIL,
             on_failure=FailurePolicy.CACHE,
             state_name_prefix="Line/",
+            in_inline_map=True,
         )
     )
     orders = IdempotentStateMachine(

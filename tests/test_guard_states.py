@@ -75,7 +75,7 @@ def test_a_guarded_state_with_a_catch_runs_its_guard_in_a_parallel_that_carries_
     ]
     assert branch["States"]["ReserveCarRental"]["Next"] == "ProcessPayment.Guarded"  # rewired
     (inner,) = guarded["Branches"]
-    assert inner["StartAt"] == "ProcessPayment.Begin"
+    assert inner["StartAt"] == "ProcessPayment.Acquire"
     # Inside the guard's Body, the state as the file has it (Retry too), ending its branch.
     (body,) = inner["States"]["ProcessPayment.Body"]["Branches"]
     expected = {name: value for name, value in file["States"]["ProcessPayment"].items() if name not in ("Next", "Catch")}
@@ -95,8 +95,8 @@ def test_a_guarded_state_without_a_catch_is_replaced_by_its_guard_whose_last_sta
         "States": {"Charge": task("charge", ResultPath=None, Next="Ship"), "Ship": task("ship", End=True)},
     }
     branch = fragment_definition(document, {"Charge": TRIP, "Ship": GuardedState(key=TRIP, state_name_prefix="S.")})
-    assert branch["StartAt"] == "Charge.Begin"
-    assert {branch["States"][f"Charge.{name}"]["Next"] for name in ("Complete", "StoreResult", "Replay")} == {"S.Begin"}
+    assert branch["StartAt"] == "Charge.Acquire"
+    assert {branch["States"][f"Charge.{name}"]["Next"] for name in ("Complete", "StoreResult", "Replay")} == {"S.Acquire"}
     assert all(branch["States"][f"S.{name}"]["End"] is True for name in ("Complete", "StoreResult", "Replay"))
     # The file's null kept: "ResultPath": null discards the result.
     (body,) = branch["States"]["Charge.Body"]["Branches"]
@@ -126,7 +126,8 @@ def test_states_in_a_parallel_branch_and_a_map_item_processor_are_guarded_in_the
     }
     branch = fragment_definition(document, {"Label": TRIP, "Pack": IdempotencyKey.from_paths("$.item")})
     (label,) = branch["States"]["Both"]["Branches"]
-    assert label["StartAt"] == "Label.Begin" and label["States"]["Label.Complete"]["End"] is True
+    assert label["StartAt"] == "Label.Acquire" and label["States"]["Label.Complete"]["End"] is True
+    # In the Map's item processor, whose iterations may enter it at once, the guard draws its token first.
     processor = branch["States"]["Each"]["ItemProcessor"]
     assert processor["StartAt"] == "Pack.Begin" and processor["States"]["Pack.Complete"]["Next"] == "Done"
     assert processor["States"]["Done"] == {"Type": "Succeed"}
@@ -147,7 +148,7 @@ def test_a_guarded_parallel_holds_its_guarded_states_in_its_body():
     branch = fragment_definition(document, {"Both": TRIP, "Label": TRIP})
     (body,) = branch["States"]["Both.Body"]["Branches"]
     (label,) = body["States"]["Both"]["Branches"]
-    assert label["StartAt"] == "Label.Begin"
+    assert label["StartAt"] == "Label.Acquire"
 
 
 def test_a_jsonata_document_s_guarded_state_with_a_catch_is_unwrapped_in_jsonata():

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import aws_cdk as cdk
@@ -49,28 +50,32 @@ def problems(definition: dict[str, Any]) -> list[str]:
     return found
 
 
-def check_app(scope: IConstruct) -> None:
+def check_app(scope: IConstruct, also: Callable[[dict[str, Any]], list[str]] | None = None) -> None:
     """Check, once the app of ``scope`` is built, the state names of each of its state machines (a
-    document or a guard in a state machine the library does not create)."""
+    document or a guard in a state machine the library does not create); and ``also``, a check of every
+    definition of the app (the guards' ``placement``), as the CDK writes it."""
     app = cdk.Stage.of(scope) or scope.node.root
     if app not in _CHECKS:
         _CHECKS[app] = check = _AppCheck(app)
         app.node.add_validation(check)
+    if also is not None and also not in _CHECKS[app].also:
+        _CHECKS[app].also.append(also)
 
 
 @jsii.implements(IValidation)
 class _AppCheck:
     def __init__(self, app: IConstruct) -> None:
         self.app = app
+        self.also: list[Callable[[dict[str, Any]], list[str]]] = []
 
     def validate(self) -> list[str]:
         found: list[str] = []
         for node in self.app.node.find_all():
-            if isinstance(node, sfn.CfnStateMachine) and not _checked_at_creation(node):
-                definition = _definition(node)
-                if definition is not None:
+            if isinstance(node, sfn.CfnStateMachine):
+                checks = [*self.also] if _checked_at_creation(node) else [problems, *self.also]
+                if checks and (definition := _definition(node)) is not None:
                     machine = (node.node.scope or node).node.path
-                    found.extend(f"{machine}: {problem}" for problem in problems(definition))
+                    found.extend(f"{machine}: {problem}" for check in checks for problem in check(definition))
         return found
 
 

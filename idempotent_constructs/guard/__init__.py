@@ -18,9 +18,10 @@ In a guard that runs once per execution, a body of one Task state runs bare: the
 the guard's Catch, stands for ``Body``, and a first run is ``Acquire -> (the state) -> Complete``. Any other first run is
 ``Acquire -> Body -> Complete``; a replay ``Acquire -> Inspect -> Route -> Replay``:
 the key, the payload digest, the owner token and the clock are computed in JSONata, with no Lambda
-call (a JMESPath key adds ``ComputeKey``). A guard of your own (not once per execution) starts with
-``Begin``, which draws the run's owner token once, so that a retried ``Acquire`` whose first reply was
-lost recognises its own record (contract B12). Modules: ``guard_options`` (the options model),
+call (a JMESPath key adds ``ComputeKey``). Each write that takes the key writes an owner token that its
+retries write again, that of its state's entry, so that a retried ``Acquire`` whose first reply was
+lost recognises its own record (contract B12); a guard in an inline Map (``in_inline_map``), whose
+iterations may enter a state in the same millisecond, starts with ``Begin``, which draws one first. Modules: ``guard_options`` (the options model),
 ``config`` (their values), ``protocol`` (the shared names), ``record_tasks`` (the DynamoDB requests),
 ``tasks`` (the task kinds), and one per phase: ``acquire``, ``route``, ``wait``, ``finish``.
 """
@@ -43,7 +44,7 @@ from ..key import IdempotencyKey
 from ..payload import IdempotencyPayload
 from ..policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
 from ..table import IdempotencyTable
-from . import acquire, finish, marker, route, wait
+from . import acquire, finish, marker, placement, route, wait
 from .advice import advise
 from .config import (
     DEFAULT_LEASE,
@@ -104,6 +105,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         owner_state_machine_name: str | None = None,
         result_storage: ResultStorage | None = None,
         once_per_execution: bool = False,
+        in_inline_map: bool = False,
     ) -> None:
         """
         :options: each option's documentation is written here from guard.guard_options.GUARD_MODEL
@@ -137,7 +139,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         self.rendered_by: str | None = None  # the workflow whose definition holds this guard, once rendered
         self._body_name: str | None = None  # the body's own state, where it runs bare (finish.bare)
         self.body_entered = "ParallelStateEntered"  # the type of the "entered" log event of state_name("Body")
-        state_names.check_app(self)
+        state_names.check_app(self, also=placement.problems)
         quota_plugin.check_app(self)
         adopt_within(self, body.start_state)  # what is bound already; the rest when its Body is bound
         self._build(body)

@@ -200,23 +200,22 @@ def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail)
     takes, or fails ``Idempotency.KeyMissing``. A JMESPath key starts with the key function, and its
     write is ``Acquire``.
 
-    Where the guard draws its owner token first (``record_tasks.owner_drawn_first``), ``Begin`` draws
-    it before ``Acquire`` (a state's retries evaluate its request again, a $uuid() in it anew; a
-    state's ``Assign``, once), and ``ComputeKey`` draws another, which ``AcquireComputed`` writes."""
+    Each write that takes the key writes the token of its state entry (``record_tasks.ENTRY_OWNER``), the
+    same in each of its retries. Where the guard draws its owner token first (``record_tasks.owner_drawn_first``:
+    in an inline Map), ``Begin`` draws it before ``Acquire`` (a state's retries evaluate its request again,
+    a $uuid() in it anew; a state's ``Assign``, once), and ``ComputeKey`` draws another, which
+    ``AcquireComputed`` writes."""
     config, facts = guard.config, guard.facts
     native = config.native
     compute = _compute_key(guard, missing)
     keyed = _holding(guard, "AcquireComputed" if native else "Acquire", record_tasks.acquire(config, facts, computed=True))
     compute.next(keyed)
-    keyed.catch(inspect, [CONDITION_FAILED])
+    keyed.catch(inspect, [CONDITION_FAILED], assign=refused(guard))
     if not native:
         return compute, [keyed]
     task = _holding(guard, "Acquire", record_tasks.acquire(config, facts))
     # The failed write's key is computed again: a catcher cannot see the request's values.
-    key = record_tasks.key(config, facts)
-    if record_tasks.owner_drawn_first(config):
-        key = f"$merge([{key}, {record_tasks.jsonata_object({OWNER: facts(OWNER)})}])"
-    task.catch(inspect, [CONDITION_FAILED], assign={facts.name: expression(key)})
+    task.catch(inspect, [CONDITION_FAILED], assign=refused(guard, record_tasks.key(config, facts)))
     task.catch(compute, [QUERY_FAILED])
     if not record_tasks.owner_drawn_first(config):
         return task, [task, keyed]
@@ -233,5 +232,21 @@ def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail)
 
 def takeover(guard: IdempotencyGuard, inspect: sfn.IChainable) -> ItemTask:
     task = _holding(guard, "Takeover", record_tasks.takeover(guard.config, guard.facts))
-    task.catch(inspect, [CONDITION_FAILED])
+    task.catch(inspect, [CONDITION_FAILED], assign=refused(guard))
     return task
+
+
+def refused(guard: IdempotencyGuard, known: str | None = None) -> dict[str, str] | None:
+    """The Assign of the Catch of a write that would have made the run the holder, refused by its condition:
+    the guard's variable is ``known`` (JSONata; None: as it is), with the owner token the write wrote
+    (``record_tasks.owner_written``), by which the route knows the record as the run's own if an earlier
+    attempt of that very write was applied. A token of the write's state entry is computed again here, in
+    the same entry; one drawn first is in the variable already."""
+    config, facts = guard.config, guard.facts
+    token = None
+    if not config.once_per_execution:
+        token = facts(OWNER) if record_tasks.owner_drawn_first(config) else record_tasks.ENTRY_OWNER
+    if token is None or (known is None and record_tasks.owner_drawn_first(config)):
+        return None if known is None else {facts.name: expression(known)}
+    base = known if known is not None else f"${facts.name}"
+    return {facts.name: expression(f"$merge([{base}, {record_tasks.jsonata_object({OWNER: token})}])")}

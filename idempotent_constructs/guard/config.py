@@ -95,6 +95,7 @@ class GuardConfig:
         self.owner_state_machine_name: str | None = values.get("owner_state_machine_name")
         self.result_storage: ResultStorage = values.get("result_storage") or ResultStorage.inline()
         self.once_per_execution = bool(values.get("once_per_execution"))
+        self.in_inline_map = bool(values.get("in_inline_map"))
 
     def fit_express(self) -> None:
         """Fit the lease and the wait left to their defaults to an Express run, which lasts 5 minutes at most:

@@ -195,6 +195,18 @@ GUARD_MODEL = Options(
         "``False``. ``IdempotentStateMachine`` sets it: its guard is the whole workflow.",
         (GUARD,),
     ),
+    Option(
+        "in_inline_map",
+        BOOL,
+        "whether this guard runs in the item processor of an inline Map (at any depth in it). A write that makes a "
+        "run the holder writes an owner token that every retry of it writes again: that of the state's entry (the "
+        "execution, the state, the time it was entered), by which a run whose write DynamoDB applied but reported "
+        "failed knows the record as its own. Two iterations of an inline Map may enter the same state in the same "
+        "millisecond, so there a ``Begin`` state draws a token of the run's own first, one more state on every run. "
+        "A guard in an inline Map without it is refused at synth.",
+        "``False``. ``IdempotentBatch`` sets it, and so does ``guard_states`` for a state in a Map's item processor.",
+        (GUARD,),
+    ),
 )
 # What each option shared by IdempotencyGuard and IdempotentStateMachine takes.
 OPTIONS: dict[str, Kind] = GUARD_MODEL.kinds(WORKFLOW)

@@ -78,16 +78,34 @@ def key(config: GuardConfig, facts: Facts, *, computed: bool = False) -> str:
 
 # A new owner token: this execution, and a holder id no other run has.
 NEW_OWNER = f"$states.context.Execution.Id & '{schema.OWNER_SEPARATOR}' & $uuid()"
+# The owner token of a write that makes a run the holder, the same in every attempt of that write: this
+# execution, and the state and the time it was entered. A state's retries are attempts of one entry of it:
+# its context's State.EnteredTime stays, only State.RetryCount grows (AWS's context object; one
+# "...StateEntered" event in the history for all of them). Two runs tell their entries apart by it, but
+# for two iterations of an inline Map, which may enter the same state in the same millisecond.
+ENTRY_OWNER = (
+    f"$states.context.Execution.Id & '{schema.OWNER_SEPARATOR}' & $states.context.State.Name & '@' & "
+    "$states.context.State.EnteredTime"
+)
 
 
 def owner_drawn_first(config: GuardConfig) -> bool:
-    """Whether a run of the guard draws its owner token once, before its first write (``Begin``, or
-    ``ComputeKey`` where that comes first), so that every attempt of a write that makes it the holder
-    writes the same token: a write DynamoDB applied but reported failed, retried, is refused by its
-    condition, and the route then knows the record by its token as this run's own (B12). Every guard
-    does, but one that runs once per execution (``once_per_execution``): there a record in progress
-    that its execution holds can only be its own, whatever its token, and each write draws its own."""
-    return not config.once_per_execution
+    """Whether a run of the guard draws its owner token once, in ``Begin`` before its first write (or in
+    ``ComputeKey`` where that comes first): a guard in an inline Map's item processor
+    (``in_inline_map``), whose iterations an entry's token (``ENTRY_OWNER``) cannot tell apart."""
+    return config.in_inline_map and not config.once_per_execution
+
+
+def owner_written(config: GuardConfig, facts: Facts) -> str:
+    """JSONata for the owner token a write that makes a run the holder writes, the same in every attempt
+    of it, so that a write DynamoDB applied but reported failed, retried, is refused by its condition and
+    the route knows the record by its token as the run's own (B12): the token of the write's state entry
+    (``ENTRY_OWNER``), or the one drawn first (``owner_drawn_first``). A guard that runs once per execution
+    (``once_per_execution``) draws one in each write: there a record in progress that its execution holds
+    can only be its own, whatever its token."""
+    if config.once_per_execution:
+        return NEW_OWNER
+    return facts(OWNER) if owner_drawn_first(config) else ENTRY_OWNER
 
 
 def _hold(config: GuardConfig, facts: Facts, key_value: str, condition: str, values: dict[str, str]) -> str:
@@ -102,7 +120,7 @@ def _hold(config: GuardConfig, facts: Facts, key_value: str, condition: str, val
             schema.STATUS: _s(literal(schema.INPROGRESS)),
             schema.EXPIRATION: _n(f"$floor($now / 1000) + {config.hold_seconds}"),
             schema.IN_PROGRESS_EXPIRATION: _n(f"$now + {lease_ms}"),
-            schema.OWNER: _s(facts(OWNER) if owner_drawn_first(config) else NEW_OWNER),
+            schema.OWNER: _s(owner_written(config, facts)),
             schema.VALIDATION: _s("$k.validation"),
         },
         remove=(*_RESULTS, schema.ERROR, schema.CAUSE),

@@ -127,10 +127,10 @@ def route(
         rules.append((record.status(schema.FAILED), replay_failure))
     # A record in progress that is this run's own: a write that made it the holder, applied by DynamoDB
     # but reported failed, whose retry its condition refused (B12). Taken at once (fenced on what was
-    # read, so that its lease starts again), never waited for. The run knows it by the owner token it
-    # drew before its first write; a guard that runs once per execution, by its execution alone (any
-    # record its execution holds is its own), since each of its writes draws a token of its own.
-    if record_tasks.owner_drawn_first(config):
+    # read, so that its lease starts again), never waited for. The run knows it by the owner token its
+    # write wrote (record_tasks.owner_written), which it keeps; a guard that runs once per execution, by its
+    # execution alone (any record its execution holds is its own), since each of its writes draws a token.
+    if not config.once_per_execution:
         own = f"{record(schema.OWNER)} = {facts(OWNER)}"
     else:
         own = f"$substringBefore({record(schema.OWNER)}, '{schema.OWNER_SEPARATOR}') = $states.context.Execution.Id"

@@ -203,8 +203,8 @@ def test_a_guard_is_found_by_its_construct_id_and_drawn_as_the_outermost(assembl
     assert result.output.startswith("%% IdempotentOrders/Orders/StateMachine: guard ChargeOnce\n")
     body = subgraph(result.output, "Body: the protected chain")
     assert '["Charge"]' in body and "Validate" not in result.output
-    # A guard of its own draws its owner token first (Begin); the workflow's guard does not.
-    assert "%% first run: Begin -> Acquire -> Body -> Complete" in result.output
+    # A guard of its own enters as few states as the workflow's (its body of one Task in a Parallel).
+    assert "%% first run: Acquire -> Body -> Complete" in result.output
     result = CliRunner().invoke(cli, ["graph", assembly, "--state-machine", "ChargeTwice"])
     assert result.exit_code == 1 and "guard ChargeOnce in IdempotentOrders/Orders/StateMachine" in result.output
 
@@ -222,7 +222,14 @@ def composed(tmp_path_factory) -> Path:
         definition_substitutions={"RefundFunction": "arn:aws:lambda:eu-west-1:123456789012:function:refund"},
     )
     each = sfn.Map(stack, "EachItem", items_path="$.items", result_path="$.done").item_processor(
-        IdempotencyGuard(stack, "ItemOnce", table=table, body=sfn.Pass(stack, "ItemWork"), key=IdempotencyKey.from_paths("$.sku"))
+        IdempotencyGuard(
+            stack,
+            "ItemOnce",
+            table=table,
+            body=sfn.Pass(stack, "ItemWork"),
+            key=IdempotencyKey.from_paths("$.sku"),
+            in_inline_map=True,
+        )
     )
     fork = sfn.Parallel(stack, "Fork", result_path="$.fork").branch(sfn.Pass(stack, "Left")).branch(sfn.Pass(stack, "Right"))
     body = sfn.Pass(stack, "RefundReceived").next(step).next(each).next(fork)

@@ -69,6 +69,7 @@ GUARD_ONLY = {
     "state_name_prefix": (1, '1 (an int) is not a string; pass a string, such as "1"'),
     "owner_state_machine_name": (None, ""),  # None is its default: checked with a wrong type below
     "once_per_execution": ("yes", "'yes' (a str) is not a bool; pass True or False"),
+    "in_inline_map": ("yes", "'yes' (a str) is not a bool; pass True or False"),
 }
 STATE_MACHINE_ONLY = {
     "definition": ({"StartAt": "Work"}, "{'StartAt': 'Work'} (a dict) is not a state or chain of states (sfn.IChainable)"),

@@ -70,7 +70,11 @@ def test_a_guarded_document_in_a_map_meeting_a_state_of_the_same_name_outside_fa
     app = App()
     stack = Stack(app, "Trips")
     guard = IdempotencyGuard(
-        stack, "Once", table=IdempotencyTable(stack, "Table"), body=AslFragment(stack, "Doc", definition_body=NOTIFY)
+        stack,
+        "Once",
+        table=IdempotencyTable(stack, "Table"),
+        body=AslFragment(stack, "Doc", definition_body=NOTIFY),
+        in_inline_map=True,
     )
     each = sfn.Map(stack, "Each").item_processor(guard)
     sfn.StateMachine(stack, "Machine", definition_body=sfn.DefinitionBody.from_chainable(each.next(sfn.Pass(stack, "Notify"))))

@@ -28,7 +28,7 @@ from tests.synth import only_definition, resources, template
 def test_by_default_the_guard_acquires_the_key_natively_runs_the_body_and_completes():
     definition = guarded()
     states = definition["States"]
-    assert definition["StartAt"] == "ChargeOnce.Begin" and states["ChargeOnce.Begin"]["Next"] == "ChargeOnce.Acquire"
+    assert definition["StartAt"] == "ChargeOnce.Acquire" and "ChargeOnce.Begin" not in states
     assert all(name.startswith("ChargeOnce.") for name in states if name != "Charge")
     acquire = states["ChargeOnce.Acquire"]
     assert (acquire["QueryLanguage"], acquire["Output"], acquire["Next"]) == ("JSONata", "{% $states.input %}", "ChargeOnce.Body")
@@ -181,8 +181,29 @@ def own_record_rule(states):
     return rule["Condition"]
 
 
-def test_a_guard_draws_its_owner_token_before_its_first_write_so_that_a_retried_write_knows_its_own_record():
-    states = guarded()["States"]
+def test_each_write_that_takes_the_key_writes_its_state_entrys_token_so_that_a_retried_write_knows_its_own_record():
+    definition = guarded()
+    states = definition["States"]
+    assert definition["StartAt"] == "ChargeOnce.Acquire" and "ChargeOnce.Begin" not in states
+    variable = "$" + next(iter(states["ChargeOnce.Acquire"]["Assign"]))
+    # The execution, the state and the time it was entered: the same in every retry of the write.
+    entry = "$states.context.Execution.Id & '#' & $states.context.State.Name & '@' & $states.context.State.EnteredTime"
+    for name in ("Acquire", "AcquireComputed", "Takeover"):
+        write = states[f"ChargeOnce.{name}"]
+        assert "$uuid()" not in write["Arguments"] and f"':owner': {{'S': {entry}}}" in write["Arguments"], name
+        # Refused by its condition, the run keeps the token it wrote, computed again in the same entry.
+        (refused,) = [c for c in write["Catch"] if c["Next"] == "ChargeOnce.Inspect"]
+        assert f"{{'owner': {entry}}}" in refused["Assign"][variable[1:]], name
+    assert "owner" not in states["ChargeOnce.ComputeKey"]["Assign"][variable[1:]]
+    # The route takes a record in progress under it at once.
+    assert (
+        own_record_rule(states)
+        == f"{{% {variable}.record.status.S = 'INPROGRESS' and {variable}.record.owner.S = {variable}.owner %}}"
+    )
+
+
+def test_a_guard_in_an_inline_map_draws_its_owner_token_before_its_first_write_for_iterations_entered_at_once():
+    states = guarded(in_inline_map=True)["States"]
     variable = "$" + next(iter(states["ChargeOnce.Begin"]["Assign"]))
     # Begin draws it once; ComputeKey, where a run goes next after Acquire raised, draws a new one.
     begin = states["ChargeOnce.Begin"]
@@ -197,12 +218,8 @@ def test_a_guard_draws_its_owner_token_before_its_first_write_so_that_a_retried_
     # A refused Acquire keeps it, and the route takes a record in progress under it at once.
     (refused,) = [c for c in states["ChargeOnce.Acquire"]["Catch"] if c["Next"] == "ChargeOnce.Inspect"]
     assert f"{{'owner': {variable}.owner}}" in refused["Assign"][variable[1:]]
-    assert (
-        own_record_rule(states)
-        == f"{{% {variable}.record.status.S = 'INPROGRESS' and {variable}.record.owner.S = {variable}.owner %}}"
-    )
     # A JMESPath key starts with ComputeKey, which draws it.
-    jmespath = guarded(key=IdempotencyKey.from_jmespath("id"))
+    jmespath = guarded(key=IdempotencyKey.from_jmespath("id"), in_inline_map=True)
     assert jmespath["StartAt"] == "ChargeOnce.ComputeKey" and "ChargeOnce.Begin" not in jmespath["States"]
 
 

@@ -19,11 +19,13 @@ def test_the_release_function_may_delete_only_records_of_the_namespaces_its_work
     def build(s):
         table = IdempotencyTable(s, "Table", encryption_key=kms.Key(s, "Key"))
 
-        def guard(name):
-            return IdempotencyGuard(s, name, table=table, body=sfn.Pass(s, f"{name}Work"), namespace=f"orders/{name.lower()}")
+        def guard(name, **options):
+            return IdempotencyGuard(
+                s, name, table=table, body=sfn.Pass(s, f"{name}Work"), namespace=f"orders/{name.lower()}", **options
+            )
 
         # Map item processors are bound when they are declared, Parallel branches with the state machine.
-        lines = sfn.Map(s, "Lines").item_processor(guard("Line"))
+        lines = sfn.Map(s, "Lines").item_processor(guard("Line", in_inline_map=True))
         parts = sfn.DistributedMap(s, "Parts").item_processor(guard("Part"))
         both = sfn.Parallel(s, "Both").branch(guard("Charge")).branch(sfn.Pass(s, "Other"))
         IdempotentStateMachine(s, "Orders", table=table, definition=lines.next(parts).next(both), namespace="orders/orders")
