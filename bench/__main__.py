@@ -26,7 +26,7 @@ if (NODE_BIN / "node").exists():
     # Before aws_cdk is imported: jsii starts the first `node` on PATH (a supported Node.js 22).
     os.environ["PATH"] = f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 
-from . import bars, bounds, cost, growth, hashing, overhead, report, sources  # noqa: E402
+from . import bars, bounds, cost, growth, hashing, overhead, report, shapes, sources  # noqa: E402
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 
@@ -74,6 +74,7 @@ def run(smoke: bool, log=print) -> dict[str, Any]:
     section("hashing", lambda: hashing.run(smoke=smoke))
     section("bounds", lambda: bounds.run(smoke=smoke, log=log))
     section("sources", lambda: sources.run(smoke=smoke, log=log))
+    section("shapes", lambda: shapes.run(smoke=smoke, log=log))
     results["bars"] = bars.evaluate(results)
     results["meta"]["seconds"] = round(time.perf_counter() - clock, 1)
     return results
@@ -105,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(results, indent=1, sort_keys=False) + "\n")
     print(f"\nJSON written to {output}")
-    return 1 if results["overhead"]["checks"] else 0
+    return 1 if results["overhead"]["checks"] or results["shapes"]["checks"] else 0
 
 
 if __name__ == "__main__":

@@ -27,6 +27,17 @@ TEMPLATE_BYTES_PER_WORKFLOW = 8_000
 # the machine's noise, and the wrapper's own resources (a table, functions, checks) are what it buys.
 SYNTH_GROWTH = 1.25
 POLL_CYCLE_STATES = 3
+# Issue 43: the wrapper's states on a first run and a replay, by shape (bench/shapes.py). A body of one Task
+# runs bare where nothing may follow it later (a whole workflow, a guard once per execution): Acquire and
+# Complete. A guard of your own enters as few as a whole workflow of the same body (no Begin); one that draws
+# its token first (in an inline Map) one more. Replays still read the record (Inspect) and route on it (Route).
+SHAPE_STATES = {
+    "IdempotentStateMachine, one Task": (2, 4),
+    "IdempotentStateMachine, two states (Body Parallel)": (3, 4),
+    "IdempotencyGuard, one Task": (3, 4),
+    "IdempotencyGuard drawing its token first (Begin)": (4, 5),
+    "IdempotencyGuard once per execution, one Task": (2, 4),
+}
 # Hashing a 200 KiB payload in Python. Without fractions it is the same work as Powertools' (json.dumps, a
 # hash): at most twice its time. With fractions, the canonical key writes each as its exact double (m p e) so
 # that every JSONata engine computes the same key, which Powertools' MD5 of json.dumps need not: that
@@ -190,6 +201,17 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
     for row in results["sources"]["rows"]:
         for what, met in sources_bars(row):
             add("sources", f"{row['what']}: {what}", sources_figure(row), what, met)
+    for name, kinds in results["shapes"]["shapes"].items():
+        for kind, row in kinds.items():
+            if (limits := SHAPE_STATES.get(name)) is not None:
+                first, replay = row["first_run"]["states_entered"], row["replay"]["states_entered"]
+                add(
+                    "shapes",
+                    f"{name} ({kind}): first run, replay",
+                    f"{first}, {replay} states",
+                    f"<= {limits[0]}, <= {limits[1]} states",
+                    first <= limits[0] and replay <= limits[1],
+                )
     plain, fractions = (results["hashing"]["key_hashing"][size] for size in (HASHING_PLAIN_SIZE, HASHING_SIZE))
     add(
         "hashing",

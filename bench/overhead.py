@@ -34,7 +34,8 @@ from . import baseline
 from .history import entered_at, overhead
 from .probe import Call, Probe
 
-USER_STATES = ("UserDelay", "UserSize", "UserBig", "UserSmall")
+# The user's states, never counted: the overhead section's chain's, and the shapes section's body (bench/shapes.py).
+USER_STATES = ("UserDelay", "UserSize", "UserBig", "UserSmall", "UserWork", "UserThen")
 BIG_RESULT_KIB = 100
 POLL_INTERVAL = Duration.seconds(1)
 TAKEOVER_LEASE = Duration.seconds(1)

@@ -526,6 +526,31 @@ def scale_section(results: dict[str, Any]) -> list[str]:
     return out
 
 
+def shapes_section(results: dict[str, Any]) -> list[str]:
+    out = [
+        "8. The wrapper's states by shape (issue 43), side by side in one run: states entered by the wrapper on a first",
+        "   run and a replay, and dollars per million of each (Standard: transitions, DynamoDB, Lambda; Express: DynamoDB",
+        "   and Lambda, no transitions billed). (*) the shape the library made before issue 43, still made where it says.",
+        "",
+    ]
+    rows = []
+    for name, kinds in results["shapes"]["shapes"].items():
+        for kind, row in kinds.items():
+            first, replay = row["first_run"], row["replay"]
+            rows.append(
+                [
+                    name + (" (*)" if row["before_issue_43"] else ""),
+                    kind,
+                    first["states_entered"],
+                    f"{first['dollars_per_million']:.2f}",
+                    replay["states_entered"],
+                    f"{replay['dollars_per_million']:.2f}",
+                ]
+            )
+    out.append(table(["shape", "kind", "first run: states", "$ per million", "replay: states", "$ per million"], rows))
+    return out
+
+
 def render(results: dict[str, Any]) -> str:
     meta = results["meta"]
     out = [
@@ -536,13 +561,14 @@ def render(results: dict[str, Any]) -> str:
     ]
     out += [*overhead_section(results), "", *cost_section(results), "", *growth_section(results), "", *scale_section(results), ""]
     out += [*hashing_section(results), "", *bounds_section(results), "", *sources_section(results), ""]
+    out += [*shapes_section(results), ""]
     missed = [bar for bar in results["bars"] if not bar["met"]]
     out.append(f"Bars (docs/project/benchmarks.md): {len(results['bars']) - len(missed)} of {len(results['bars'])} met.")
     for bar in missed:
         out.append(f"  NOT MET  {bar['what']}: {bar['figure']} (bar {bar['bar']})")
-    if results["overhead"]["checks"]:
+    if failed := [*results["overhead"]["checks"], *results["shapes"]["checks"]]:
         out.append("Scenario checks FAILED (the figures above are not trustworthy):")
-        out += [f"  {problem}" for problem in results["overhead"]["checks"]]
+        out += [f"  {problem}" for problem in failed]
     return "\n".join(out)
 
 
@@ -642,5 +668,24 @@ def markdown(results: dict[str, Any]) -> str:
         "| handler import, fresh interpreter | "
         + ", ".join(f"`{name}` {entry['median_ms']:g} ms" for name, entry in imports.items())
         + " | |",
+        "",
+        *shapes_markdown(results),
     ]
     return "\n".join(lines)
+
+
+def shapes_markdown(results: dict[str, Any]) -> list[str]:
+    """Section 8's table: each shape's wrapper states and dollars per million, Standard and Express."""
+
+    def cell(kinds: dict[str, Any], path: str) -> str:
+        return "; ".join(
+            f"{kind}: {row[path]['states_entered']} states, ${row[path]['dollars_per_million']:.2f}"
+            for kind, row in kinds.items()
+        )
+
+    rows = [
+        f"| {name}{' (before issue 43)' if next(iter(kinds.values()))['before_issue_43'] else ''} | "
+        f"{cell(kinds, 'first_run')} | {cell(kinds, 'replay')} |"
+        for name, kinds in results["shapes"]["shapes"].items()
+    ]
+    return ["| shape: wrapper states, $ per 1M runs | first run | replay |", "|---|---|---|", *rows]

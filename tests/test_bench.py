@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("overhead", "cost", "growth", "scale", "synth_time", "hashing", "bounds", "sources")
+SECTIONS = ("overhead", "cost", "growth", "scale", "synth_time", "hashing", "bounds", "sources", "shapes")
 
 
 def _numbers(value) -> list[float]:
@@ -76,6 +76,26 @@ def test_the_smoke_benchmark_measures_every_section_next_to_the_baseline(tmp_pat
     sources = {row["source"]: row for row in results["sources"]["rows"]}
     assert all(not row["recipe"]["redelivery"]["body_ran"] for row in sources.values())
     assert sources["SqsPipe"]["defaults"]["redelivery"]["body_ran"]
+    # Each shape side by side, with the shapes before issue 43 and the baseline: a whole workflow of one Task
+    # enters 2 of the wrapper's states on a first run, as few as a guard run once per execution; a guard of your own
+    # one fewer than before, and costs less per million on Standard.
+    shapes = results["shapes"]["shapes"]
+    assert results["shapes"]["checks"] == []
+    assert shapes["IdempotentStateMachine, one Task"]["standard"]["first_run"]["states"] == [
+        "Idempotency.Acquire",
+        "Idempotency.Complete",
+    ]
+    for kind in ("standard", "express"):
+        guard, before = (
+            shapes["IdempotencyGuard, one Task"][kind],
+            shapes["IdempotencyGuard drawing its token first (Begin)"][kind],
+        )
+        assert guard["first_run"]["states_entered"] == before["first_run"]["states_entered"] - 1
+        assert shapes["IdempotencyGuard once per execution, one Task"][kind]["first_run"]["states_entered"] == 2
+    standard = {name: kinds["standard"]["first_run"]["dollars_per_million"] for name, kinds in shapes.items()}
+    assert standard["IdempotentStateMachine, one Task"] < standard["IdempotentStateMachine, two states (Body Parallel)"]
+    assert standard["IdempotencyGuard, one Task"] < standard["IdempotencyGuard drawing its token first (Begin)"]
+    assert standard["IdempotentStateMachine, one Task"] < standard["aws-samples baseline, one Task"]
     for heading in (
         "1. Per-execution overhead",
         "2. Cost per million",
@@ -84,6 +104,7 @@ def test_the_smoke_benchmark_measures_every_section_next_to_the_baseline(tmp_pat
         "5. Key hashing",
         "6. The native key within AWS's JSONata bounds",
         "7. Duplicates as AWS's event sources deliver them",
+        "8. The wrapper's states by shape",
     ):
         assert heading in completed.stdout
     assert (

@@ -1,0 +1,166 @@
+"""Section: the states the wrapper enters on a first run and on a replay, shape by shape, side by side in
+one run, Standard and Express, with the dollars each costs per million runs (issue 43).
+
+One stack and one body function (``Work``: it returns its input), the same body in every workflow: one
+Task (``UserWork``), or that Task and a Pass (``UserThen``), the user's states, never counted. The
+shapes: an ``IdempotentStateMachine`` of one Task (the Task runs bare between Acquire and Complete) and of
+two states (in the Body Parallel: every whole workflow's shape before issue 43); an ``IdempotencyGuard`` of
+your own around the Task (its writes take their state entry's owner token), the same guard drawing its token
+first (``in_inline_map``: every guard's shape before issue 43, and a guard's in an inline Map now) and one
+run once per execution; and the aws-samples baseline (``bench/baseline.py``, Standard, as the sample is).
+
+Dollars per million: Standard bills state transitions ($0.025 per 1,000, ``cost.PRICES``), with the
+DynamoDB units and Lambda time the probe measures (``cost.path_cost``). Express bills requests and
+duration, not transitions (https://aws.amazon.com/step-functions/pricing/: $1.00 per million requests,
+and per GB-second of the run): the request is the execution's whether it is wrapped or not, and the
+duration a state adds is AWS's to measure, not the emulator's, so an Express row prices only the
+DynamoDB units and Lambda time of the wrapper's states.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aws_cdk import App, Duration, Stack
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
+from constructs import Construct
+
+from idempotent_constructs import IdempotencyGuard, IdempotencyKey, IdempotencyTable, IdempotentStateMachine
+from idempotent_constructs.testing import LocalEmulator
+
+from . import baseline
+from .cost import path_cost
+from .overhead import Runner, request
+from .probe import Probe
+
+KEY = IdempotencyKey.from_paths("$.order.id")
+KINDS = {"standard": sfn.StateMachineType.STANDARD, "express": sfn.StateMachineType.EXPRESS}
+
+
+@dataclass(frozen=True)
+class Shape:
+    name: str  # as the report shows it
+    machine: str  # the construct id of its state machine, before its kind's suffix
+    before_issue_43: bool = False  # the shape the library made before issue 43 (and still makes where it says)
+    kinds: tuple[str, ...] = ("standard", "express")
+
+
+SHAPES = (
+    Shape("IdempotentStateMachine, one Task", "WholeTask"),
+    Shape("IdempotentStateMachine, two states (Body Parallel)", "WholeChain", before_issue_43=True),
+    Shape("IdempotencyGuard, one Task", "Guard"),
+    Shape("IdempotencyGuard drawing its token first (Begin)", "GuardBegin", before_issue_43=True),
+    Shape("IdempotencyGuard once per execution, one Task", "GuardOnce"),
+    Shape("aws-samples baseline, one Task", "Baseline", kinds=("standard",)),
+)
+
+
+def work(scope: Construct, function: lambda_.IFunction, then: bool = False) -> sfn.IChainable:
+    """The body: the function's Task (``UserWork``), and a Pass after it (``UserThen``) if ``then``."""
+    task = tasks.LambdaInvoke(
+        scope,
+        "Work",
+        state_name="UserWork",
+        lambda_function=function,
+        payload_response_only=True,
+        retry_on_service_exceptions=False,
+    )
+    return task.next(sfn.Pass(scope, "Then", state_name="UserThen")) if then else task
+
+
+class ShapesStack(Stack):
+    def __init__(self, scope: App, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        function = lambda_.Function(
+            self,
+            "Echo",
+            runtime=lambda_.Runtime.PYTHON_3_13,
+            handler="echo.handler",
+            code=lambda_.Code.from_asset(str(Path(__file__).parent / "lambdas"), exclude=["__pycache__", "*.pyc"]),
+            memory_size=128,
+            timeout=Duration.seconds(10),
+        )
+        table = IdempotencyTable(self, "Idempotency")
+        for suffix, kind in KINDS.items():
+
+            def body(name: str, then: bool = False) -> sfn.IChainable:
+                return work(Construct(self, f"{name}{suffix}Body"), function, then)  # noqa: B023 (used at once)
+
+            for name, then in (("WholeTask", False), ("WholeChain", True)):
+                IdempotentStateMachine(
+                    self, f"{name}{suffix}", table=table, key=KEY, definition=body(name, then), state_machine_type=kind
+                )
+            for name, options in (
+                ("Guard", {}),
+                ("GuardBegin", {"in_inline_map": True}),
+                # Its wait is written as given, not fitted to an Express run (guard_options: once_per_execution).
+                ("GuardOnce", {"once_per_execution": True, "max_wait": Duration.minutes(1)}),
+            ):
+                guard = IdempotencyGuard(self, f"{name}{suffix}Guard", table=table, key=KEY, body=body(name), **options)
+                sfn.StateMachine(
+                    self, f"{name}{suffix}", definition_body=sfn.DefinitionBody.from_chainable(guard), state_machine_type=kind
+                )
+        baseline.BaselineIdempotentWorkflow(self, "Baselinestandard", definition=body_for_baseline(self, function))
+
+
+def body_for_baseline(scope: Construct, function: lambda_.IFunction) -> sfn.IChainable:
+    return work(Construct(scope, "BaselineBody"), function)
+
+
+def run(*, smoke: bool, log=print) -> dict[str, Any]:
+    """Each shape's first run and replay, measured from their histories, and priced."""
+    results: dict[str, Any] = {"shapes": {}}
+    with LocalEmulator() as emulator, tempfile.TemporaryDirectory(prefix="bench-shapes-") as outdir:
+        started = time.perf_counter()
+        deployment = emulator.deploy_stack(ShapesStack(App(outdir=outdir), "Shapes"))
+        log(f"  deployed the shapes stack in {time.perf_counter() - started:.1f} s")
+        with Probe(emulator) as probe:
+            runner = Runner(deployment, probe)
+            measured: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]] = {}
+            for shape in SHAPES:
+                for kind in shape.kinds:
+                    payload = request()
+                    first = runner.run(f"{shape.machine}{kind}", payload)
+                    replay = runner.run(f"{shape.machine}{kind}", payload)
+                    measured[(shape.name, kind)] = (runner.measure(first), runner.measure(replay))
+                    measured[(shape.name, kind)][1]["same_output"] = replay.output == first.output
+            functions = runner.functions()
+    for shape in SHAPES:
+        for kind in shape.kinds:
+            first, replay = measured[(shape.name, kind)]
+            row = {"before_issue_43": shape.before_issue_43}
+            for path, figures in (("first_run", first), ("replay", replay)):
+                dollars = path_cost(figures, functions)
+                if kind == "express":  # no transitions billed (the module's docstring)
+                    dollars = {**dollars, "total": round(dollars["total"] - dollars["transitions"], 4), "transitions": 0.0}
+                row[path] = {
+                    "status": figures["status"],
+                    "states_entered": figures["states_entered"],
+                    "states": figures["states"],
+                    "transitions": figures["transitions"],
+                    "lambda_invocations": figures["lambda_invocations"],
+                    "dollars_per_million": dollars["total"],
+                }
+            row["replay"]["same_output"] = replay["same_output"]
+            results["shapes"].setdefault(shape.name, {})[kind] = row
+    results["checks"] = checks(results)
+    return results
+
+
+def checks(results: dict[str, Any]) -> list[str]:
+    """What must hold for the figures to mean anything: every run succeeded and every replay gave the first
+    run's output."""
+    found = []
+    for name, kinds in results["shapes"].items():
+        for kind, row in kinds.items():
+            if row["first_run"]["status"] != "SUCCEEDED" or row["replay"]["status"] != "SUCCEEDED":
+                found.append(f"{name} ({kind}): a run did not succeed")
+            if not row["replay"]["same_output"]:
+                found.append(f"{name} ({kind}): the replay's output is not the first run's")
+    return found
