@@ -34,6 +34,7 @@ POLL_CYCLE_STATES = 3
 SHAPE_STATES = {
     "IdempotentStateMachine, one Task": (2, 4),
     "IdempotentStateMachine, two states (Body Parallel)": (3, 4),
+    "IdempotentStateMachine, two states, released when the execution fails": (2, 4),
     "IdempotencyGuard, one Task": (3, 4),
     "IdempotencyGuard drawing its token first (Begin)": (4, 5),
     "IdempotencyGuard once per execution, one Task": (2, 4),

@@ -3,8 +3,9 @@ one run, Standard and Express, with the dollars each costs per million runs (iss
 
 One stack and one body function (``Work``: it returns its input), the same body in every workflow: one
 Task (``UserWork``), or that Task and a Pass (``UserThen``), the user's states, never counted. The
-shapes: an ``IdempotentStateMachine`` of one Task (the Task runs bare between Acquire and Complete) and of
-two states (in the Body Parallel: every whole workflow's shape before issue 43); an ``IdempotencyGuard`` of
+shapes: an ``IdempotentStateMachine`` of one Task (the Task runs bare between Acquire and Complete), of
+two states (in the Body Parallel: every whole workflow's shape before issue 43) and of two states run bare,
+its failures freed from the execution's event (``FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS``, Standard); an ``IdempotencyGuard`` of
 your own around the Task (its writes take their state entry's owner token), the same guard drawing its token
 first (``in_inline_map``: every guard's shape before issue 43, and a guard's in an inline Map now) and one
 run once per execution; and the aws-samples baseline (``bench/baseline.py``, Standard, as the sample is).
@@ -31,7 +32,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from idempotent_constructs import IdempotencyGuard, IdempotencyKey, IdempotencyTable, IdempotentStateMachine
+from idempotent_constructs import FailurePolicy, IdempotencyGuard, IdempotencyKey, IdempotencyTable, IdempotentStateMachine
 from idempotent_constructs.testing import LocalEmulator
 
 from . import baseline
@@ -54,6 +55,7 @@ class Shape:
 SHAPES = (
     Shape("IdempotentStateMachine, one Task", "WholeTask"),
     Shape("IdempotentStateMachine, two states (Body Parallel)", "WholeChain", before_issue_43=True),
+    Shape("IdempotentStateMachine, two states, released when the execution fails", "WholeReleased", kinds=("standard",)),
     Shape("IdempotencyGuard, one Task", "Guard"),
     Shape("IdempotencyGuard drawing its token first (Begin)", "GuardBegin", before_issue_43=True),
     Shape("IdempotencyGuard once per execution, one Task", "GuardOnce"),
@@ -106,6 +108,10 @@ class ShapesStack(Stack):
                 sfn.StateMachine(
                     self, f"{name}{suffix}", definition_body=sfn.DefinitionBody.from_chainable(guard), state_machine_type=kind
                 )
+        # Standard only: an Express execution sends no status event to free its key by.
+        released = FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS
+        chain = work(Construct(self, "WholeReleasedBody"), function, then=True)
+        IdempotentStateMachine(self, "WholeReleasedstandard", table=table, key=KEY, definition=chain, on_failure=released)
         baseline.BaselineIdempotentWorkflow(self, "Baselinestandard", definition=body_for_baseline(self, function))
 
 

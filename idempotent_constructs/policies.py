@@ -32,6 +32,15 @@ class FailurePolicy(Enum):
     """Remember the failure; duplicates get the original error name and cause back without running
     the chain, until the record expires."""
 
+    RELEASE_WHEN_EXECUTION_FAILS = "RELEASE_WHEN_EXECUTION_FAILS"
+    """A Standard ``IdempotentStateMachine`` only: delete the record after the execution has failed, from
+    its "Execution Status Change" event, by the release function every Standard workflow has. The chain then
+    runs bare, with no Parallel around it and no Catch of the guard's: a first run enters two of the guard's
+    states, ``Acquire`` and ``Complete``, whatever the chain. What it gives up: the key is freed seconds after
+    the execution fails rather than in it (a duplicate that comes meanwhile waits for the holder, or fails
+    ``Idempotency.InFlight`` under ``InFlightPolicy.FAIL``), and the execution fails with the chain's own
+    error, ``States.*`` ones too, unrenamed."""
+
 
 class CompletedPolicy(Enum):
     """What a duplicate gets once the work for its key has completed (until the record expires)."""

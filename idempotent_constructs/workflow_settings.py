@@ -30,6 +30,7 @@ from .guard.guard_options import OPTIONS, WORKFLOW
 from .guarded_state import GuardedState
 from .guarded_state import problems as guard_states_problems
 from .key import IdempotencyKey
+from .policies import FailurePolicy
 from .workflow_options import WORKFLOW_MODEL
 
 # The guard's construct id, and so the prefix of its state names ("Idempotency.Acquire").
@@ -106,6 +107,12 @@ def resolve(workflow: Construct, given: Mapping[str, Any]) -> WorkflowSettings:
         )
     if max_wait is None and longest_run is not None:
         max_wait = bounded_max_wait(longest_run)
+    if found.values.get("on_failure") is FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS and (express or document is not None):
+        found.add(
+            "on_failure: FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS frees the key from a failed execution's status "
+            "event, which only a Standard workflow's executions send, and runs the chain bare, which a document "
+            "is not; " + ("use StateMachineType.STANDARD or FailurePolicy.RELEASE" if express else "use FailurePolicy.RELEASE")
+        )
     if guard_states and document is None and chain is not None:
         found.add(
             "guard_states: only the states of a document (definition_body=DefinitionBody.from_file(...)) are "
@@ -130,7 +137,9 @@ def resolve(workflow: Construct, given: Mapping[str, Any]) -> WorkflowSettings:
         )
     # The guard of the whole, as it will be made (state_machine).
     shared = {name: found.values[name] for name in OPTIONS}
-    config = GuardConfig(workflow.node.path, GUARD_ID, {**shared, "lease": lease, "max_wait": max_wait})
+    config = GuardConfig(
+        workflow.node.path, GUARD_ID, {**shared, "lease": lease, "max_wait": max_wait, "once_per_execution": True}
+    )
     found.extend(config.problems(found.wrong))
     if chain is not None:
         found.extend(body_problems(config, chain))

@@ -80,7 +80,7 @@ def sleepy_function(scope: Stack) -> lambda_.IFunction:
     return packaged_lambda(scope, "Sleepy", "sleepy.handler")
 
 
-def failing_body(scope: Stack, prefix: str, error: str | None = None) -> sfn.IChainable:
+def failing_body(scope: Stack, prefix: str, error: str | None = None) -> sfn.Choice:
     """Fails when the input says {"fail": true}, with error "Boom" (or the error named at the
     ``error`` path of the input), else echoes the input."""
     fail = (
@@ -377,6 +377,16 @@ class BehaviourStack(Stack):
         flaky("Flaky", "Flaky")
         flaky("FlakyCached", "Cached", on_failure=FailurePolicy.CACHE)
         flaky("FlakyCachedSome", "CachedSome", error="$.error", on_failure=FailurePolicy.CACHE, cache_errors=["Declined"])
+        # Issue 43: the chain runs bare, its failure freed by the release function from the execution's event.
+        IdempotentStateMachine(
+            self,
+            "ReleasedAfter",
+            table=table,
+            definition=failing_body(self, "ReleasedAfter").afterwards(),
+            key=IdempotencyKey.from_paths("$.order.id"),
+            on_failure=FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS,
+            **FAST,
+        )
         self._hosts(table)
         self._sized_results(table)
         self._resumable(table)

@@ -11,7 +11,13 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Annotations, Match
 
-from idempotent_constructs import IdempotencyConfigurationError, IdempotencyTable, IdempotentStateMachine
+from idempotent_constructs import (
+    FailurePolicy,
+    IdempotencyConfigurationError,
+    IdempotencyGuard,
+    IdempotencyTable,
+    IdempotentStateMachine,
+)
 from tests.stacks import DOCUMENTS, SAGA_FUNCTIONS
 from tests.synth import allows, only_definition, resources, role_statements, stack, template
 
@@ -345,3 +351,61 @@ def test_fails_with_the_name_of_a_placeholder_left_without_a_value():
         f"definition_substitutions: {DOCUMENTS / 'refund.asl.json'} uses ${{RefundFunction}}, which has no value; "
         'pass definition_substitutions={"RefundFunction": ...}'
     ]
+
+
+def released_when_the_execution_fails(s, chain_of, **options):
+    return IdempotentStateMachine(
+        s,
+        "Orders",
+        table=IdempotencyTable(s, "Table"),
+        definition=chain_of(s),
+        on_failure=FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS,
+        **options,
+    )
+
+
+def test_a_workflow_released_when_its_execution_fails_runs_its_chain_bare_between_acquire_and_complete():
+    def chain_of(s):
+        return sfn.Pass(s, "Validate").next(sfn.Pass(s, "Charge"))
+
+    definition = only_definition(template(lambda s: released_when_the_execution_fails(s, chain_of)))
+    states = definition["States"]
+    assert "Idempotency.Body" not in states and "Idempotency.RecordFailure" not in states
+    assert states["Idempotency.Acquire"]["Next"] == "Validate" and states["Charge"]["Next"] == "Idempotency.Complete"
+    # Nothing of the guard's catches the chain's failures: the execution fails, and its event frees the key.
+    assert "Catch" not in states["Validate"] and "Catch" not in states["Charge"]
+    assert states["Idempotency.Complete"]["Output"] == "{% $states.input %}"
+
+
+@pytest.mark.parametrize(
+    "chain_of, options, words",
+    [
+        (lambda s: sfn.Pass(s, "Work"), {"state_machine_type": sfn.StateMachineType.EXPRESS}, "only a Standard workflow's"),
+        (
+            lambda s: (
+                sfn.Choice(s, "Paid?")
+                .when(sfn.Condition.is_present("$.paid"), sfn.Succeed(s, "Done"))
+                .otherwise(sfn.Pass(s, "Charge"))
+                .afterwards()
+            ),
+            {},
+            "but it also ends at 'Done'",
+        ),
+    ],
+    ids=["an Express workflow", "a chain that may end at a Succeed"],
+)
+def test_fails_when_release_when_the_execution_fails_cannot_free_the_key(chain_of, options, words):
+    with pytest.raises(IdempotencyConfigurationError, match=words):
+        released_when_the_execution_fails(stack(), chain_of, **options)
+
+
+def test_fails_when_a_guard_of_your_own_is_to_be_released_when_the_execution_fails():
+    s = stack()
+    with pytest.raises(IdempotencyConfigurationError, match="a guard of your own cannot know of"):
+        IdempotencyGuard(
+            s,
+            "Once",
+            table=IdempotencyTable(s, "Table"),
+            body=sfn.Pass(s, "Work"),
+            on_failure=FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS,
+        )

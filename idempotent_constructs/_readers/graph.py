@@ -105,11 +105,10 @@ def _prefixes(states: dict[str, Any]) -> list[str]:
 
 
 def _bare_body_named(states: dict[str, Any], prefix: str) -> tuple[dict[str, Any], str | None]:
-    """``(states, the body's own name)`` with a body that runs bare (the body's own Task
-    state, which the guard's Complete follows) named as the guard's ``Body``, and every transition to it too."""
-    complete = prefix + "Complete"
-    bare = next((n for n, state in states.items() if state.get("Next") == complete and not n.startswith(prefix)), None)
-    if bare is None:
+    """``(states, the body's own name)`` with a body that runs bare (the first state of the chain, which the
+    guard's Acquire goes to) named as the guard's ``Body``, and every transition to it too."""
+    bare = (states.get(prefix + "Acquire") or {}).get("Next")
+    if not isinstance(bare, str) or bare.startswith(prefix) or bare not in states:
         return states, None
     body = prefix + "Body"
 

@@ -206,11 +206,11 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         start, takes = acquire.acquire(self, inspect, missing)
         self._acquire = takes[-1]
         takeover = acquire.takeover(self, inspect)
-        alone = finish.bare(body) if self.config.once_per_execution else None  # before the guard's Catch joins it
-        guarded = finish.body(self, body, on_failure)
-        if alone is not None:
-            self._body_name, self.body_entered = guarded.state_id, finish.BARE_ENTERED
-        complete, store = finish.complete(self, on_failure, finish.BARE_RESULT if alone is not None else finish.RESULT)
+        guarded, bare_start = finish.body(self, body, on_failure)
+        if bare_start is not None:
+            self._body_name = bare_start.state_id
+            self.body_entered = f"{bare_start.to_state_json()['Type']}StateEntered"
+        complete, store = finish.complete(self, on_failure, finish.BARE_RESULT if bare_start is not None else finish.RESULT)
         waiting, await_state = wait.wait_for_holder(self)
         choice, replays = route.route(self, acquire=self._acquire, takeover=takeover, wait=waiting, replay_failure=replay_failure)
         if await_state is not None:
@@ -252,6 +252,8 @@ def body_problems(config: GuardConfig, body: sfn.IChainable) -> list[str]:
         for name in state.document.state_names()
         if name in reserved
     ]
+    if config.on_failure is FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS:
+        found.extend(finish.bare_chain_problems(body))
     if config.replay_marker is not None and (fixed := marker.known_non_objects(body)):
         found.append(f"replay_marker: the body ends in {', '.join(fixed)}, whose output is not an object to carry it")
     return found

@@ -156,6 +156,12 @@ class GuardConfig:
                 "result_storage: ResultStorage.large() keeps results for replays, which on_completed=CompletedPolicy.REJECT "
                 "never makes; drop result_storage"
             )
+        if self.on_failure is FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS and not self.once_per_execution:
+            problems.append(
+                "on_failure: FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS frees the key when the execution fails, which "
+                "a guard of your own cannot know of (a Catch around it may handle its failure); it is an "
+                "IdempotentStateMachine's, in a Standard workflow: use FailurePolicy.RELEASE here"
+            )
         problems.extend(self.key.problems())
         problems.extend(self.payload.problems())
         if self.cache_errors is not None:

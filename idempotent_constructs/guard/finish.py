@@ -8,7 +8,7 @@ compressed in the record, or in S3. No task is ever built over 256 KiB from a re
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
@@ -42,7 +42,6 @@ BARE_RESULT = "$states.input"
 # the ``ExtendLease`` states of a Parallel's branches or a Map's item processor, wired in up to the guard's
 # binding, are adopted while the guard's own Body is bound (``Body.bind_to_graph``), which a state of the
 # user's cannot do.
-BARE_ENTERED = "TaskStateEntered"  # the type of the "entered" log event of a body that runs bare
 
 
 class Body(sfn.Parallel):
@@ -74,8 +73,14 @@ def bare(chain: sfn.IChainable) -> sfn.TaskStateBase | None:
 
 def body(
     guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChainable
-) -> sfn.TaskStateBase | sfn.Parallel | sfn.CustomState:
-    """The state that runs the user's chain. In a guard that runs once per execution (an
+) -> tuple[sfn.Chain | sfn.TaskStateBase | sfn.Parallel | sfn.CustomState, sfn.State | None]:
+    """``(what runs the user's chain, its first state where the chain runs bare)``.
+
+    Under ``FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS`` the chain itself runs bare, its failures left to
+    fail the execution (the release function frees the key from the failure's event); every path of it
+    ends at one of its end states, which ``Complete`` follows (``bare_chain_problems``).
+
+    In a guard that runs once per execution (an
     ``IdempotentStateMachine``'s, or ``once_per_execution``), a chain of one Task state (``bare``) is that
     state itself, its failures caught into ``on_failure``: a first run enters two states of the guard's,
     ``Acquire`` and ``Complete``, and the state's output is the chain's. Only there: the state is wired to
@@ -90,17 +95,49 @@ def body(
     A document on its own (an ``AslFragment``, or its ``DocumentState``, with nothing wired to it) is the branch itself, rather
     than a Parallel of its own inside this one: the same output, one state fewer on every run (a
     document holds no ``ExtendLease`` state to adopt)."""
+    if guard.config.on_failure is FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS:
+        return sfn.Chain.start(chain), chain.start_state
     parallel: sfn.TaskStateBase | sfn.Parallel | sfn.CustomState
     state = chain.start_state if isinstance(chain, sfn.StateMachineFragment) else chain  # an AslFragment's is its document
     if guard.config.once_per_execution and (alone := bare(chain)) is not None:
-        parallel = alone
-    elif isinstance(state, DocumentState) and state.stands_alone:
+        alone.add_catch(on_failure, errors=["States.ALL"])
+        return alone, alone
+    if isinstance(state, DocumentState) and state.stands_alone:
         # A CustomState is named by its construct id: the guard's name for Body.
         parallel = state.as_branch_of(guard, guard.config.name("Body"))
     else:
         parallel = Body(guard).branch(chain)
     parallel.add_catch(on_failure, errors=["States.ALL"])
-    return parallel
+    return parallel, None
+
+
+def bare_chain_problems(chain: sfn.IChainable) -> list[str]:
+    """What keeps ``chain`` from running bare (``FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS``): a path that
+    ends elsewhere than at one of its end states (a Succeed, a Catch's handler that ends, the branches of a
+    Choice passed as it is, whose end states the CDK gives only through ``afterwards()``) would end the
+    execution, and succeed, without ``Complete``, its record left in progress until its lease lapses."""
+    if isinstance(chain.start_state, DocumentState):
+        return [
+            "on_failure: FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS runs the chain bare, which a document is not; use FailurePolicy.RELEASE"
+        ]
+    ends = {cast(sfn.State, state).node.path for state in chain.end_states}
+    stray = [
+        state.state_id
+        for state in sfn.State.find_reachable_states(chain.start_state, include_error_handlers=True)
+        if state.node.path not in ends
+        and (json := state.to_state_json()).get("Type") != "Fail"
+        and (json.get("End") or json.get("Type") == "Succeed")
+    ]
+    return (
+        [
+            f"on_failure: FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS runs the chain bare, so that Complete follows its end "
+            f"states, but it also ends at {', '.join(map(repr, stray))} (a Succeed, a Catch's handler that ends, a branch "
+            "of a Choice passed without .afterwards()), where the execution would succeed with its key held; end every "
+            "path at the chain's end, or use FailurePolicy.RELEASE"
+        ]
+        if stray
+        else []
+    )
 
 
 def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable, result: str) -> tuple[ItemTask, tasks.LambdaInvoke]:
@@ -166,7 +203,8 @@ def failure(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Fail | None]:
     )
     writes: list[ItemTask] = []
     release = record_failure = None
-    if config.on_failure is FailurePolicy.RELEASE or config.cache_errors:
+    # A chain left to fail the execution still has its own failures after it: a result too large to keep.
+    if config.on_failure is not FailurePolicy.CACHE or config.cache_errors:
         release = ItemTask(
             guard,
             "Release",

@@ -129,7 +129,9 @@ GUARD_MODEL = Options(
     Option(
         "on_failure",
         enum_kind(FailurePolicy),
-        "``RELEASE`` the key or ``CACHE`` the failure when the work fails.",
+        "``RELEASE`` the key or ``CACHE`` the failure when the work fails; or, in a Standard ``IdempotentStateMachine``, "
+        "``RELEASE_WHEN_EXECUTION_FAILS``: the chain runs bare (a first run enters two of the guard's states) and the "
+        "release function frees the key from the failed execution's event, seconds later.",
         "``FailurePolicy.RELEASE``.",
         _ALL,
     ),

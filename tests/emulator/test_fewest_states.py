@@ -9,6 +9,7 @@ LambdaInvoke each, Standard and Express, whose function returns a result of ``ki
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -47,3 +48,25 @@ def test_a_large_result_of_a_bare_task_is_stored_by_the_result_function_and_repl
     replay = behaviour.run("LargeResults", {"id": unique, "kib": 100})
     assert first.entered_states() == [ACQUIRE, "LargeResultsMake", COMPLETE, "Idempotency.StoreResult"]
     assert replay.status == "SUCCEEDED" and json.dumps(replay.output) == json.dumps(first.output)
+
+
+def test_a_workflow_released_when_its_execution_fails_runs_its_chain_between_two_states_and_its_failure_frees_the_key(
+    behaviour, unique
+):
+    first = behaviour.run("ReleasedAfter", {"order": {"id": unique}})
+    assert first.status == "SUCCEEDED"
+    assert first.entered_states() == [ACQUIRE, "ReleasedAfterShouldFail", "ReleasedAfterFine", COMPLETE]
+    assert behaviour.run("ReleasedAfter", {"order": {"id": unique}}).entered_states() == REPLAY
+    failing = {"order": {"id": f"{unique}-failing"}, "fail": True}
+    failed = behaviour.run("ReleasedAfter", failing)
+    # The chain's own error fails the execution: nothing of the guard's runs after it.
+    assert (failed.status, failed.error) == ("FAILED", "Boom")
+    assert failed.entered_states() == [ACQUIRE, "ReleasedAfterShouldFail", "ReleasedAfterBoom"]
+    # The release function frees the key from the execution's status event (FAILED), seconds later.
+    deadline = time.monotonic() + 20
+    while behaviour.records_of(failed, "Idempotency") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not behaviour.records_of(failed, "Idempotency")
+    retried = behaviour.run("ReleasedAfter", {**failing, "fail": False})
+    assert retried.status == "SUCCEEDED" and "ReleasedAfterFine" in retried.entered_states()
+    assert "Idempotency.Inspect" not in retried.entered_states()
