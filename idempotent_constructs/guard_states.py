@@ -123,7 +123,7 @@ def guard_document(
                 **{field: value for field, value in values.items() if value is not None},
                 "namespace": state_namespace(guarded, namespace, name),
                 "state_name_prefix": state_prefix(guarded, name),
-                "in_inline_map": placement.inline_map_of(definition, name) is not None,
+                "in_inline_map": bool(guarded.in_inline_map) or placement.inline_map_of(definition, name) is not None,
             },
         )
         guards[name] = guard

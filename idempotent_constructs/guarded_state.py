@@ -55,6 +55,7 @@ class GuardedState:
     cache_errors: Sequence[str] | None = None
     result_storage: ResultStorage | None = None
     state_name_prefix: str | None = None
+    in_inline_map: bool | None = None
 
 
 def _accepts(value: Any) -> bool:

@@ -39,7 +39,8 @@ class FailurePolicy(Enum):
     states, ``Acquire`` and ``Complete``, whatever the chain. What it gives up: the key is freed seconds after
     the execution fails rather than in it (a duplicate that comes meanwhile waits for the holder, or fails
     ``Idempotency.InFlight`` under ``InFlightPolicy.FAIL``), and the execution fails with the chain's own
-    error, ``States.*`` ones too, unrenamed."""
+    error, ``States.*`` ones too, unrenamed. Start a new execution rather than redrive a failed one: a redrive
+    resumes the chain at its failed state, its key already freed, so a duplicate may run beside it."""
 
 
 class CompletedPolicy(Enum):

@@ -8,6 +8,7 @@ outcome metrics. Its options model is ``workflow_options``. It reads no option b
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,14 +22,15 @@ from constructs import Construct
 
 from ._readers import asl
 from ._synth import source_advice, state_names
-from ._synth.definition import DefinitionLocation, asset_body, inline_body, render, shared_body
+from ._synth.definition import DefinitionLocation, Verbatim, asset_body, inline_body, render, shared_body
 from ._synth.documents import DocumentState
 from ._synth.functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
 from ._synth.inline_role import InlineRole, state_machines_of_this_account
 from ._synth.names import name_prefix, vended_log_group_name
 from ._synth.outcome_metrics import states_entered
 from .errors import IdempotencyConfigurationError
-from .guard import IdempotencyGuard, acquire, placement
+from .guard import IdempotencyGuard, acquire, lease, placement
+from .guard.config import WHOLE_WORKFLOWS
 from .guard.guard_options import WORKFLOW
 from .guard_states import guard_document
 from .guarded_state import GuardedState
@@ -122,6 +124,7 @@ class IdempotentStateMachine(Construct):
         settings = resolve(self, locals())
         # The guards of guard_states, by state name, then the guard of the whole around the definition.
         body, self.guards = self._body(settings)
+        WHOLE_WORKFLOWS.add(self)
         self.guard = IdempotencyGuard(self, GUARD_ID, body=body, once_per_execution=True, **settings.guard)
         self.log_group, logs = self._logs(settings)
         self.state_machine = self._state_machine(settings, logs)
@@ -169,7 +172,12 @@ class IdempotentStateMachine(Construct):
         query_language = settings.query_language
         # The graph is made here, as sfn.StateMachine makes it for a chain, so that its definition can be
         # placed (definition.py); its states' permissions are granted below, as the CDK grants them.
-        graph = sfn.StateGraph(self.guard.start_state, "State Machine definition")
+        # A chain that runs bare (FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS) has no Body to adopt the ExtendLease
+        # states of its Parallel branches as CDK binds them, now: the guard adopts them here (guard.lease).
+        with lease.adopting(self.guard):
+            graph = sfn.StateGraph(self.guard.start_state, "State Machine definition")
+        if settings.chain is not None:
+            lease.adopt_within(self.guard, settings.chain.start_state)
         graph.timeout = settings.timeout
         rendered = render(graph, query_language)
         if refused := [*state_names.checked_at_creation(self, rendered), *placement.problems(rendered)]:
@@ -243,7 +251,11 @@ class IdempotentStateMachine(Construct):
         own: dict[str, Any] = {f"Idempotency{name}": text for name, text in acquire.key_texts(self.guard).items()}
         body = rendered["States"].get(self.guard.state_name("Body"), {})
         if self.guard.state_name("Body") != self.guard.config.name("Body"):
-            own["IdempotencyBody"] = body  # a body that runs bare: its own state
+            # A body that runs bare: its states, and their names, in the definition's top level.
+            chain = {name: state for name, state in rendered["States"].items() if not name.startswith(self.guard.prefix)}
+            for index, (name, state) in enumerate(chain.items()):
+                own[f"IdempotencyBody{index}"] = state
+                own[f"IdempotencyBodyName{index}"] = Verbatim(json.dumps(name, ensure_ascii=False))
         elif "Branches" in body:
             own["IdempotencyBody"] = body["Branches"]
         return own

@@ -138,7 +138,9 @@ def resolve(workflow: Construct, given: Mapping[str, Any]) -> WorkflowSettings:
     # The guard of the whole, as it will be made (state_machine).
     shared = {name: found.values[name] for name in OPTIONS}
     config = GuardConfig(
-        workflow.node.path, GUARD_ID, {**shared, "lease": lease, "max_wait": max_wait, "once_per_execution": True}
+        workflow.node.path,
+        GUARD_ID,
+        {**shared, "lease": lease, "max_wait": max_wait, "once_per_execution": True, "whole_workflow": True},
     )
     found.extend(config.problems(found.wrong))
     if chain is not None:

@@ -12,6 +12,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Annotations, Match
 
 from idempotent_constructs import (
+    ExtendLease,
     FailurePolicy,
     IdempotencyConfigurationError,
     IdempotencyGuard,
@@ -399,7 +400,9 @@ def test_fails_when_release_when_the_execution_fails_cannot_free_the_key(chain_o
         released_when_the_execution_fails(stack(), chain_of, **options)
 
 
-def test_fails_when_a_guard_of_your_own_is_to_be_released_when_the_execution_fails():
+@pytest.mark.parametrize("once_per_execution", [False, True])
+def test_fails_when_a_guard_of_your_own_is_to_be_released_when_the_execution_fails(once_per_execution):
+    # Even once per execution: a Catch around it may handle its failure, and its state machine may be Express.
     s = stack()
     with pytest.raises(IdempotencyConfigurationError, match="a guard of your own cannot know of"):
         IdempotencyGuard(
@@ -407,5 +410,16 @@ def test_fails_when_a_guard_of_your_own_is_to_be_released_when_the_execution_fai
             "Once",
             table=IdempotencyTable(s, "Table"),
             body=sfn.Pass(s, "Work"),
+            once_per_execution=once_per_execution,
             on_failure=FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS,
         )
+
+
+def test_an_extend_state_in_a_parallel_of_a_chain_released_when_the_execution_fails_is_the_workflows():
+    def chain_of(s):
+        both = sfn.Parallel(s, "Both").branch(sfn.Pass(s, "Poll").next(ExtendLease(s, "Extend"))).branch(sfn.Pass(s, "Other"))
+        return sfn.Pass(s, "First").next(both)
+
+    definition = only_definition(template(lambda s: released_when_the_execution_fails(s, chain_of)))
+    (branch, _) = definition["States"]["Both"]["Branches"]
+    assert branch["States"]["Poll"]["Next"] == "Idempotency.Extend" and "Idempotency.Extend" in branch["States"]

@@ -151,18 +151,26 @@ class _SharedDefinitions(Construct):
         return self.mappings[key].find_in_map(key, "Text")
 
 
+class Verbatim(str):
+    """A part of a definition's text cut as it is written there (``shared_body``): a state's name with its
+    quotes, say, which a state that runs bare in the definition's top level is known by."""
+
+
 def shared_body(scope: Construct, definition: dict[str, Any], own: dict[str, Any]) -> tuple[sfn.DefinitionBody, dict[str, str]]:
     """``(a DefinitionBody that finds the shared text in the stack's Mappings, its
     DefinitionSubstitutions)`` for ``definition``. ``own`` names the parts of the definition that are
-    this workflow's own: a JSON value (the body's branches), or a text as a JSON string holds it (a
-    namespace, a key's JSONata); each is cut out of the shared text where it occurs and given back by a
+    this workflow's own: a JSON value (the body's branches), a text as a JSON string holds it (a
+    namespace, a key's JSONata), or a text as the definition's text holds it (``Verbatim``); each is cut out of the shared text where it occurs and given back by a
     substitution, as are the tokens. Where the cut text would not give the definition back exactly
     (a part that holds a ``${...}`` of ours, a token the CDK would write otherwise), the definition is
     kept whole (``inline_body``)."""
     text = _text(definition)
     cuts: dict[str, str] = {}
     for name, value in own.items():
-        written = value if not isinstance(value, str) else json.dumps(value, ensure_ascii=False)[1:-1]
+        if isinstance(value, Verbatim):
+            written: Any = str(value)
+        else:
+            written = value if not isinstance(value, str) else json.dumps(value, ensure_ascii=False)[1:-1]
         written = written if isinstance(written, str) else _text(written)
         if written and written in text:
             cuts[written] = name

@@ -50,6 +50,7 @@ from .config import (
     DEFAULT_LEASE,
     EVENTS_PER_POLL,
     MAX_POLLS,
+    WHOLE_WORKFLOWS,
     AtSynth,
     GuardConfig,
     poll_schedule,
@@ -113,7 +114,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         super().__init__(scope, construct_id)
         # One pass: the type of every parameter (by name), then the values of those of the right type.
         found = options.Validation(self, GUARD_MODEL, GUARD, locals())
-        config = GuardConfig(self.node.path, construct_id, found.values)
+        config = GuardConfig(self.node.path, construct_id, {**found.values, "whole_workflow": scope in WHOLE_WORKFLOWS})
         found.extend(config.problems(found.wrong))
         if found.typed("body"):
             found.extend(body_problems(config, body))

@@ -6,6 +6,7 @@ the quotas and the classes of the values, nothing of the guard's states."""
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -26,6 +27,9 @@ DEFAULT_LEASE = Duration.minutes(15)
 DEFAULT_POLL_INTERVAL = Duration.seconds(1)
 DEFAULT_MAX_WAIT = Duration.minutes(5)
 EXPRESS_MAX_DURATION = Duration.seconds(EXPRESS_MAX_SECONDS)
+# The workflows (IdempotentStateMachine) whose guard of the whole is being made in them: its failure is the
+# execution's, so only it may leave that failure to the execution (FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS).
+WHOLE_WORKFLOWS: weakref.WeakSet[Any] = weakref.WeakSet()
 MAX_POLL_DELAY_SECONDS = 30
 MAX_POLLS = 100
 # History events of one busy poll past its lease (the most expensive kind): the Parallel's retry,
@@ -95,6 +99,7 @@ class GuardConfig:
         self.owner_state_machine_name: str | None = values.get("owner_state_machine_name")
         self.result_storage: ResultStorage = values.get("result_storage") or ResultStorage.inline()
         self.once_per_execution = bool(values.get("once_per_execution"))
+        self.whole_workflow = bool(values.get("whole_workflow"))  # an IdempotentStateMachine's guard (WHOLE_WORKFLOWS)
         self.in_inline_map = bool(values.get("in_inline_map"))
 
     def fit_express(self) -> None:
@@ -156,7 +161,7 @@ class GuardConfig:
                 "result_storage: ResultStorage.large() keeps results for replays, which on_completed=CompletedPolicy.REJECT "
                 "never makes; drop result_storage"
             )
-        if self.on_failure is FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS and not self.once_per_execution:
+        if self.on_failure is FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS and not self.whole_workflow:
             problems.append(
                 "on_failure: FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS frees the key when the execution fails, which "
                 "a guard of your own cannot know of (a Catch around it may handle its failure); it is an "

@@ -206,8 +206,9 @@ GUARD_MODEL = Options(
         "failed knows the record as its own. Two iterations of an inline Map may enter the same state in the same "
         "millisecond, so there a ``Begin`` state draws a token of the run's own first, one more state on every run. "
         "A guard in an inline Map without it is refused at synth.",
-        "``False``. ``IdempotentBatch`` sets it, and so does ``guard_states`` for a state in a Map's item processor.",
-        (GUARD,),
+        "``False``. ``IdempotentBatch`` sets it, and so does ``guard_states`` for a state in a Map's item processor "
+        "of its document (a document in a Map of your chain: give its ``GuardedState`` this option).",
+        (GUARD, GUARDED_STATE),
     ),
 )
 # What each option shared by IdempotencyGuard and IdempotentStateMachine takes.

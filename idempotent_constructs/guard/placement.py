@@ -28,7 +28,8 @@ def problems(definition: dict[str, Any]) -> list[str]:
     return [
         f"the guard states {', '.join(map(repr, names))} run in the item processor of the inline Map {in_map!r}, "
         "whose iterations may enter a state in the same millisecond and so write the same owner token: pass "
-        "in_inline_map=True to their IdempotencyGuard, which then draws a token of its own in a Begin state"
+        "in_inline_map=True to their IdempotencyGuard (or, for a guard of guard_states, to its GuardedState), which "
+        "then draws a token of its own in a Begin state"
         for in_map, names in writes.items()
     ]
 

@@ -7,7 +7,7 @@ cheapest form that fits:
 * up to ``inline_threshold`` bytes of JSON (and ``schema.RECORD_DATA_LIMIT`` once escaped): the JSON
   itself in ``data``, exact (Python writes every double with the digits that give it back);
 * otherwise gzip-compressed: in ``data_gzip`` if that fits under ``record_limit``, else as an S3 object
-  ``{namespace}#/{hash}/{holder}.json.gz`` with ``data_location`` pointing at it ("#" cannot occur in
+  ``{namespace}#/{hash}/{holder}.json.gz`` (the holder: its owner token's digest) with ``data_location`` pointing at it ("#" cannot occur in
   a namespace, so one namespace's prefix never contains another's). The object is written
   before the record, under a name only this holder uses, so a stale holder can never overwrite the
   result a newer owner points at; the fenced record write decides which result counts.
@@ -29,6 +29,7 @@ deleted, or a guard without large results wrote it). Only record ids and sizes a
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import time
 from typing import Any
@@ -106,7 +107,9 @@ def _store(event: dict[str, Any]) -> None:
         )
     if attribute == schema.DATA_LOCATION:
         namespace, digest = schema.split_id(meta["id"])
-        key = f"{schema.object_prefix(namespace)}{digest}/{schema.owner_holder(meta['owner'])}.json.gz"
+        # One object a holder: named by its whole token's digest (its holder part may hold any character).
+        holder = hashlib.sha256(meta["owner"].encode()).hexdigest()[:32]
+        key = f"{schema.object_prefix(namespace)}{digest}/{holder}.json.gz"
         _client("s3").put_object(
             Bucket=event["bucket"], Key=key, Body=payload, ContentType="application/json", ContentEncoding="gzip"
         )

@@ -92,17 +92,13 @@ def metrics_namespace(namespace: str) -> str:
 
 
 # --- the owner token: "{execution ARN}#{holder}" -----------------------------------------------------
-OWNER_SEPARATOR = "#"  # the holder part, a UUID, holds none; an execution ARN holds none either
+# An execution ARN holds no "#"; the holder part may (a UUID, or a state's name and the time it was entered).
+OWNER_SEPARATOR = "#"
 
 
 def owner_execution(owner: str) -> str:
     """The execution ARN of an owner token ("" for a record without one, as Powertools writes)."""
-    return owner.rpartition(OWNER_SEPARATOR)[0]
-
-
-def owner_holder(owner: str) -> str:
-    """The holder part of an owner token: unique to one acquire."""
-    return owner.rpartition(OWNER_SEPARATOR)[2]
+    return owner.partition(OWNER_SEPARATOR)[0]
 
 
 def owned_by(owner: str, execution_arn: str) -> bool:

@@ -10,8 +10,16 @@ from typing import Any
 import pytest
 from aws_cdk import App, CfnParameter, Duration, Fn, Stack, Token
 from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
 
-from idempotent_constructs import DefinitionLocation, IdempotencyKey, IdempotencyPayload, IdempotencyTable, IdempotentStateMachine
+from idempotent_constructs import (
+    DefinitionLocation,
+    FailurePolicy,
+    IdempotencyKey,
+    IdempotencyPayload,
+    IdempotencyTable,
+    IdempotentStateMachine,
+)
 from idempotent_constructs._readers.assembly import substitute
 from idempotent_constructs.testing import state_machine_definitions
 
@@ -161,3 +169,29 @@ def test_a_stack_of_more_than_a_hundred_texts_spreads_them_over_mappings_of_a_hu
         "IdempotentDefinitions2",
         "IdempotentDefinitions3",
     ]
+
+
+@pytest.mark.parametrize("released", [False, True], ids=["one Task", "a chain released when the execution fails"])
+def test_workflows_whose_bodies_run_bare_share_one_text_whatever_their_states_are_named(released):
+    # A body that runs bare sits in the definition's top level, its states' names in the guard's transitions:
+    # they are each workflow's own, cut out of the shared text like the branches of a Body.
+    def template(location: DefinitionLocation | None) -> dict:
+        stack = Stack(App(), "Orders")
+        table = IdempotencyTable(stack, "Idempotency")
+        for name in ("Charge", "Refund", "Ship"):
+            work = tasks.EvaluateExpression(stack, f"{name}Work", expression="$.amount * 2")
+            options = {"on_failure": FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS} if released else {}
+            IdempotentStateMachine(
+                stack,
+                name,
+                table=table,
+                definition=work.next(sfn.Pass(stack, f"{name}Done")) if released else work,
+                definition_location=location,
+                **options,
+            )
+        return stack.node.root.synth().get_stack_by_name("Orders").template
+
+    shared = template(None)
+    (texts,) = shared["Mappings"].values()
+    assert len(texts) == 1
+    assert state_machine_definitions(shared) == state_machine_definitions(template(DefinitionLocation.INLINE))

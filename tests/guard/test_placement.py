@@ -3,11 +3,20 @@ refused in an inline Map's item processor, whose iterations may enter a state in
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from aws_cdk import App, Stack
 from aws_cdk import aws_stepfunctions as sfn
 
-from idempotent_constructs import IdempotencyGuard, IdempotencyKey, IdempotencyTable, IdempotentStateMachine
+from idempotent_constructs import (
+    AslFragment,
+    GuardedState,
+    IdempotencyGuard,
+    IdempotencyKey,
+    IdempotencyTable,
+    IdempotentStateMachine,
+)
 from idempotent_constructs.guard import placement
 from tests.synth import only_definition, template
 
@@ -73,3 +82,25 @@ def test_an_idempotent_state_machines_definition_is_refused_as_it_is_created():
     each = sfn.Map(s, "Each", items_path="$.items").item_processor(item_guard(s))
     with pytest.raises(Exception, match="pass in_inline_map=True to their IdempotencyGuard"):
         IdempotentStateMachine(s, "Orders", table=IdempotencyTable(s, "OrdersTable"), definition=each)
+
+
+@pytest.mark.parametrize("in_inline_map", [None, True])
+def test_a_document_in_an_inline_map_of_your_chain_guards_its_states_with_a_token_drawn_first_when_told(in_inline_map):
+    charge = {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "Parameters": {"FunctionName": "charge"}, "End": True}
+    document = {"StartAt": "Charge", "States": {"Charge": charge}}
+
+    def each(s: Stack) -> sfn.IChainable:
+        step = AslFragment(
+            s,
+            "Step",
+            definition_body=sfn.DefinitionBody.from_string(json.dumps(document)),
+            table=IdempotencyTable(s, "Table"),
+            guard_states={"Charge": GuardedState(key=SKU, in_inline_map=in_inline_map)},
+        )
+        return sfn.Map(s, "Each", items_path="$.items").item_processor(step)
+
+    if in_inline_map:
+        synth_of(each)
+    else:
+        with pytest.raises(RuntimeError, match=r"to its GuardedState\), which then draws a token of its own"):
+            synth_of(each)
