@@ -380,6 +380,32 @@ def wait_for_record(stacks: Stacks, record_id: str, until: Callable[[Any], bool]
         time.sleep(0.1)
 
 
+@scenario("fewest states (issue 43): a workflow of one Task runs it between Acquire and Complete; replayed")
+def one_task_bare(stacks: Stacks, checks: Checks) -> None:
+    payload = {"id": unique(), "kib": 1}
+    first = stacks.behaviour.run("InlineResults", payload)
+    succeeded(checks, first, "the first run")
+    states = first.entered_states()
+    checks.expect(states == ["Idempotency.Acquire", "InlineResultsMake", "Idempotency.Complete"], f"states {states}")
+    replay = stacks.behaviour.run("InlineResults", payload)
+    succeeded(checks, replay, "the replay")
+    checks.expect(replay.output == first.output, "the replay's output is the first run's")
+
+
+@scenario("released when the execution fails (issue 43): the chain's error fails it; its event frees the key")
+def released_when_the_execution_fails(stacks: Stacks, checks: Checks) -> None:
+    payload = {"order": {"id": unique()}, "fail": True}
+    record_id = IdempotencyKey.from_paths("$.order.id").record_id(payload, namespace="Behaviour/ReleasedAfter")
+    failed = stacks.behaviour.run("ReleasedAfter", payload)
+    checks.expect((failed.status, failed.error) == ("FAILED", "Boom"), f"the failed run {failed.status} {failed.error}")
+    wait_for_record(stacks, record_id, lambda item: item is None, timeout=30)
+    retried = stacks.behaviour.run("ReleasedAfter", {**payload, "fail": False})
+    succeeded(checks, retried, "the retry")
+    states = retried.entered_states()
+    checks.expect(states[0] == "Idempotency.Acquire" and states[-1] == "Idempotency.Complete", f"states {states}")
+    checks.expect("ReleasedAfterFine" in states and len(states) == 4, f"the retry ran the chain bare: {states}")
+
+
 # --- the everything-on stack -----------------------------------------------------------------------
 @scenario("everything on: JMESPath key, guarded Map lines, KMS table; first run and replay")
 def everything_on(stacks: Stacks, checks: Checks) -> None:
