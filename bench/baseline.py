@@ -20,14 +20,13 @@ until TTL deletes the record; unfenced result writes; no payload check; key and 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
+
+from .functions import bench_function
 
 POLL_SECONDS = 10  # the sample's fixed poll interval
 NOTES = (
@@ -76,15 +75,7 @@ class BaselineIdempotentWorkflow(Construct):
             removal_policy=RemovalPolicy.DESTROY,
         )
         # As in the sample's template: 128 MB, the default (x86_64) architecture.
-        self.key_function = lambda_.Function(
-            self,
-            "KeyFunction",
-            runtime=lambda_.Runtime.PYTHON_3_13,
-            handler="baseline_key.handler",
-            code=lambda_.Code.from_asset(str(Path(__file__).parent / "lambdas"), exclude=["__pycache__", "*.pyc"]),
-            memory_size=128,
-            timeout=Duration.seconds(10),
-        )
+        self.key_function = bench_function(self, "KeyFunction", "baseline_key.handler", memory_mb=128)
         key = "$.config.key"
         compute_key = tasks.LambdaInvoke(
             self,

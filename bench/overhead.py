@@ -18,7 +18,6 @@ import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from aws_cdk import App, Duration, Stack
@@ -31,6 +30,7 @@ from idempotent_constructs import IdempotencyKey, IdempotencyTable, IdempotentSt
 from idempotent_constructs.testing import Deployment, Execution, LocalEmulator
 
 from . import baseline
+from .functions import bench_function
 from .history import entered_at, overhead
 from .probe import Call, Probe
 
@@ -93,15 +93,7 @@ VARIANTS = (
 class BenchStack(Stack):
     def __init__(self, scope: App, construct_id: str, *, baseline_poll_seconds: int) -> None:
         super().__init__(scope, construct_id)
-        big = lambda_.Function(
-            self,
-            "BigResult",
-            runtime=lambda_.Runtime.PYTHON_3_13,
-            handler="big_result.handler",
-            code=lambda_.Code.from_asset(str(Path(__file__).parent / "lambdas"), exclude=["__pycache__", "*.pyc"]),
-            memory_size=256,
-            timeout=Duration.seconds(10),
-        )
+        big = bench_function(self, "BigResult", "big_result.handler", memory_mb=256)
         table = IdempotencyTable(self, "Idempotency")
         timing = {"poll_interval": POLL_INTERVAL, "max_wait": Duration.minutes(2)}
         keys = {

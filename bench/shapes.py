@@ -23,7 +23,6 @@ from __future__ import annotations
 import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from aws_cdk import App, Duration, Stack
@@ -37,6 +36,7 @@ from idempotent_constructs.testing import LocalEmulator
 
 from . import baseline
 from .cost import path_cost
+from .functions import bench_function
 from .overhead import Runner, request
 from .probe import Probe
 
@@ -79,15 +79,7 @@ def work(scope: Construct, function: lambda_.IFunction, then: bool = False) -> s
 class ShapesStack(Stack):
     def __init__(self, scope: App, construct_id: str) -> None:
         super().__init__(scope, construct_id)
-        function = lambda_.Function(
-            self,
-            "Echo",
-            runtime=lambda_.Runtime.PYTHON_3_13,
-            handler="echo.handler",
-            code=lambda_.Code.from_asset(str(Path(__file__).parent / "lambdas"), exclude=["__pycache__", "*.pyc"]),
-            memory_size=128,
-            timeout=Duration.seconds(10),
-        )
+        function = bench_function(self, "Echo", "echo.handler", memory_mb=128)
         table = IdempotencyTable(self, "Idempotency")
         for suffix, kind in KINDS.items():
 
@@ -112,11 +104,7 @@ class ShapesStack(Stack):
         released = FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS
         chain = work(Construct(self, "WholeReleasedBody"), function, then=True)
         IdempotentStateMachine(self, "WholeReleasedstandard", table=table, key=KEY, definition=chain, on_failure=released)
-        baseline.BaselineIdempotentWorkflow(self, "Baselinestandard", definition=body_for_baseline(self, function))
-
-
-def body_for_baseline(scope: Construct, function: lambda_.IFunction) -> sfn.IChainable:
-    return work(Construct(scope, "BaselineBody"), function)
+        baseline.BaselineIdempotentWorkflow(self, "Baselinestandard", definition=work(Construct(self, "BaselineBody"), function))
 
 
 def run(*, smoke: bool, log=print) -> dict[str, Any]:
