@@ -71,11 +71,14 @@ class _AppCheck:
     def validate(self) -> list[str]:
         found: list[str] = []
         for node in self.app.node.find_all():
-            if isinstance(node, sfn.CfnStateMachine):
-                checks = [*self.also] if _checked_at_creation(node) else [problems, *self.also]
-                if checks and (definition := _definition(node)) is not None:
-                    machine = (node.node.scope or node).node.path
-                    found.extend(f"{machine}: {problem}" for check in checks for problem in check(definition))
+            # A workflow checked as it was created (its names and its guards' placement) is not read again.
+            if (
+                isinstance(node, sfn.CfnStateMachine)
+                and not _checked_at_creation(node)
+                and (definition := _definition(node)) is not None
+            ):
+                machine = (node.node.scope or node).node.path
+                found.extend(f"{machine}: {problem}" for check in (problems, *self.also) for problem in check(definition))
         return found
 
 
