@@ -16,8 +16,8 @@ _OVERHEAD = (
 )
 # Per key column: (states, Lambda calls) at most, for a first run and a replay.
 _LIMITS = {
-    "from_paths": {"first_run": (3, 0), "replay": (4, 0)},
-    "jmespath": {"first_run": (4, 1), "replay": (5, 1)},
+    "from_paths": {"first_run": (3, 0), "replay": (3, 0)},
+    "jmespath": {"first_run": (4, 1), "replay": (4, 1)},
 }
 TEMPLATE_BYTES_PER_WORKFLOW = 8_000
 # Synth: the second half of an app's workflows may cost at most this much more than the first half, the app's
@@ -30,14 +30,15 @@ POLL_CYCLE_STATES = 3
 # Issue 43: the wrapper's states on a first run and a replay, by shape (bench/shapes.py). A body of one Task
 # runs bare where nothing may follow it later (a whole workflow, a guard once per execution): Acquire and
 # Complete. A guard of your own enters as few as a whole workflow of the same body (no Begin); one that draws
-# its token first (in an inline Map) one more. Replays still read the record (Inspect) and route on it (Route).
+# its token first (in an inline Map) one more. A replay reads the record (Inspect) and answers from it
+# (Replay), with no Choice state before it.
 SHAPE_STATES = {
-    "IdempotentStateMachine, one Task": (2, 4),
-    "IdempotentStateMachine, two states (Body Parallel)": (3, 4),
-    "IdempotentStateMachine, two states, released when the execution fails": (2, 4),
-    "IdempotencyGuard, one Task": (3, 4),
-    "IdempotencyGuard drawing its token first (Begin)": (4, 5),
-    "IdempotencyGuard once per execution, one Task": (2, 4),
+    "IdempotentStateMachine, one Task": (2, 3),
+    "IdempotentStateMachine, two states (Body Parallel)": (3, 3),
+    "IdempotentStateMachine, two states, released when the execution fails": (2, 3),
+    "IdempotencyGuard, one Task": (3, 3),
+    "IdempotencyGuard drawing its token first (Begin)": (4, 4),
+    "IdempotencyGuard once per execution, one Task": (2, 3),
 }
 # Hashing a 200 KiB payload in Python. Without fractions it is the same work as Powertools' (json.dumps, a
 # hash): at most twice its time. With fractions, the canonical key writes each as its exact double (m p e) so
@@ -80,9 +81,9 @@ def bounds_bars(row: dict[str, Any]) -> list[tuple[str, bool]]:
     first, replay = row["first_run"], row["replay"]
     replayed = all(run["status"] == "SUCCEEDED" and run["same_output"] for run in (first, replay))
     if row["shape"] in HOT_PATH_SHAPES:
-        hot = first["states_entered"] <= 3 and replay["states_entered"] <= 4
+        hot = first["states_entered"] <= 3 and replay["states_entered"] <= 3
         no_lambda = first["lambda_invocations"] == replay["lambda_invocations"] == 0
-        bars.append(("runs and replays natively: <= 3 and <= 4 states, 0 Lambda", replayed and hot and no_lambda))
+        bars.append(("runs and replays natively: <= 3 and <= 3 states, 0 Lambda", replayed and hot and no_lambda))
     else:
         at_most_one = first["lambda_invocations"] <= 1 and replay["lambda_invocations"] <= 1
         bars.append(("runs and replays with at most 1 Lambda call", replayed and at_most_one))
@@ -114,11 +115,11 @@ def sources_bars(row: dict[str, Any]) -> list[tuple[str, bool]]:
             within and acquire["milliseconds"] <= BOUNDS_MILLISECONDS,
         ),
         (
-            "first run <= 3 states, 0 Lambda; the redelivery replays: <= 4 states, 0 Lambda, the body not run",
+            "first run <= 3 states, 0 Lambda; the redelivery replays: <= 3 states, 0 Lambda, the body not run",
             first["status"] == again["status"] == "SUCCEEDED"
             and first["states_entered"] <= 3
             and first["lambda_invocations"] == 0
-            and again["states_entered"] <= 4
+            and again["states_entered"] <= 3
             and again["lambda_invocations"] == 0
             and not again["body_ran"],
         ),

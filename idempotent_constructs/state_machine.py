@@ -266,8 +266,10 @@ class IdempotentStateMachine(Construct):
         return self._states_entered("Executed", ["Body"], props)
 
     def metric_replayed(self, **props: Any) -> cloudwatch.IMetric:
-        """Duplicates answered with the stored result."""
-        return self._states_entered("Replayed", ["Replay", "Restore"], props)
+        """Duplicates answered with the stored result: entries of Replay and Restore, less those of
+        Route, which a run enters only from a Replay that had no result to give."""
+        routed = [] if self.guard.config.rejects_completed else ["Route"]
+        return self._states_entered("Replayed", ["Replay", "Restore"], props, minus=routed)
 
     def metric_waited(self, **props: Any) -> cloudwatch.IMetric:
         """Duplicates that arrived while another execution held the key and waited for it."""
@@ -297,7 +299,9 @@ class IdempotentStateMachine(Construct):
             )
         return self._states_entered("LeaseExtended", self.guard.extend_states, props)
 
-    def _states_entered(self, label: str, states: list[str], props: dict[str, Any]) -> cloudwatch.IMetric:
+    def _states_entered(
+        self, label: str, states: list[str], props: dict[str, Any], minus: list[str] | None = None
+    ) -> cloudwatch.IMetric:
         if self.log_group is None:
             raise IdempotencyConfigurationError(
                 self.node.path,
@@ -306,7 +310,7 @@ class IdempotentStateMachine(Construct):
                     "sends elsewhere (logs=...); leave logs at its default to use them"
                 ],
             )
-        return states_entered(self, self.guard, self.log_group, label, states, props)
+        return states_entered(self, self.guard, self.log_group, label, states, props, minus=minus or [])
 
     @property
     def key_function(self) -> KeyFunction:

@@ -19,8 +19,8 @@ from typing import Any
 # guard lacks a state of the first form (Express workflows have no OwnerCheck), the next form is used.
 OUTCOMES: dict[str, tuple[tuple[str | None, ...], ...]] = {
     "first run": ((None, "Body", "Complete"),),
-    "replay": ((None, "Inspect", "Route", "Replay"),),
-    "wait": (("Route", "Backoff", "Await", "Route"),),
+    "replay": ((None, "Inspect", "Replay"),),
+    "wait": (("Route", "Backoff", "Await", "Replay"), ("Route", "Backoff", "Await", "Route")),
     "takeover": (("Route", "OwnerCheck", "OwnerRunning", "Takeover", "Body"), ("Route", "Takeover", "Body")),
     "failure": (("Body", "Failed"),),
 }

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 # is the guard's ``body_entered``: a body that runs bare is a Task state).
 OUTCOME_STATES = {
     "Body": "ParallelStateEntered",
-    "Replay": "PassStateEntered",
+    "Replay": "MapStateEntered",
     "Restore": "TaskStateEntered",
     "Backoff": "WaitStateEntered",
     "Takeover": "TaskStateEntered",
@@ -29,10 +29,17 @@ OUTCOME_STATES = {
 
 
 def states_entered(
-    scope: Construct, guard: IdempotencyGuard, log_group: logs.ILogGroup, label: str, states: list[str], props: dict[str, Any]
+    scope: Construct,
+    guard: IdempotencyGuard,
+    log_group: logs.ILogGroup,
+    label: str,
+    states: list[str],
+    props: dict[str, Any],
+    minus: list[str],
 ) -> cloudwatch.IMetric:
-    """Entries of the guard's ``states`` (their ids) as one metric, labelled ``label``; ``props`` are
-    the caller's metric options. Adds the metric filter "Outcomes" to ``scope`` on first use."""
+    """Entries of the guard's ``states`` (their ids), less those of its states ``minus``, as one metric,
+    labelled ``label``; ``props`` are the caller's metric options. Adds the metric filter "Outcomes" to
+    ``scope`` on first use."""
     _metric_filter(scope, guard, log_group)
     label = props.pop("label", label)
     metrics = {
@@ -43,13 +50,14 @@ def states_entered(
             statistic="Sum",
             **props,
         )
-        for index, state in enumerate(states)
+        for index, state in enumerate([*states, *minus])
     }
     if len(metrics) == 1:
         return metrics["m0"].with_(label=label)
     # A period in which one state was never entered has no data point for it: count it as 0.
+    terms = [f"{'-' if index >= len(states) else '+'} FILL({name}, 0)" for index, name in enumerate(metrics)]
     return cloudwatch.MathExpression(
-        expression=" + ".join(f"FILL({name}, 0)" for name in metrics),
+        expression=" ".join(terms).removeprefix("+ "),
         using_metrics=metrics,
         label=label,
         period=props.get("period"),
@@ -63,6 +71,8 @@ def outcome_states(guard: IdempotencyGuard) -> dict[str, str]:
     states = {**OUTCOME_STATES, "Body": guard.body_entered}
     if guard.node.try_find_child("Rejected") is not None:
         states["Rejected"] = "FailStateEntered"
+    else:
+        states["Route"] = "ChoiceStateEntered"  # entered only from a Replay without a result: not replays
     states.update(dict.fromkeys(guard.extend_states, "TaskStateEntered"))
     return states
 

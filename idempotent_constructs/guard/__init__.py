@@ -5,18 +5,21 @@ Shape of the generated states (names carry the guard's prefix; all JSONata)::
     [Begin | ComputeKey] -> Acquire --------------------------------------> Body -> Complete -> (next)
                       | key missing: KeyMissing                            |        '-> StoreResult -> (next)
                       | taken                                              | fails
-                    Inspect -> Route -- gone --> Acquire                   [CacheOrRelease] -> Release | RecordFailure -> Failed
+                    Inspect -> Replay -> (next)                            [CacheOrRelease] -> Release | RecordFailure -> Failed
+                                | no result to replay
+                              Route -- gone --> Acquire
                                 |---- other payload --> PayloadMismatch
                                 |---- completed --> Replay | Restore -> (next)
                                 |---- failed (CACHE) --> ReplayFailure
-                                |---- held within its lease --> Backoff -> Await -> Route
+                                |---- held within its lease --> Backoff -> Await -> Replay
                                 |---- held past its lease --> [OwnerCheck -> OwnerRunning] -> Await
                                 |                                           '-> Takeover
                                 '---- otherwise --> Takeover -> Body
 
 In a guard that runs once per execution, a body of one Task state runs bare: the state itself, with
 the guard's Catch, stands for ``Body``, and a first run is ``Acquire -> (the state) -> Complete``. Any other first run is
-``Acquire -> Body -> Complete``; a replay ``Acquire -> Inspect -> Route -> Replay``:
+``Acquire -> Body -> Complete``; a replay ``Acquire -> Inspect -> Replay`` (``Replay`` routes what it
+cannot replay to ``Route``: ``route.route``):
 the key, the payload digest, the owner token and the clock are computed in JSONata, with no Lambda
 call (a JMESPath key adds ``ComputeKey``). Each write that takes the key writes an owner token that its
 retries write again, that of its state's entry, so that a retried ``Acquire`` whose first reply was
@@ -213,10 +216,13 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             self.body_entered = f"{bare_start.to_state_json()['Type']}StateEntered"
         complete, store = finish.complete(self, on_failure, finish.BARE_RESULT if bare_start is not None else finish.RESULT)
         waiting, await_state = wait.wait_for_holder(self)
-        choice, replays = route.route(self, acquire=self._acquire, takeover=takeover, wait=waiting, replay_failure=replay_failure)
+        choice, replay, replays = route.route(
+            self, acquire=self._acquire, takeover=takeover, wait=waiting, replay_failure=replay_failure
+        )
+        decide = replay or choice  # what a run does with the record it read
         if await_state is not None:
-            await_state.next(choice)
-        inspect.next(choice)
+            await_state.next(decide)
+        inspect.next(decide)
         for take in takes:
             take.next(guarded)
         takeover.next(guarded)

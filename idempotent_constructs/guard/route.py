@@ -65,15 +65,29 @@ def route(
     takeover: sfn.IChainable,
     wait: sfn.IChainable,
     replay_failure: sfn.IChainable | None,
-) -> tuple[sfn.Choice, list[sfn.INextable]]:
-    """``(Route, the states that end the guard with a replayed result)``."""
+) -> tuple[sfn.Choice, sfn.Map | None, list[sfn.INextable]]:
+    """``(Route, Replay, the states that end the guard with a replayed result)``.
+
+    ``Replay`` is where a run that read a record goes (after ``Inspect``, and after a wait): a Map state
+    over no items, so that no state runs in it. Its ``Items`` raise (``States.QueryEvaluationError``,
+    which its Catch takes to ``Route``) unless the record holds, inline, the result to replay, which its
+    ``Output`` gives. So a replay enters ``Acquire, Inspect, Replay``, with no Choice state before it; a
+    wait as many states as before, and a takeover, a mismatch or a restore one more (``Replay``, then
+    ``Route``), which never goes back to ``Replay``. (An error in ``Items``, like one in a Task's
+    ``Arguments``, fails the state before its work, where its own Catch takes it. One in a state's
+    ``Output`` would not do: moto, whose interpreter is LocalStack's, evaluates ``Output`` after the Retry
+    and Catch loop.) Without a replay (``on_completed=REJECT``) there is no ``Replay``: runs go to ``Route``."""
     config, facts = guard.config, guard.facts
     name = config.name
     record = facts.record
     stored = f"$parse({record(schema.DATA)})"
-    replay = sfn.Pass.jsonata(
-        guard, "Replay", state_name=name("Replay"), outputs=expression(marker.marked(config, facts, stored))
-    )
+    replay = sfn.Map.jsonata(
+        guard,
+        "Replay",
+        state_name=name("Replay"),
+        items=sfn.ProvideItems.jsonata(expression(f"({replayable(guard)}) ? [] : $error('{NOT_REPLAYABLE}')")),
+        outputs=expression(marker.marked(config, facts, stored)),
+    ).item_processor(sfn.Pass.jsonata(guard, "NoItems", state_name=name("NoItems")))
     restore_options: dict[str, Any] = {}
     if config.replay_marker is not None:
         restore_options["outputs"] = expression(marker.marked(config, facts, "$states.result"))
@@ -113,15 +127,15 @@ def route(
         rules.append((record.status(schema.COMPLETED), rejected(guard)))
     else:
         if config.replay_marker is not None:
-            # A Pass state cannot catch: a stored result that cannot carry the marker is told here.
+            # Replay leaves a stored result that cannot carry the marker to the route, which tells it.
             rules.append(
                 (
                     f"{record.status(schema.COMPLETED)} and $exists({record(schema.DATA)}) and $type({stored}) != 'object'",
                     not_an_object,
                 )
             )
-        rules.append((f"{record.status(schema.COMPLETED)} and $exists({record(schema.DATA)})", replay))
-        # Completed, the result kept by the result function (compressed, or in S3).
+        # Completed, the result kept by the result function (compressed, or in S3): one held inline was
+        # replayed by Replay, which is the only way into the route.
         rules.append((record.status(schema.COMPLETED), restore))
     if replay_failure is not None:
         rules.append((record.status(schema.FAILED), replay_failure))
@@ -159,8 +173,26 @@ def route(
         choice.when(condition(text), target)
     choice.otherwise(takeover)
     if config.rejects_completed:
-        return choice, []
-    return choice, [replay, restore]
+        return choice, None, []
+    replay.add_catch(choice, errors=[QUERY_FAILED], outputs=SAME_INPUT)
+    return choice, replay, [replay, restore]
+
+
+NOT_REPLAYABLE = "no result to replay"
+
+
+def replayable(guard: IdempotencyGuard) -> str:
+    """JSONata: whether the record as last read holds, inline, the completed result of this payload that
+    ``Replay`` outputs (with the replay marker, if any, for which it must be an object). Everything that
+    the route takes before its replay is false here, so that the two agree."""
+    config, record = guard.config, guard.facts.record
+    holds = [record.status(schema.COMPLETED), f"$exists({record(schema.DATA)})"]
+    if config.payload.kind != schema.KIND_NONE:
+        # As the route's mismatch reads it: "!=" is false where either side is missing.
+        holds.append(f"$not({record(schema.VALIDATION)} != {guard.facts(VALIDATION)})")
+    if config.replay_marker is not None:
+        holds.append(f"$type($parse({record(schema.DATA)})) = 'object'")
+    return " and ".join(holds)
 
 
 def _iso(epoch_millis: str) -> str:

@@ -52,7 +52,8 @@ def test_outcome_metrics_count_the_outcome_states_entered_in_the_execution_log_b
     assert transformation["Dimensions"] == [{"Key": "State", "Value": "$.details.name"}]
     for event, state in (
         ("ParallelStateEntered", "Body"),
-        ("PassStateEntered", "Replay"),
+        ("MapStateEntered", "Replay"),
+        ("ChoiceStateEntered", "Route"),
         ("TaskStateEntered", "Restore"),
         ("WaitStateEntered", "Backoff"),
         ("TaskStateEntered", "Takeover"),
@@ -85,11 +86,11 @@ def test_runs_of_a_body_of_one_task_are_counted_where_its_own_task_is_entered():
     assert target.resolve(executed.to_metric_config().metric_stat.dimensions) == [{"name": "State", "value": "Charge"}]
 
 
-def test_replays_from_two_states_add_up_with_missing_periods_counted_as_zero_and_keep_your_period_and_label():
+def test_replays_add_up_with_missing_periods_counted_as_zero_and_keep_your_period_and_label():
     target = stack()
     workflow = orders(target, result_storage=ResultStorage.large())
     replayed = workflow.metric_replayed(period=Duration.minutes(1), label="Duplicates")
-    assert replayed.expression == "FILL(m0, 0) + FILL(m1, 0)"
+    assert replayed.expression == "FILL(m0, 0) + FILL(m1, 0) - FILL(m2, 0)"
     assert (replayed.period.to_seconds(), replayed.label) == (60, "Duplicates")
     assert {m.period.to_seconds() for m in replayed.using_metrics.values()} == {60}
 
@@ -134,3 +135,22 @@ def test_lease_extensions_add_up_over_every_extend_state():
     other = stack()
     extended = orders(other, definition=ExtendLease(other, "A").next(ExtendLease(other, "B"))).metric_lease_extended()
     assert (extended.expression, extended.label) == ("FILL(m0, 0) + FILL(m1, 0)", "LeaseExtended")
+
+
+def test_replays_are_counted_as_entries_of_replay_and_restore_less_those_of_route():
+    # Route is entered only from a Replay with no result to give (guard.route.route).
+    target = stack()
+    replayed = orders(target).metric_replayed()
+    states = {
+        name: target.resolve(metric.to_metric_config().metric_stat.dimensions) for name, metric in replayed.using_metrics.items()
+    }
+    assert states == {
+        f"m{index}": [{"name": "State", "value": f"Idempotency.{state}"}]
+        for index, state in enumerate(("Replay", "Restore", "Route"))
+    }
+
+
+def test_a_workflow_that_rejects_duplicates_counts_no_route_against_its_replays():
+    target = stack()
+    replayed = orders(target, on_completed=CompletedPolicy.REJECT).metric_replayed()
+    assert replayed.expression == "FILL(m0, 0) + FILL(m1, 0)"

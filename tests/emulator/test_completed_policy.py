@@ -32,13 +32,16 @@ def test_a_rejected_duplicate_leaves_the_record_as_it_was(control, unique):
     assert control.items("Idempotency") == before
 
 
-def test_a_rejection_enters_as_many_states_as_a_replay_marked_or_not_and_one_history_event_fewer(control, behaviour, unique):
+def test_a_rejection_routes_to_its_fail_state_where_a_replay_replays_at_once_marked_or_not(control, behaviour, unique):
     control.run("Rejecting", {"id": unique})
     rejected = control.run("Rejecting", {"id": unique})
     replays = []
     for deployment, workflow, payload in ((behaviour, "ByFieldA", {"a": unique}), (control, "Marked", {"id": unique})):
         deployment.run(workflow, payload)
         replays.append(deployment.run(workflow, payload))
-    assert len(rejected.entered_states()) == len(replays[0].entered_states()) == len(replays[1].entered_states()) == 4
-    # A Fail state has no exit event; the replay marker adds none.
-    assert len(rejected.history) + 1 == len(replays[0].history) == len(replays[1].history)
+    # Without a result to replay there is no Replay state: Route decides, and Rejected fails the run.
+    assert rejected.entered_states() == [f"Idempotency.{state}" for state in ("Acquire", "Inspect", "Route", "Rejected")]
+    for replay in replays:
+        assert replay.entered_states() == [f"Idempotency.{state}" for state in ("Acquire", "Inspect", "Replay")]
+    # The replay marker adds no event.
+    assert len(replays[0].history) == len(replays[1].history)

@@ -19,7 +19,7 @@ from tests.stacks import side_effect_runs
 
 # What the guard adds to a run (the states not of the recipe's body), at most: the quality bars (bench/bars.py).
 NATIVE_FIRST_RUN = ["Idempotency.Acquire", "Idempotency.Body", "Idempotency.Complete"]
-NATIVE_REPLAY = ["Idempotency.Acquire", "Idempotency.Inspect", "Idempotency.Route", "Idempotency.Replay"]
+NATIVE_REPLAY = ["Idempotency.Acquire", "Idempotency.Inspect", "Idempotency.Replay"]
 
 
 @pytest.fixture(scope="module")

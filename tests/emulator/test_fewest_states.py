@@ -14,7 +14,7 @@ import time
 import pytest
 
 ACQUIRE, COMPLETE = "Idempotency.Acquire", "Idempotency.Complete"
-REPLAY = ["Idempotency.Acquire", "Idempotency.Inspect", "Idempotency.Route", "Idempotency.Replay"]
+REPLAY = ["Idempotency.Acquire", "Idempotency.Inspect", "Idempotency.Replay"]
 
 
 def wrapper_states(states: list[str], body: str) -> list[str]:

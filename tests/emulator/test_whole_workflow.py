@@ -184,6 +184,24 @@ def test_the_same_key_with_another_payload_fails_with_payload_mismatch(behaviour
     assert not ran_body(other, "FlakyFine")
 
 
+def test_a_duplicate_with_nothing_to_replay_goes_on_from_replay_to_route_which_the_replayed_metric_counts_against(
+    behaviour, unique
+):
+    first = behaviour.run("Flaky", {"order": {"id": unique}, "note": "first"})
+    replay = behaviour.run("Flaky", {"order": {"id": unique}, "note": "first"})
+    other = behaviour.run("Flaky", {"order": {"id": unique}, "note": "second"})
+    # Replay's Items raise where the record holds no result of this payload; its Catch goes to Route.
+    assert wrapper_states(other) == [
+        f"Idempotency.{s}" for s in ("ComputeKey", "Acquire", "Inspect", "Replay", "Route", "PayloadMismatch")
+    ]
+
+    def replayed(execution: Execution) -> int:  # as metric_replayed counts them
+        states = execution.entered_states()
+        return sum(states.count(f"Idempotency.{s}") for s in ("Replay", "Restore")) - states.count("Idempotency.Route")
+
+    assert [replayed(execution) for execution in (first, replay, other)] == [0, 1, 0]
+
+
 def wrapper_states(execution: Execution) -> list[str]:
     return [state for state in execution.entered_states() if state.startswith("Idempotency.")]
 
@@ -196,12 +214,12 @@ def wrapper_states(execution: Execution) -> list[str]:
         ("JsonataKey", {"order": {"id": 1}, "region": "eu"}),  # from_jsonata(...)
     ],
 )
-def test_a_first_run_costs_three_states_and_a_replay_four_and_neither_calls_a_lambda(behaviour, unique, workflow, payload):
+def test_a_first_run_costs_three_states_and_a_replay_three_and_neither_calls_a_lambda(behaviour, unique, workflow, payload):
     payload = {**payload, "nonce": unique}
     first = behaviour.run(workflow, payload)
     replay = behaviour.run(workflow, payload)
     assert wrapper_states(first) == [f"Idempotency.{s}" for s in ("Acquire", "Body", "Complete")]
-    assert wrapper_states(replay) == [f"Idempotency.{s}" for s in ("Acquire", "Inspect", "Route", "Replay")]
+    assert wrapper_states(replay) == [f"Idempotency.{s}" for s in ("Acquire", "Inspect", "Replay")]
     assert first.lambda_invocations() == replay.lambda_invocations() == 0
 
 
@@ -209,7 +227,7 @@ def test_a_jmespath_key_adds_the_key_function_to_each_path(behaviour, unique):
     first = behaviour.run("Flaky", {"order": {"id": unique}})
     replay = behaviour.run("Flaky", {"order": {"id": unique}})
     assert wrapper_states(first) == [f"Idempotency.{s}" for s in ("ComputeKey", "Acquire", "Body", "Complete")]
-    assert wrapper_states(replay) == [f"Idempotency.{s}" for s in ("ComputeKey", "Acquire", "Inspect", "Route", "Replay")]
+    assert wrapper_states(replay) == [f"Idempotency.{s}" for s in ("ComputeKey", "Acquire", "Inspect", "Replay")]
     assert first.lambda_invocations() == replay.lambda_invocations() == 1
 
 
