@@ -266,10 +266,10 @@ class IdempotentStateMachine(Construct):
         return self._states_entered("Executed", ["Body"], props)
 
     def metric_replayed(self, **props: Any) -> cloudwatch.IMetric:
-        """Duplicates answered with the stored result: entries of Replay and Restore, less those of
-        Route, which a run enters only from a Replay that had no result to give."""
+        """Duplicates answered with the stored result: entries of Replay (which restores a result the result
+        function keeps), less those of Route, which a run enters only from a Replay with no result to give."""
         routed = [] if self.guard.config.rejects_completed else ["Route"]
-        return self._states_entered("Replayed", ["Replay", "Restore"], props, minus=routed)
+        return self._states_entered("Replayed", ["Replay"], props, minus=routed)
 
     def metric_waited(self, **props: Any) -> cloudwatch.IMetric:
         """Duplicates that arrived while another execution held the key and waited for it."""

@@ -18,7 +18,7 @@ def graphed(build) -> list[str]:
     """The labels of the metrics the dashboard's first graph shows."""
     (dashboard,) = resources(template(build), "AWS::CloudWatch::Dashboard").values()
     body = "".join(part if isinstance(part, str) else "" for part in dashboard["Properties"]["DashboardBody"]["Fn::Join"][1])
-    # Replayed adds two states' counts less a third's: a math expression over three hidden metrics.
+    # Replayed is one state's count less another's: a math expression over two hidden metrics.
     return [m[-1].get("label") for m in json.loads(body)["widgets"][0]["properties"]["metrics"] if m[-1].get("visible", True)]
 
 

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 OUTCOME_STATES = {
     "Body": "ParallelStateEntered",
     "Replay": "MapStateEntered",
-    "Restore": "TaskStateEntered",
     "Backoff": "WaitStateEntered",
     "Takeover": "TaskStateEntered",
     "PayloadMismatch": "FailStateEntered",

@@ -6,7 +6,7 @@ conditions, on the record a poll read, decide whether a waiter keeps waiting (``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aws_cdk import aws_stepfunctions as sfn
 
@@ -69,11 +69,12 @@ def route(
     """``(Route, Replay, the states that end the guard with a replayed result)``.
 
     ``Replay`` is where a run that read a record goes (after ``Inspect``, and after a wait): a Map state
-    over no items, so that no state runs in it. Its ``Items`` raise (``States.QueryEvaluationError``,
-    which its Catch takes to ``Route``) unless the record holds, inline, the result to replay, which its
-    ``Output`` gives. So a replay enters ``Acquire, Inspect, Replay``, with no Choice state before it; a
-    wait as many states as before, and a takeover, a mismatch or a restore one more (``Replay``, then
-    ``Route``), which never goes back to ``Replay``. (An error in ``Items``, like one in a Task's
+    over no items where the record holds the result inline, which its ``Output`` gives, and over one,
+    which runs ``Restore``, where the result function keeps it. Its ``Items`` raise otherwise
+    (``States.QueryEvaluationError``, which its Catch takes to ``Route``). So a replay enters ``Acquire,
+    Inspect, Replay`` (and ``Restore``), with no Choice state before it; a wait as many states as before,
+    and a takeover or a mismatch one more (``Replay``, then ``Route``), which never goes back to
+    ``Replay`` with a record it would hand back. (An error in ``Items``, like one in a Task's
     ``Arguments``, fails the state before its work, where its own Catch takes it. One in a state's
     ``Output`` would not do: moto, whose interpreter is LocalStack's, evaluates ``Output`` after the Retry
     and Catch loop.) Without a replay (``on_completed=REJECT``) there is no ``Replay``: runs go to ``Route``."""
@@ -81,16 +82,6 @@ def route(
     name = config.name
     record = facts.record
     stored = f"$parse({record(schema.DATA)})"
-    replay = sfn.Map.jsonata(
-        guard,
-        "Replay",
-        state_name=name("Replay"),
-        items=sfn.ProvideItems.jsonata(expression(f"({replayable(guard)}) ? [] : $error('{NOT_REPLAYABLE}')")),
-        outputs=expression(marker.marked(config, facts, stored)),
-    ).item_processor(sfn.Pass.jsonata(guard, "NoItems", state_name=name("NoItems")))
-    restore_options: dict[str, Any] = {}
-    if config.replay_marker is not None:
-        restore_options["outputs"] = expression(marker.marked(config, facts, "$states.result"))
     restore = invoke(
         guard,
         config,
@@ -102,14 +93,16 @@ def route(
             "id": expression(facts(ID)),
             **({} if config.payload.kind == schema.KIND_NONE else {"validation": expression(facts(VALIDATION))}),
         },
-        **restore_options,
     )
     restore.add_retry(errors=[schema.RESULT_MISSING], max_attempts=0)
-    if config.replay_marker is not None:
-        not_an_object = marker.not_an_object(guard)
-        restore.add_retry(errors=[QUERY_FAILED], max_attempts=0)
-        restore.add_catch(not_an_object, errors=[QUERY_FAILED])
     retry_transient(restore, ["States.ALL"])
+    replay = sfn.Map.jsonata(
+        guard,
+        "Replay",
+        state_name=name("Replay"),
+        items=sfn.ProvideItems.jsonata(expression(replay_items(guard))),
+        outputs=expression(marker.marked(config, facts, f"($count($states.result) = 0 ? {stored} : $states.result[0])")),
+    ).item_processor(restore)
     # In order; the first rule that holds wins.
     rules: list[tuple[str, sfn.IChainable]] = [(record.absent, acquire)]
     if config.payload.kind != schema.KIND_NONE:
@@ -126,17 +119,12 @@ def route(
     if config.rejects_completed:
         rules.append((record.status(schema.COMPLETED), rejected(guard)))
     else:
-        if config.replay_marker is not None:
-            # Replay leaves a stored result that cannot carry the marker to the route, which tells it.
-            rules.append(
-                (
-                    f"{record.status(schema.COMPLETED)} and $exists({record(schema.DATA)}) and $type({stored}) != 'object'",
-                    not_an_object,
-                )
-            )
-        # Completed, the result kept by the result function (compressed, or in S3): one held inline was
-        # replayed by Replay, which is the only way into the route.
-        rules.append((record.status(schema.COMPLETED), restore))
+        # Replay, the only way into the route, takes every completed record of this payload: one here is a
+        # result that cannot carry the replay marker (not an object), or, without a marker, none at all;
+        # never back to Replay, which would hand it here again.
+        rules.append(
+            (record.status(schema.COMPLETED), marker.not_an_object(guard) if config.replay_marker is not None else replay)
+        )
     if replay_failure is not None:
         rules.append((record.status(schema.FAILED), replay_failure))
     # A record in progress that is this run's own: a write that made it the holder, applied by DynamoDB
@@ -175,24 +163,24 @@ def route(
     if config.rejects_completed:
         return choice, None, []
     replay.add_catch(choice, errors=[QUERY_FAILED], outputs=SAME_INPUT)
-    return choice, replay, [replay, restore]
+    return choice, replay, [replay]
 
 
 NOT_REPLAYABLE = "no result to replay"
 
 
-def replayable(guard: IdempotencyGuard) -> str:
-    """JSONata: whether the record as last read holds, inline, the completed result of this payload that
-    ``Replay`` outputs (with the replay marker, if any, for which it must be an object). Everything that
-    the route takes before its replay is false here, so that the two agree."""
+def replay_items(guard: IdempotencyGuard) -> str:
+    """JSONata: ``Replay``'s items. None where the record as last read is the completed run of this payload
+    and holds its result inline (for the replay marker, if any, an object); one, which ``Restore`` gets,
+    where the result function keeps it (compressed, or in S3). Otherwise it raises, for the route, whose
+    mismatch reads the payloads alike ("!=" is false where either side is missing)."""
     config, record = guard.config, guard.facts.record
-    holds = [record.status(schema.COMPLETED), f"$exists({record(schema.DATA)})"]
+    ours = record.status(schema.COMPLETED)
     if config.payload.kind != schema.KIND_NONE:
-        # As the route's mismatch reads it: "!=" is false where either side is missing.
-        holds.append(f"$not({record(schema.VALIDATION)} != {guard.facts(VALIDATION)})")
-    if config.replay_marker is not None:
-        holds.append(f"$type($parse({record(schema.DATA)})) = 'object'")
-    return " and ".join(holds)
+        ours += f" and $not({record(schema.VALIDATION)} != {guard.facts(VALIDATION)})"
+    refused = f"$error('{NOT_REPLAYABLE}')"
+    inline = "[]" if config.replay_marker is None else f"$type($parse({record(schema.DATA)})) = 'object' ? [] : {refused}"
+    return f"({ours}) ? ($exists({record(schema.DATA)}) ? {inline} : [0]) : {refused}"
 
 
 def _iso(epoch_millis: str) -> str:

@@ -54,7 +54,6 @@ def test_outcome_metrics_count_the_outcome_states_entered_in_the_execution_log_b
         ("ParallelStateEntered", "Body"),
         ("MapStateEntered", "Replay"),
         ("ChoiceStateEntered", "Route"),
-        ("TaskStateEntered", "Restore"),
         ("WaitStateEntered", "Backoff"),
         ("TaskStateEntered", "Takeover"),
         ("FailStateEntered", "PayloadMismatch"),
@@ -90,7 +89,7 @@ def test_replays_add_up_with_missing_periods_counted_as_zero_and_keep_your_perio
     target = stack()
     workflow = orders(target, result_storage=ResultStorage.large())
     replayed = workflow.metric_replayed(period=Duration.minutes(1), label="Duplicates")
-    assert replayed.expression == "FILL(m0, 0) + FILL(m1, 0) - FILL(m2, 0)"
+    assert replayed.expression == "FILL(m0, 0) - FILL(m1, 0)"
     assert (replayed.period.to_seconds(), replayed.label) == (60, "Duplicates")
     assert {m.period.to_seconds() for m in replayed.using_metrics.values()} == {60}
 
@@ -137,7 +136,7 @@ def test_lease_extensions_add_up_over_every_extend_state():
     assert (extended.expression, extended.label) == ("FILL(m0, 0) + FILL(m1, 0)", "LeaseExtended")
 
 
-def test_replays_are_counted_as_entries_of_replay_and_restore_less_those_of_route():
+def test_replays_are_counted_as_entries_of_replay_less_those_of_route():
     # Route is entered only from a Replay with no result to give (guard.route.route).
     target = stack()
     replayed = orders(target).metric_replayed()
@@ -145,12 +144,13 @@ def test_replays_are_counted_as_entries_of_replay_and_restore_less_those_of_rout
         name: target.resolve(metric.to_metric_config().metric_stat.dimensions) for name, metric in replayed.using_metrics.items()
     }
     assert states == {
-        f"m{index}": [{"name": "State", "value": f"Idempotency.{state}"}]
-        for index, state in enumerate(("Replay", "Restore", "Route"))
+        f"m{index}": [{"name": "State", "value": f"Idempotency.{state}"}] for index, state in enumerate(("Replay", "Route"))
     }
 
 
 def test_a_workflow_that_rejects_duplicates_counts_no_route_against_its_replays():
     target = stack()
     replayed = orders(target, on_completed=CompletedPolicy.REJECT).metric_replayed()
-    assert replayed.expression == "FILL(m0, 0) + FILL(m1, 0)"
+    assert target.resolve(replayed.to_metric_config().metric_stat.dimensions) == [
+        {"name": "State", "value": "Idempotency.Replay"}
+    ]

@@ -20,6 +20,7 @@ def test_every_write_after_acquire_is_fenced_on_the_owner():
 def test_transient_dynamodb_and_lambda_errors_are_retried_with_backoff():
     states = guarded()["States"]
     states.update(states["ChargeOnce.Await"]["Branches"][0]["States"])
+    states.update(states["ChargeOnce.Replay"]["ItemProcessor"]["States"])
     for name in ("Acquire", "Inspect", "Complete", "Release", "Takeover", "Poll"):
         retry = states[f"ChargeOnce.{name}"]["Retry"][0]
         assert "DynamoDB.ThrottlingException" in retry["ErrorEquals"]
