@@ -56,10 +56,10 @@ def overhead_bar(variant: str, path: str) -> tuple[int, int] | None:
     """(states, Lambda calls) allowed for ``path`` ("first_run", "replay_100k", ...) of ``variant``."""
     for name, column, earned in _OVERHEAD:
         if name == variant:
-            # The result function earns its state and call where it keeps the result, and its call
-            # where it restores it.
+            # The result function earns its state and call where it keeps the result (StoreResult), and
+            # where it restores it (Restore, inside Replay).
             states, calls = _LIMITS[column][path.removesuffix("_100k")]
-            return states + (earned if path.startswith("first_run") else 0), calls + earned
+            return states + earned, calls + earned
     return None
 
 

@@ -118,6 +118,7 @@ STATE_NAMES = (
     "InFlight",
     "Rejected",
     "NotAnObject",
+    "Unreadable",
     "CacheOrRelease",
     "Release",
     "RecordFailure",

@@ -74,10 +74,12 @@ def route(
     (``States.QueryEvaluationError``, which its Catch takes to ``Route``). So a replay enters ``Acquire,
     Inspect, Replay`` (and ``Restore``), with no Choice state before it; a wait as many states as before,
     and a takeover or a mismatch one more (``Replay``, then ``Route``), which never goes back to
-    ``Replay`` with a record it would hand back. (An error in ``Items``, like one in a Task's
-    ``Arguments``, fails the state before its work, where its own Catch takes it. One in a state's
-    ``Output`` would not do: moto, whose interpreter is LocalStack's, evaluates ``Output`` after the Retry
-    and Catch loop.) Without a replay (``on_completed=REJECT``) there is no ``Replay``: runs go to ``Route``."""
+    ``Replay``. (An error in ``Items``, like one in a Task's ``Arguments``, fails the state before its
+    work, where its own Catch takes it. One in a state's ``Output`` would not do: moto, whose interpreter
+    is LocalStack's, evaluates ``Output`` after the Retry and Catch loop. ``Output`` raises only for a
+    result that cannot be given back: restored, but not an object for the replay marker, or held inline
+    but not JSON; it fails the run there on moto, and in ``NotAnObject`` or ``Unreadable`` where the
+    Catch takes it.) Without a replay (``on_completed=REJECT``) there is no ``Replay``: runs go to ``Route``."""
     config, facts = guard.config, guard.facts
     name = config.name
     record = facts.record
@@ -119,12 +121,11 @@ def route(
     if config.rejects_completed:
         rules.append((record.status(schema.COMPLETED), rejected(guard)))
     else:
-        # Replay, the only way into the route, takes every completed record of this payload: one here is a
-        # result that cannot carry the replay marker (not an object), or, without a marker, none at all;
-        # never back to Replay, which would hand it here again.
-        rules.append(
-            (record.status(schema.COMPLETED), marker.not_an_object(guard) if config.replay_marker is not None else replay)
-        )
+        # Replay, the only way into the route, takes every completed record of this payload: one here holds
+        # a result that cannot carry the replay marker (not an object), or one Replay could not read back
+        # (not JSON). Never back to Replay, which would hand it here again.
+        cannot = marker.not_an_object(guard) if config.replay_marker is not None else unreadable(guard)
+        rules.append((record.status(schema.COMPLETED), cannot))
     if replay_failure is not None:
         rules.append((record.status(schema.FAILED), replay_failure))
     # A record in progress that is this run's own: a write that made it the holder, applied by DynamoDB
@@ -181,6 +182,13 @@ def replay_items(guard: IdempotencyGuard) -> str:
     refused = f"$error('{NOT_REPLAYABLE}')"
     inline = "[]" if config.replay_marker is None else f"$type($parse({record(schema.DATA)})) = 'object' ? [] : {refused}"
     return f"({ours}) ? ($exists({record(schema.DATA)}) ? {inline} : [0]) : {refused}"
+
+
+def unreadable(guard: IdempotencyGuard) -> sfn.Fail:
+    """A completed record of this payload whose inline result ``Replay`` could not read back (not JSON:
+    written by something else than a guard)."""
+    cause = "The record says the work completed, but its result cannot be read back: reset the record to run again."
+    return fail(guard, guard.config, "Unreadable", error=schema.RESULT_MISSING, cause=cause)
 
 
 def _iso(epoch_millis: str) -> str:

@@ -134,3 +134,22 @@ def test_a_replay_whose_result_object_is_gone_fails_with_result_missing_and_neve
     replay = behaviour.run("LargeResults", payload)
     assert (replay.status, replay.error) == ("FAILED", schema.RESULT_MISSING)
     assert "reset the record" in replay.cause and "LargeResultsMake" not in replay.entered_states()
+
+
+def test_a_completed_record_whose_inline_result_is_not_json_fails_its_replay_once_and_never_loops(behaviour, unique):
+    payload = {"nonce": unique}
+    first = behaviour.run("Echo", payload)
+    (record_id,) = behaviour.records_of(first, "Idempotency")
+    behaviour.emulator.client("dynamodb").update_item(
+        TableName=behaviour.table_name("Idempotency"),
+        Key={schema.ID: {"S": record_id}},
+        UpdateExpression="SET #data = :data",
+        ExpressionAttributeNames={"#data": schema.DATA},
+        ExpressionAttributeValues={":data": {"S": "not JSON"}},
+    )
+    replay = behaviour.run("Echo", payload)
+    # Replay's Output cannot parse it. moto evaluates a state's Output after its Retry and Catch, so the run
+    # fails there; where the Catch takes it (guard.route.route), Route ends it in Unreadable
+    # (Idempotency.ResultMissing). Either way once: Route never sends it back to Replay.
+    assert (replay.status, replay.error) == ("FAILED", "States.QueryEvaluationError")
+    assert replay.entered_states() == ["Idempotency.Acquire", "Idempotency.Inspect", "Idempotency.Replay"]

@@ -397,3 +397,13 @@ def test_with_no_payload_no_mismatch_is_routed_and_the_restore_compares_none():
     assert all("PayloadMismatch" not in choice["Next"] for choice in states["ChargeOnce.Route"]["Choices"])
     restore = states["ChargeOnce.Replay"]["ItemProcessor"]["States"]["ChargeOnce.Restore"]
     assert "validation" not in restore["Arguments"]
+
+
+@pytest.mark.parametrize("options", [{}, {"replay_marker": "$.idempotency"}], ids=["unmarked", "marked"])
+def test_route_never_sends_a_run_back_to_replay_which_sent_it_there(options):
+    # Replay takes every completed record of this payload; one that reaches Route could not be given back.
+    states = guarded(**options)["States"]
+    route = states["ChargeOnce.Route"]
+    assert "ChargeOnce.Replay" not in {rule["Next"] for rule in route["Choices"]} | {route["Default"]}
+    (completed,) = [rule["Next"] for rule in route["Choices"] if "'COMPLETED'" in rule["Condition"]]
+    assert completed == ("ChargeOnce.NotAnObject" if options else "ChargeOnce.Unreadable")
