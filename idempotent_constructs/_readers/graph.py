@@ -219,6 +219,11 @@ def mermaid(definition: dict[str, Any], title: str = "", guard: str | None = Non
             for branch in _children(state):
                 drawing.branch(branch, "        ", several=len(_children(state)) > 1)
             lines.append("    end")
+        elif name == "Replay" and _children(state):
+            lines.append(f'    subgraph {ids[name]}["Replay: its one item restores a kept result"]')
+            for branch in _children(state):
+                drawing.branch(branch, "        ", several=False, strip=graph.prefix)
+            lines.append("    end")
         elif name != "Await" or not graph.polled:
             lines.append(f"    {node(name, state)}")
     styles = []

@@ -5,11 +5,11 @@ Shape of the generated states (names carry the guard's prefix; all JSONata)::
     [Begin | ComputeKey] -> Acquire --------------------------------------> Body -> Complete -> (next)
                       | key missing: KeyMissing                            |        '-> StoreResult -> (next)
                       | taken                                              | fails
-                    Inspect -> Replay -> (next)                            [CacheOrRelease] -> Release | RecordFailure -> Failed
+                    Inspect -> Replay [-> Restore] -> (next)               [CacheOrRelease] -> Release | RecordFailure -> Failed
                                 | no result to replay
                               Route -- gone --> Acquire
                                 |---- other payload --> PayloadMismatch
-                                |---- completed --> Replay | Restore -> (next)
+                                |---- completed, not given back --> NotAnObject | Unreadable
                                 |---- failed (CACHE) --> ReplayFailure
                                 |---- held within its lease --> Backoff -> Await -> Replay
                                 |---- held past its lease --> [OwnerCheck -> OwnerRunning] -> Await

@@ -72,8 +72,8 @@ def route(
     over no items where the record holds the result inline, which its ``Output`` gives, and over one,
     which runs ``Restore``, where the result function keeps it. Its ``Items`` raise otherwise
     (``States.QueryEvaluationError``, which its Catch takes to ``Route``). So a replay enters ``Acquire,
-    Inspect, Replay`` (and ``Restore``), with no Choice state before it; a wait as many states as before,
-    and a takeover or a mismatch one more (``Replay``, then ``Route``), which never goes back to
+    Inspect, Replay`` (and ``Restore``), with no Choice state before it; a wait that ends in a replay as
+    many states as before, and anything else one more (``Replay``, then ``Route``), which never goes back to
     ``Replay``. (An error in ``Items``, like one in a Task's ``Arguments``, fails the state before its
     work, where its own Catch takes it. One in a state's ``Output`` would not do: moto, whose interpreter
     is LocalStack's, evaluates ``Output`` after the Retry and Catch loop. ``Output`` raises only for a

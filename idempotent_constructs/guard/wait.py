@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 def wait_for_holder(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Parallel | None]:
-    """``(entry, Await)``; Await goes back to the route once the holder is done (the caller wires it)."""
+    """``(entry, Await)``; Await goes on to Replay once the holder is done (the caller wires it)."""
     config, facts = guard.config, guard.facts
     failing = in_flight(guard)
     if config.on_in_flight is InFlightPolicy.FAIL:

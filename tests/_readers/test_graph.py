@@ -262,3 +262,8 @@ def test_a_body_of_one_task_that_runs_bare_is_drawn_as_the_body_named_by_its_tas
     assert graph.bare_body == "Charge" and graph.paths["first run"] == ["Acquire", "Body", "Complete"]
     assert graph.paths["failure"] == ["Body", "Release", "Failed"]
     assert '["Body: Charge"]' in mermaid(definition)
+
+
+def test_the_picture_draws_restore_inside_replay_whose_one_item_runs_it(assembly):
+    picture = mermaid(definition(assembly, "IdempotentOrders", "Orders"))
+    assert re.search(r'subgraph s\d+\["Replay: its one item restores a kept result"\]\n\s+s\d+\["Restore"\]', picture)
