@@ -68,7 +68,7 @@ def outcome_states(guard: IdempotencyGuard) -> dict[str, str]:
     ones (``Rejected``, ``extend_lease()`` states) only if it has them, so that templates without
     them are unchanged."""
     states = {**OUTCOME_STATES, "Body": guard.body_entered}
-    if guard.node.try_find_child("Rejected") is not None:
+    if guard.config.rejects_completed:
         states["Rejected"] = "FailStateEntered"
     else:
         states["Route"] = "ChoiceStateEntered"  # entered only from a Replay without a result: not replays

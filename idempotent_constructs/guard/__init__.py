@@ -216,9 +216,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
             self.body_entered = f"{bare_start.to_state_json()['Type']}StateEntered"
         complete, store = finish.complete(self, on_failure, finish.BARE_RESULT if bare_start is not None else finish.RESULT)
         waiting, await_state = wait.wait_for_holder(self)
-        choice, replay, replays = route.route(
-            self, acquire=self._acquire, takeover=takeover, wait=waiting, replay_failure=replay_failure
-        )
+        choice, replay = route.route(self, acquire=self._acquire, takeover=takeover, wait=waiting, replay_failure=replay_failure)
         decide = replay or choice  # what a run does with the record it read
         if await_state is not None:
             await_state.next(decide)
@@ -228,7 +226,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         takeover.next(guarded)
         guarded.next(complete)
         self._start_state = start
-        self._end_states: list[sfn.INextable] = [complete, store, *replays]
+        self._end_states: list[sfn.INextable] = [complete, store, *([replay] if replay else [])]
 
     @property
     def start_state(self) -> sfn.State:

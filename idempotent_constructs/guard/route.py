@@ -65,8 +65,8 @@ def route(
     takeover: sfn.IChainable,
     wait: sfn.IChainable,
     replay_failure: sfn.IChainable | None,
-) -> tuple[sfn.Choice, sfn.Map | None, list[sfn.INextable]]:
-    """``(Route, Replay, the states that end the guard with a replayed result)``.
+) -> tuple[sfn.Choice, sfn.Map | None]:
+    """``(Route, Replay)``: Replay ends the guard with a replayed result.
 
     ``Replay`` is where a run that read a record goes (after ``Inspect``, and after a wait): a Map state
     over no items where the record holds the result inline, which its ``Output`` gives, and over one,
@@ -83,28 +83,6 @@ def route(
     config, facts = guard.config, guard.facts
     name = config.name
     record = facts.record
-    stored = f"$parse({record(schema.DATA)})"
-    restore = invoke(
-        guard,
-        config,
-        "Restore",
-        guard.result_function,
-        {
-            "action": "restore",
-            "table": config.table.table_name,
-            "id": expression(facts(ID)),
-            **({} if config.payload.kind == schema.KIND_NONE else {"validation": expression(facts(VALIDATION))}),
-        },
-    )
-    restore.add_retry(errors=[schema.RESULT_MISSING], max_attempts=0)
-    retry_transient(restore, ["States.ALL"])
-    replay = sfn.Map.jsonata(
-        guard,
-        "Replay",
-        state_name=name("Replay"),
-        items=sfn.ProvideItems.jsonata(expression(replay_items(guard))),
-        outputs=expression(marker.marked(config, facts, f"($count($states.result) = 0 ? {stored} : $states.result[0])")),
-    ).item_processor(restore)
     # In order; the first rule that holds wins.
     rules: list[tuple[str, sfn.IChainable]] = [(record.absent, acquire)]
     if config.payload.kind != schema.KIND_NONE:
@@ -162,9 +140,35 @@ def route(
         choice.when(condition(text), target)
     choice.otherwise(takeover)
     if config.rejects_completed:
-        return choice, None, []
-    replay.add_catch(choice, errors=[QUERY_FAILED], outputs=SAME_INPUT)
-    return choice, replay, [replay]
+        return choice, None
+    return choice, replay(guard).add_catch(choice, errors=[QUERY_FAILED], outputs=SAME_INPUT)
+
+
+def replay(guard: IdempotencyGuard) -> sfn.Map:
+    """``Replay``, and in it ``Restore``: the stored result, the record's own or the result function's."""
+    config, facts = guard.config, guard.facts
+    stored = f"$parse({facts.record(schema.DATA)})"
+    restore = invoke(
+        guard,
+        config,
+        "Restore",
+        guard.result_function,
+        {
+            "action": "restore",
+            "table": config.table.table_name,
+            "id": expression(facts(ID)),
+            **({} if config.payload.kind == schema.KIND_NONE else {"validation": expression(facts(VALIDATION))}),
+        },
+    )
+    restore.add_retry(errors=[schema.RESULT_MISSING], max_attempts=0)
+    retry_transient(restore, ["States.ALL"])
+    return sfn.Map.jsonata(
+        guard,
+        "Replay",
+        state_name=config.name("Replay"),
+        items=sfn.ProvideItems.jsonata(expression(replay_items(guard))),
+        outputs=expression(marker.marked(config, facts, f"($count($states.result) = 0 ? {stored} : $states.result[0])")),
+    ).item_processor(restore)
 
 
 NOT_REPLAYABLE = "no result to replay"
