@@ -34,9 +34,11 @@ POLL_CYCLE_STATES = 3
 # (Replay), with no Choice state before it.
 SHAPE_STATES = {
     "IdempotentStateMachine, one Task": (2, 3),
+    "IdempotentStateMachine, one Map": (2, 3),
     "IdempotentStateMachine, two states (Body Parallel)": (3, 3),
     "IdempotentStateMachine, two states, released when the execution fails": (2, 3),
-    "IdempotencyGuard, one Task": (3, 3),
+    "IdempotencyGuard, one Task": (2, 3),
+    "IdempotencyGuard, one Parallel": (2, 3),
     "IdempotencyGuard drawing its token first (Begin)": (4, 4),
     "IdempotencyGuard once per execution, one Task": (2, 3),
 }

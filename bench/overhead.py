@@ -35,7 +35,7 @@ from .history import entered_at, overhead
 from .probe import Call, Probe
 
 # The user's states, never counted: the overhead section's chain's, and the shapes section's body (bench/shapes.py).
-USER_STATES = ("UserDelay", "UserSize", "UserBig", "UserSmall", "UserWork", "UserThen")
+USER_STATES = ("UserDelay", "UserSize", "UserBig", "UserSmall", "UserWork", "UserThen", "UserParallel", "UserMap")
 BIG_RESULT_KIB = 100
 POLL_INTERVAL = Duration.seconds(1)
 TAKEOVER_LEASE = Duration.seconds(1)

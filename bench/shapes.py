@@ -4,11 +4,13 @@ one run, Standard and Express, with the dollars each costs per million runs (iss
 One stack and one body function (``Work``: it returns its input), the same body in every workflow: one
 Task (``UserWork``), or that Task and a Pass (``UserThen``), the user's states, never counted. The
 shapes: an ``IdempotentStateMachine`` of one Task (the Task runs bare between Acquire and Complete), of
-two states (in the Body Parallel: every whole workflow's shape before issue 43) and of two states run bare,
-its failures freed from the execution's event (``FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS``, Standard); an ``IdempotencyGuard`` of
-your own around the Task (its writes take their state entry's owner token), the same guard drawing its token
-first (``in_inline_map``: every guard's shape before issue 43, and a guard's in an inline Map now) and one
-run once per execution; and the aws-samples baseline (``bench/baseline.py``, Standard, as the sample is).
+one Map over the order's lines (the Task per line; the Map runs bare), of two states (in the Body
+Parallel: every whole workflow's shape before issue 43) and of two states run bare, its failures freed
+from the execution's event (``FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS``, Standard); an
+``IdempotencyGuard`` of your own around the Task (run bare; its writes take their state entry's owner
+token), around a Parallel of the Task (run bare), the same guard around the Task drawing its token first
+(``in_inline_map``: every guard's shape before issue 43, and a guard's in an inline Map now) and one run
+once per execution; and the aws-samples baseline (``bench/baseline.py``, Standard, as the sample is).
 
 Dollars per million: Standard bills state transitions ($0.025 per 1,000, ``cost.PRICES``), with the
 DynamoDB units and Lambda time the probe measures (``cost.path_cost``). Express bills requests and
@@ -54,17 +56,21 @@ class Shape:
 
 SHAPES = (
     Shape("IdempotentStateMachine, one Task", "WholeTask"),
+    Shape("IdempotentStateMachine, one Map", "WholeMap"),
     Shape("IdempotentStateMachine, two states (Body Parallel)", "WholeChain", before_issue_43=True),
     Shape("IdempotentStateMachine, two states, released when the execution fails", "WholeReleased", kinds=("standard",)),
     Shape("IdempotencyGuard, one Task", "Guard"),
+    Shape("IdempotencyGuard, one Parallel", "GuardParallel"),
     Shape("IdempotencyGuard drawing its token first (Begin)", "GuardBegin", before_issue_43=True),
     Shape("IdempotencyGuard once per execution, one Task", "GuardOnce"),
     Shape("aws-samples baseline, one Task", "Baseline", kinds=("standard",)),
 )
 
 
-def work(scope: Construct, function: lambda_.IFunction, then: bool = False) -> sfn.IChainable:
-    """The body: the function's Task (``UserWork``), and a Pass after it (``UserThen``) if ``then``."""
+def work(scope: Construct, function: lambda_.IFunction, then: bool = False, around: str = "") -> sfn.IChainable:
+    """The body: the function's Task (``UserWork``), and a Pass after it (``UserThen``) if ``then``; or, ``around``
+    it, a ``"Parallel"`` (``UserParallel``) whose one branch it is, or a ``"Map"`` (``UserMap``) that runs it for
+    each of the order's lines."""
     task = tasks.LambdaInvoke(
         scope,
         "Work",
@@ -73,6 +79,10 @@ def work(scope: Construct, function: lambda_.IFunction, then: bool = False) -> s
         payload_response_only=True,
         retry_on_service_exceptions=False,
     )
+    if around == "Parallel":
+        return sfn.Parallel(scope, "Parallel", state_name="UserParallel").branch(task)
+    if around == "Map":
+        return sfn.Map(scope, "Map", state_name="UserMap", items_path="$.order.lines").item_processor(task)
     return task.next(sfn.Pass(scope, "Then", state_name="UserThen")) if then else task
 
 
@@ -83,20 +93,23 @@ class ShapesStack(Stack):
         table = IdempotencyTable(self, "Idempotency")
         for suffix, kind in KINDS.items():
 
-            def body(name: str, then: bool = False) -> sfn.IChainable:
-                return work(Construct(self, f"{name}{suffix}Body"), function, then)  # noqa: B023 (used at once)
+            def body(name: str, then: bool = False, around: str = "") -> sfn.IChainable:
+                return work(Construct(self, f"{name}{suffix}Body"), function, then, around)  # noqa: B023 (used at once)
 
-            for name, then in (("WholeTask", False), ("WholeChain", True)):
+            for name, then, around in (("WholeTask", False, ""), ("WholeMap", False, "Map"), ("WholeChain", True, "")):
                 IdempotentStateMachine(
-                    self, f"{name}{suffix}", table=table, key=KEY, definition=body(name, then), state_machine_type=kind
+                    self, f"{name}{suffix}", table=table, key=KEY, definition=body(name, then, around), state_machine_type=kind
                 )
-            for name, options in (
-                ("Guard", {}),
-                ("GuardBegin", {"in_inline_map": True}),
+            for name, around, options in (
+                ("Guard", "", {}),
+                ("GuardParallel", "Parallel", {}),
+                ("GuardBegin", "", {"in_inline_map": True}),
                 # Its wait is written as given, not fitted to an Express run (guard_options: once_per_execution).
-                ("GuardOnce", {"once_per_execution": True, "max_wait": Duration.minutes(1)}),
+                ("GuardOnce", "", {"once_per_execution": True, "max_wait": Duration.minutes(1)}),
             ):
-                guard = IdempotencyGuard(self, f"{name}{suffix}Guard", table=table, key=KEY, body=body(name), **options)
+                guard = IdempotencyGuard(
+                    self, f"{name}{suffix}Guard", table=table, key=KEY, body=body(name, around=around), **options
+                )
                 sfn.StateMachine(
                     self, f"{name}{suffix}", definition_body=sfn.DefinitionBody.from_chainable(guard), state_machine_type=kind
                 )

@@ -32,15 +32,16 @@ DEFAULT_MINISTACK_PYTHON = Path(__file__).resolve().parent.parent / ".crosscheck
 
 
 def synthesize_test_stacks(outdir: Path) -> Path:
-    """The behaviour, documents and everything-on stacks of tests/stacks.py, in a cloud assembly."""
+    """The behaviour, documents, everything-on and lost-replies stacks of tests/stacks.py, in a cloud assembly."""
     from aws_cdk import App
 
-    from tests.stacks import BehaviourStack, DocumentsStack, everything_on
+    from tests.stacks import BehaviourStack, DocumentsStack, LostRepliesStack, everything_on
 
     app = App(outdir=str(outdir))
     BehaviourStack(app, "Behaviour")
     DocumentsStack(app, "Documents")
     everything_on(app)
+    LostRepliesStack(app, "LostReplies")
     return Path(app.synth().directory)
 
 
@@ -117,8 +118,12 @@ def main(argv: list[str]) -> int:
                     behaviour=deployed(test_assembly, "Behaviour"),
                     everything=deployed(test_assembly, "EverythingOn"),
                     documents=deployed(test_assembly, "Documents"),
+                    guards=deployed(test_assembly, "LostReplies"),
                 )
-                print(f"deployed {EXAMPLE_STACK}, Behaviour, EverythingOn and Documents ({time.monotonic() - started:.0f} s)\n")
+                print(
+                    f"deployed {EXAMPLE_STACK}, Behaviour, EverythingOn, Documents and LostReplies "
+                    f"({time.monotonic() - started:.0f} s)\n"
+                )
                 run_scenarios(stacks, SCENARIOS, tally)
         except ServerFailed as problem:
             print(f"ministack failed: {problem}")

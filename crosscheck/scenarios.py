@@ -65,6 +65,7 @@ class Stacks:
     behaviour: Deployment  # tests/stacks.py BehaviourStack
     everything: Deployment  # tests/stacks.py everything_on
     documents: Deployment  # tests/stacks.py DocumentsStack
+    guards: Deployment  # tests/stacks.py LostRepliesStack: guards of plain state machines
 
     def raw_output(self, deployment: Deployment, execution: Execution) -> str | None:
         """The output exactly as Step Functions returns it (``Execution.output`` is parsed)."""
@@ -108,7 +109,9 @@ def succeeded(checks: Checks, execution: Execution, what: str) -> None:
 
 
 # --- the example app -------------------------------------------------------------------------------
-@scenario("first run (example app): the workflow's output; both records completed under the keys Python computes")
+@scenario(
+    "first run (example app): the workflow's output; both records completed under the keys Python computes; Charge runs bare"
+)
 def first_run(stacks: Stacks, checks: Checks) -> None:
     payload = fresh_order()
     first = stacks.orders.run("Orders", payload)
@@ -396,6 +399,29 @@ def one_task_bare(stacks: Stacks, checks: Checks) -> None:
     checks.expect(replay.output == first.output, "the replay's output is the first run's")
     states = replay.entered_states()
     checks.expect(states == ["Idempotency.Acquire", "Idempotency.Inspect", "Idempotency.Replay"], f"replay states {states}")
+
+
+@scenario("fewest states (issue 43): a guard of your own runs its one Task, or one Parallel, bare; replayed in 3")
+def guard_of_your_own_bare(stacks: Stacks, checks: Checks) -> None:
+    for machine, prefix, body, payload in (
+        ("BareTask", "TaskOnce", "BareMake", {"kib": 1}),
+        ("BareFan", "FanOnce", "BareFanWork", {}),
+    ):
+        payload = {"id": unique(), **payload}
+        first = stacks.guards.run(machine, payload)
+        succeeded(checks, first, f"{machine}'s first run")
+        # ministack's history holds no state of a Parallel's branches (D3): the guard's and its body's are top level.
+        states = [state for state in first.entered_states() if state.startswith(f"{prefix}.") or state == body]
+        checks.expect(states == [f"{prefix}.Acquire", body, f"{prefix}.Complete"], f"{machine}'s states {states}")
+        replay = stacks.guards.run(machine, payload)
+        succeeded(checks, replay, f"{machine}'s replay")
+        checks.expect(replay.output == first.output, f"{machine}'s replay gives the first run's output")
+        states = replay.entered_states()
+        checks.expect(states == [f"{prefix}.Acquire", f"{prefix}.Inspect", f"{prefix}.Replay"], f"{machine}'s replay {states}")
+    failed = stacks.guards.run("BareFan", {"id": unique(), "fail": True})
+    checks.expect((failed.status, failed.error) == ("FAILED", "Boom"), f"the failing run {failed.status} {failed.error}")
+    states = [state for state in failed.entered_states() if state.startswith("FanOnce.")]
+    checks.expect(states == ["FanOnce.Acquire", "FanOnce.Release", "FanOnce.Failed"], f"the failing run's states {states}")
 
 
 @scenario("released when the execution fails (issue 43): the chain's error fails it; its event frees the key")

@@ -69,9 +69,15 @@ def test_stack(tmp_path_factory: pytest.TempPathFactory, node_bin: Path) -> Call
     app of its own, so that the template tests and the emulator's deployment share one synth."""
     from aws_cdk import App
 
-    from .stacks import BehaviourStack, CompositionStack, ControlStack, DocumentsStack
+    from .stacks import BehaviourStack, CompositionStack, ControlStack, DocumentsStack, LostRepliesStack
 
-    kinds = {"Behaviour": BehaviourStack, "Composition": CompositionStack, "Control": ControlStack, "Documents": DocumentsStack}
+    kinds = {
+        "Behaviour": BehaviourStack,
+        "Composition": CompositionStack,
+        "Control": ControlStack,
+        "Documents": DocumentsStack,
+        "LostReplies": LostRepliesStack,
+    }
 
     @functools.cache
     def build(name: str) -> Any:

@@ -752,8 +752,11 @@ class LostRepliesStack(Stack):
     idempotency has it, not once per execution), whose writes' replies the tests lose
     (``Faults.lost_reply_writes``): ``Alone`` (a guard, its body echoing; ``{"fail": true}`` fails
     it), ``AloneCached`` (the same, its failures cached), ``AloneJmespath`` (keyed through the key
-    function), ``PerItem`` (a guard in a Map, keyed on each item's ``sku``, its body 2 s long) and ``InSequence`` (two
-    guards, ``First`` then ``Second``, on the same ``id``)."""
+    function), ``PerItem`` (a guard in a Map, keyed on each item's ``sku``, its body 2 s long), ``InSequence`` (two
+    guards, ``First`` then ``Second``, on the same ``id``), and, for issue 43, bodies that run bare: ``BareTask`` (a
+    guard, ``TaskOnce``, of one LambdaInvoke, ``BareMake``, whose result is ``kib`` KiB, raising ``KeyError`` where
+    the input names no size) and ``BareFan`` (a guard, ``FanOnce``, of one Parallel, ``BareFanWork``, whose branch
+    echoes as ``Alone``'s body does)."""
 
     def __init__(self, scope: App, construct_id: str) -> None:
         super().__init__(scope, construct_id)
@@ -779,6 +782,15 @@ class LostRepliesStack(Stack):
             "Second", sfn.Pass(self, "SecondWork", result_path="$.second", result=sfn.Result.from_string("ran")), by_id
         )
         machine("InSequence", first.next(second))
+        make = tasks.LambdaInvoke(
+            self,
+            "BareMake",
+            lambda_function=packaged_lambda(self, "Sized", "sized.handler"),
+            payload_response_only=True,
+            retry_on_service_exceptions=False,
+        )
+        machine("BareTask", guard("TaskOnce", make, by_id))
+        machine("BareFan", guard("FanOnce", sfn.Parallel(self, "BareFanWork").branch(failing_body(self, "Fan")), by_id))
 
 
 def minimal(app: App) -> Stack:

@@ -107,8 +107,8 @@ def _prefixes(states: dict[str, Any]) -> list[str]:
 def _bare_body_named(states: dict[str, Any], prefix: str) -> tuple[dict[str, Any], str | None]:
     """``(states, the body's own name)`` with a body that runs bare (the first state of the chain, which the
     guard's Acquire goes to) named as the guard's ``Body``, and every transition to it too."""
-    bare = (states.get(prefix + "Acquire") or {}).get("Next")
-    if not isinstance(bare, str) or bare.startswith(prefix) or bare not in states:
+    bare = _bare_body(states, prefix)
+    if bare is None:
         return states, None
     body = prefix + "Body"
 
@@ -120,6 +120,13 @@ def _bare_body_named(states: dict[str, Any], prefix: str) -> tuple[dict[str, Any
         return {**state, "Default": body} if state.get("Default") == bare else state
 
     return {body if name == bare else name: to_body(state) for name, state in states.items()}, bare
+
+
+def _bare_body(states: dict[str, Any], prefix: str) -> str | None:
+    """The name of the body of the guard ``prefix`` among ``states`` where it runs bare: the state, not one
+    of the guard's own, that its Acquire goes to."""
+    bare = (states.get(prefix + "Acquire") or {}).get("Next")
+    return bare if isinstance(bare, str) and not bare.startswith(prefix) and bare in states else None
 
 
 def _children(state: dict[str, Any]) -> list[dict[str, Any]]:
@@ -280,7 +287,8 @@ class _Drawing:
     def level(self, states: dict[str, Any], indent: str, strip: str = "") -> None:
         """The states of one level and the transitions between them."""
         prefixes = sorted((p for p in _prefixes(states) if p and p != strip), key=len, reverse=True)
-        group = {name: next((p for p in prefixes if name.startswith(p)), None) for name in states}
+        bodies = {bare: p for p in prefixes if (bare := _bare_body(states, p)) is not None}  # drawn in their guards
+        group = {name: bodies.get(name) or next((p for p in prefixes if name.startswith(p)), None) for name in states}
         titled = {p: self.new_id() for p in prefixes}  # each guard's subgraph, or its node when collapsed
         collapsed = titled if self.collapse_guards else {}
         ids = {name: collapsed.get(group[name] or "") or self.new_id() for name in states}
@@ -309,7 +317,8 @@ class _Drawing:
                 self.lines.append(f"{indent}subgraph {titled[prefix]}[{_quote(title)}]")
                 for member, member_state in states.items():
                     if group[member] == prefix:
-                        self.state(ids[member], member.removeprefix(prefix), member_state, indent + "    ", prefix)
+                        label = f"Body: {member}" if member in bodies else member.removeprefix(prefix)
+                        self.state(ids[member], label, member_state, indent + "    ", prefix)
                 for source, target, label in inside[prefix]:
                     self.arrow(indent + "    ", source, target, label)
                 self.lines.append(f"{indent}end")

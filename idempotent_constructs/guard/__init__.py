@@ -16,9 +16,10 @@ Shape of the generated states (names carry the guard's prefix; all JSONata)::
                                 |                                           '-> Takeover
                                 '---- otherwise --> Takeover -> Body
 
-In a guard that runs once per execution, a body of one Task state runs bare: the state itself, with
-the guard's Catch, stands for ``Body``, and a first run is ``Acquire -> (the state) -> Complete``. Any other first run is
-``Acquire -> Body -> Complete``; a replay ``Acquire -> Inspect -> Replay`` (``Replay`` routes what it
+A body of one Task, Parallel or Map state runs bare: the state itself, with the guard's Catch, stands
+for ``Body``, and a first run is ``Acquire -> (the state) -> Complete`` (``finish.Wiring`` settles it as
+the guard joins a graph, so that a body wired on after the guard was made runs whole). Any other first
+run is ``Acquire -> Body -> Complete``; a replay ``Acquire -> Inspect -> Replay`` (``Replay`` routes what it
 cannot replay to ``Route``: ``route.route``):
 the key, the payload digest, the owner token and the clock are computed in JSONata, with no Lambda
 call (a JMESPath key adds ``ComputeKey``). Each write that takes the key writes an owner token that its
@@ -141,8 +142,6 @@ class IdempotencyGuard(sfn.StateMachineFragment):
                 self.results_bucket = config.result_storage.bucket
         self.result_function.serve(config.table, config.namespace, self.results_bucket)
         self.rendered_by: str | None = None  # the workflow whose definition holds this guard, once rendered
-        self._body_name: str | None = None  # the body's own state, where it runs bare (finish.bare)
-        self.body_entered = "ParallelStateEntered"  # the type of the "entered" log event of state_name("Body")
         state_names.check_app(self, also=placement.problems)
         quota_plugin.check_app(self)
         adopt_within(self, body.start_state)  # what is bound already; the rest when its Body is bound
@@ -163,10 +162,18 @@ class IdempotencyGuard(sfn.StateMachineFragment):
     def state_name(self, state: str) -> str:
         """The name of one of this guard's states in the definition, such as ``state_name("Replay")``;
         ``state_name("Body")`` is the state that runs the body: the body's own state where it runs bare
-        (a Task state alone), and its type of "entered" log event is ``body_entered``."""
-        if state == "Body" and self._body_name is not None:
-            return self._body_name
+        (a Task, Parallel or Map state alone), and its type of "entered" log event is ``body_entered``. Which
+        it is is settled as the guard joins a graph; before, it is the one the body as it is now would give."""
+        if state == "Body" and (first := self._wiring.first) is not None:
+            return first.state_id
         return self.config.name(state)
+
+    @property
+    def body_entered(self) -> str:
+        """The type of the "entered" log event of ``state_name("Body")``: the Parallel's, or that of the
+        chain's own first state where it runs bare."""
+        first = self._wiring.first
+        return "ParallelStateEntered" if first is None else f"{first.to_state_json()['Type']}StateEntered"
 
     @property
     def lease(self) -> Duration:
@@ -210,21 +217,17 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         start, takes = acquire.acquire(self, inspect, missing)
         self._acquire = takes[-1]
         takeover = acquire.takeover(self, inspect)
-        guarded, bare_start = finish.body(self, body, on_failure)
-        if bare_start is not None:
-            self._body_name = bare_start.state_id
-            self.body_entered = f"{bare_start.to_state_json()['Type']}StateEntered"
-        complete, store = finish.complete(self, on_failure, finish.BARE_RESULT if bare_start is not None else finish.RESULT)
+        complete, store = finish.complete(self, on_failure)
+        self._wiring = finish.Wiring(self, body, on_failure, complete)
+        for take in [*takes, takeover]:
+            self._wiring.lead(take)
+        complete.rendering = store.rendering = self._wiring.reads
         waiting, await_state = wait.wait_for_holder(self)
         choice, replay = route.route(self, acquire=self._acquire, takeover=takeover, wait=waiting, replay_failure=replay_failure)
         decide = replay or choice  # what a run does with the record it read
         if await_state is not None:
             await_state.next(decide)
         inspect.next(decide)
-        for take in takes:
-            take.next(guarded)
-        takeover.next(guarded)
-        guarded.next(complete)
         self._start_state = start
         self._end_states: list[sfn.INextable] = [complete, store, *([replay] if replay else [])]
 

@@ -8,10 +8,11 @@ compressed in the record, or in S3. No task is ever built over 256 KiB from a re
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 from aws_cdk import aws_stepfunctions as sfn
-from aws_cdk import aws_stepfunctions_tasks as tasks
 
 from .._jsonata import sizes
 from .._jsonata.key_expressions import literal
@@ -20,7 +21,7 @@ from ..lambda_src import schema
 from ..policies import FailurePolicy
 from . import lease, record_tasks
 from .protocol import CONDITION_FAILED, ID, OWNER, QUERY_FAILED, TRANSIENT_DYNAMODB_ERRORS, VALIDATION, expression
-from .tasks import ItemTask, fail, invoke, retry_transient
+from .tasks import FunctionTask, ItemTask, fail, invoke, retry_transient
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -38,10 +39,8 @@ TOO_LARGE = "The result is too close to Step Functions' 256 KiB payload limit to
 # of a body that runs bare (``bare``).
 RESULT = "$states.input[0]"
 BARE_RESULT = "$states.input"
-# Step Functions' catchers are for Task, Parallel and Map states; of these only a Task runs bare (``bare``):
-# the ``ExtendLease`` states of a Parallel's branches or a Map's item processor, wired in up to the guard's
-# binding, are adopted while the guard's own Body is bound (``Body.bind_to_graph``), which a state of the
-# user's cannot do.
+# The states that catch (Step Functions' catchers are for Task, Parallel and Map states) and so may run bare.
+CATCHING = (sfn.TaskStateBase, sfn.Parallel, sfn.MapBase)
 
 
 class Body(sfn.Parallel):
@@ -55,37 +54,94 @@ class Body(sfn.Parallel):
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
         with lease.adopting(self.guard):
             super().bind_to_graph(graph)
-        for branch in self._branches:  # CDK's protected field: the branch's graph, bound now
-            lease.adopt_within(self.guard, branch.start_state)
+        lease.adopt_inside(self.guard, self)
 
 
-def bare(chain: sfn.IChainable) -> sfn.TaskStateBase | None:
-    """The chain's one state, where it can run bare as the body: a Task state built in the CDK, with no
-    Catch of its own (a Catch's handler is a state of the chain too) and nothing after it. Its own Retry
-    runs as it would in a branch; the guard adds its Catch, for ``States.ALL``, last, and the states after
-    it read its output. A document's states are as its file says them, so a document runs as a branch."""
+class Wiring:
+    """How the user's chain joins the guard's states (``body``), settled as the first state that leads to it
+    joins a graph (``ItemTask.joining``), and not before: until then the user may still wire the chain on
+    (an ``extend_lease()`` state placed in it after the guard was made, say), and nothing is rendered
+    before it. ``Complete`` and ``StoreResult`` read the chain's output as the settled shape gives it
+    (``reads``)."""
+
+    def __init__(
+        self, guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChainable, complete: sfn.IChainable
+    ) -> None:
+        self.guard, self.chain, self.on_failure, self.complete = guard, chain, on_failure, complete
+        self.sources: list[ItemTask] = []  # the states that go to the body: the writes that take the key
+        self.settled = False
+        self.bare: sfn.State | None = None  # the chain's first state, where the chain runs bare
+
+    def lead(self, source: ItemTask) -> None:
+        """``source`` goes to the body, once it is settled."""
+        self.sources.append(source)
+        source.joining = self.joining
+
+    @property
+    def first(self) -> sfn.State | None:
+        """The chain's own first state where it runs bare: as settled, or, before, as it would be now."""
+        if self.settled:
+            return self.bare
+        if self.guard.config.on_failure is FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS:
+            return self.chain.start_state
+        return bare(self.chain)
+
+    @contextmanager
+    def joining(self) -> Iterator[None]:
+        """While the first state that goes to the body joins a graph: the body is wired in, and the
+        ``ExtendLease`` states bound meanwhile (those of a bare Parallel's branches) are the guard's."""
+        if self.settled:
+            yield
+            return
+        # The states of a chain run bare, before anything of the guard's follows them.
+        first = self.first
+        chain = sfn.State.find_reachable_states(first, include_error_handlers=True) if first is not None else []
+        self.settled = True
+        guarded, self.bare = body(self.guard, self.chain, self.on_failure)
+        for source in self.sources:
+            source.next(guarded)
+        sfn.Chain.start(guarded).next(self.complete)
+        with lease.adopting(self.guard):
+            yield
+        for state in chain:
+            lease.adopt_inside(self.guard, state)
+
+    def reads(self, state: Any) -> Any:
+        """A rendered state after the body (``Complete``, ``StoreResult``), reading the chain's output as
+        the settled shape gives it: ``RESULT`` of the Parallel's, ``BARE_RESULT`` of a chain run bare."""
+        if self.bare is None:
+            return state
+        if isinstance(state, str):
+            return state.replace(RESULT, BARE_RESULT)
+        if isinstance(state, dict):
+            return {name: self.reads(value) for name, value in state.items()}
+        return [self.reads(value) for value in state] if isinstance(state, list) else state
+
+
+def bare(chain: sfn.IChainable) -> sfn.State | None:
+    """The chain's one state, where it can run bare as the body: a Task, Parallel or Map state built in
+    the CDK, with no Catch of its own (a Catch's handler is a state of the chain too), no ``Assign`` (whose
+    variables a branch keeps to itself, and a replay, which does not run it, would not assign) and
+    nothing after it. Its own Retry runs as it would in a branch; the guard adds its Catch, for
+    ``States.ALL``, last, and the states after it read its output. A document's states are as its file
+    says them, so a document runs as a branch."""
     start = chain.start_state
     reachable = sfn.State.find_reachable_states(start, include_error_handlers=True)
     # jsii gives a new Python object for each answer: a state is known by its construct path.
     alone = [state.node.path for state in reachable] == [start.node.path]
-    return start if alone and isinstance(start, sfn.TaskStateBase) else None
+    return start if alone and isinstance(start, CATCHING) and "Assign" not in start.to_state_json() else None
 
 
-def body(
-    guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChainable
-) -> tuple[sfn.Chain | sfn.TaskStateBase | sfn.Parallel | sfn.CustomState, sfn.State | None]:
-    """``(what runs the user's chain, its first state where the chain runs bare)``.
+def body(guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChainable) -> tuple[sfn.IChainable, sfn.State | None]:
+    """``(what runs the user's chain, its first state where the chain runs bare)``, as ``Wiring`` settles it.
 
     Under ``FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS`` the chain itself runs bare, its failures left to
     fail the execution (the release function frees the key from the failure's event); every path of it
     ends at one of its end states, which ``Complete`` follows (``bare_chain_problems``).
 
-    In a guard that runs once per execution (an
-    ``IdempotentStateMachine``'s, or ``once_per_execution``), a chain of one Task state (``bare``) is that
-    state itself, its failures caught into ``on_failure``: a first run enters two states of the guard's,
-    ``Acquire`` and ``Complete``, and the state's output is the chain's. Only there: the state is wired to
-    ``Complete`` now, so nothing may follow it later, and a guard of your own may be given the rest of
-    its body after it is made (an ``extend_lease()`` state in a loop, say).
+    A chain of one Task, Parallel or Map state (``bare``) is that state itself, its failures caught into
+    ``on_failure``: a first run enters two states of the guard's, ``Acquire`` and ``Complete``, and the
+    state's output is the chain's.
 
     Any other chain is the only branch of a Parallel: its input is the guard's input, and whatever it
     raises is caught in one place. The Parallel declares no query language and uses no field of either:
@@ -97,10 +153,10 @@ def body(
     document holds no ``ExtendLease`` state to adopt)."""
     if guard.config.on_failure is FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS:
         return sfn.Chain.start(chain), chain.start_state
-    parallel: sfn.TaskStateBase | sfn.Parallel | sfn.CustomState
+    parallel: sfn.Parallel | sfn.CustomState
     state = chain.start_state if isinstance(chain, sfn.StateMachineFragment) else chain  # an AslFragment's is its document
-    if guard.config.once_per_execution and (alone := bare(chain)) is not None:
-        alone.add_catch(on_failure, errors=["States.ALL"])
+    if (alone := bare(chain)) is not None:
+        alone.add_catch(on_failure, errors=["States.ALL"])  # type: ignore[attr-defined]
         return alone, alone
     if isinstance(state, DocumentState) and state.stands_alone:
         # A CustomState is named by its construct id: the guard's name for Body.
@@ -140,10 +196,10 @@ def bare_chain_problems(chain: sfn.IChainable) -> list[str]:
     )
 
 
-def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable, result: str) -> tuple[ItemTask, tasks.LambdaInvoke]:
-    """``(Complete, StoreResult)``: both end the guard with the chain's output, ``result`` (``RESULT``, or
-    ``BARE_RESULT`` after a body that runs bare)."""
-    config, facts = guard.config, guard.facts
+def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable) -> tuple[ItemTask, FunctionTask]:
+    """``(Complete, StoreResult)``: both end the guard with the chain's output, read as ``RESULT`` (the
+    Parallel's) and rendered as the guard's ``Wiring`` settles it."""
+    config, facts, result = guard.config, guard.facts, RESULT
     lease_lost = fail(
         guard,
         config,

@@ -68,6 +68,7 @@ class ExtendLease(sfn.CustomState):
         self.distributed_map: str | None = None  # the Distributed Map whose item processor holds it, if any
         self._fields: dict[str, Any] = {}
         self._graph: sfn.StateGraph | None = None
+        self._joining = False  # whether it has begun to join a graph
         self._granted = False
         self.node.add_validation(_Placed(self))
 
@@ -102,8 +103,11 @@ class ExtendLease(sfn.CustomState):
         self._grant()
 
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
-        if self.guard is None and _binding:
-            self.adopt(_binding[-1])  # before joining the graph, which registers it by its (prefixed) name
+        # Before joining the graph, which registers it by its (prefixed) name; CDK calls this again for a state
+        # already bound, as an incoming state of one binding now: it stays whose it was.
+        if self.guard is None and _binding and not self._joining:
+            self.adopt(_binding[-1])
+        self._joining = True
         super().bind_to_graph(graph)
         self._graph = graph
         self._grant()
@@ -173,7 +177,17 @@ def adopt_within(guard: IdempotencyGuard, start: sfn.State) -> None:
     """Adopt the ``ExtendLease`` states of the chain that starts at ``start``, in every branch and item
     processor bound so far; mark each of ``guard``'s found there, and each of those that sits in a
     Distributed Map's item processor, which it cannot work from."""
-    for state, distributed_map in _states_within(start, None):
+    _adopt(guard, _states_within(start, None))
+
+
+def adopt_inside(guard: IdempotencyGuard, state: sfn.State) -> None:
+    """Adopt, as ``adopt_within``, the ``ExtendLease`` states of the branches and item processor of ``state``
+    (a Parallel, a Map) bound so far, and not those of the states after it."""
+    _adopt(guard, _inside(state, None))
+
+
+def _adopt(guard: IdempotencyGuard, found: Iterator[tuple[sfn.State, str | None]]) -> None:
+    for state, distributed_map in found:
         if not isinstance(state, ExtendLease):
             continue
         if state.guard is None and distributed_map is None:
@@ -188,10 +202,15 @@ def _states_within(start: sfn.State, distributed_map: str | None) -> Iterator[tu
     processors bound into them, each with the Distributed Map whose item processor holds it."""
     for state in sfn.State.find_reachable_states(start, include_error_handlers=True):
         yield state, distributed_map
-        # CDK's protected fields: the graphs of a state's Parallel branches and Map item processor.
-        for branch in state._branches:
-            yield from _states_within(branch.start_state, distributed_map)
-        processor = state._processor or state._iteration
-        if processor is not None:
-            distributed = state._processor_mode == sfn.ProcessorMode.DISTRIBUTED
-            yield from _states_within(processor.start_state, state.state_id if distributed else distributed_map)
+        yield from _inside(state, distributed_map)
+
+
+def _inside(state: sfn.State, distributed_map: str | None) -> Iterator[tuple[sfn.State, str | None]]:
+    """The states of the branches and item processor bound into ``state``, as ``_states_within``."""
+    # CDK's protected fields: the graphs of a state's Parallel branches and Map item processor.
+    for branch in state._branches:
+        yield from _states_within(branch.start_state, distributed_map)
+    processor = state._processor or state._iteration
+    if processor is not None:
+        distributed = state._processor_mode == sfn.ProcessorMode.DISTRIBUTED
+        yield from _states_within(processor.start_state, state.state_id if distributed else distributed_map)

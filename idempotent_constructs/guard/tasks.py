@@ -11,6 +11,8 @@ And ``fail``: the guard's Fail states, which end a run with one of its errors.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from aws_cdk import Aws, Duration
@@ -25,6 +27,11 @@ from .config import GuardConfig
 from .protocol import TRANSIENT_LAMBDA_ERRORS, TRANSIENT_SFN_ERRORS, expression
 
 SAME_INPUT = expression("$states.input")
+
+
+def as_rendered(state: Any) -> Any:
+    """A rendered state as it is: what a task's ``rendering`` is unless the guard sets another."""
+    return state
 
 
 def retry_transient(task: Any, errors: list[str], *, after_body: bool = False) -> None:
@@ -98,6 +105,10 @@ class ItemTask(sfn.CustomState):
         self.graph: sfn.StateGraph | None = None  # the graph it joined: its state machine's, or a branch's
         self.statements = item_statements(config, action)
         self._catch_outputs: dict[tuple[str, ...], str] = {}
+        # While it joins a graph (finish.Wiring.joining, for a write that goes to the body); its rendered
+        # state made final (finish.Wiring.reads, for one that reads the body's output).
+        self.joining: Callable[[], AbstractContextManager[None]] = nullcontext
+        self.rendering: Callable[[Any], Any] = as_rendered
 
     def catch(
         self, handler: sfn.IChainable, errors: list[str], *, output: str | None = SAME_INPUT, assign: dict[str, Any] | None = None
@@ -113,10 +124,11 @@ class ItemTask(sfn.CustomState):
             output = self._catch_outputs.get(tuple(catcher["ErrorEquals"]))
             if output is not None:
                 catcher["Output"] = output
-        return state
+        return self.rendering(state)
 
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
-        super().bind_to_graph(graph)
+        with self.joining():
+            super().bind_to_graph(graph)
         for statement in self.statements:
             graph.register_policy_statement(statement)
         self.graph = graph
@@ -125,6 +137,16 @@ class ItemTask(sfn.CustomState):
 def fail(scope: Construct, config: GuardConfig, state: str, *, error: str, cause: str | None = None) -> sfn.Fail:
     """A Fail state of the guard's, named with its prefix; ``error`` and ``cause`` may be JSONata."""
     return sfn.Fail.jsonata(scope, state, state_name=config.name(state), error=error, cause=cause)
+
+
+class FunctionTask(tasks.LambdaInvoke):
+    """A JSONata call of one of the stack's shared functions (``invoke``), its rendered state made final by
+    ``rendering`` (as an ``ItemTask``'s)."""
+
+    rendering: Callable[[Any], Any] = staticmethod(as_rendered)
+
+    def to_state_json(self, query_language: sfn.QueryLanguage | None = None) -> Any:
+        return self.rendering(super().to_state_json(query_language))
 
 
 def invoke(
@@ -136,12 +158,13 @@ def invoke(
     *,
     after_body: bool = False,
     **options: Any,
-) -> tasks.LambdaInvoke:
+) -> FunctionTask:
     """A call of one of the stack's shared functions, through its published version (so the role
     names exactly that version), retried on the Lambda service's transient errors."""
-    task = tasks.LambdaInvoke.jsonata(
+    task = FunctionTask(
         scope,
         state,
+        query_language=sfn.QueryLanguage.JSONATA,
         state_name=config.name(state),
         lambda_function=function.function.current_version,
         payload=sfn.TaskInput.from_object(payload) if isinstance(payload, dict) else sfn.TaskInput.from_text(payload),

@@ -48,6 +48,11 @@ def control(emulator: LocalEmulator, test_stack: Callable[[str], Any]) -> Deploy
     return emulator.deploy_stack(test_stack("Control"))
 
 
+@pytest.fixture(scope="session")
+def lost_replies(emulator: LocalEmulator, test_stack: Callable[[str], Any]) -> Deployment:
+    return emulator.deploy_stack(test_stack("LostReplies"))
+
+
 @pytest.fixture
 def scratch_table(emulator: LocalEmulator) -> Iterator[str]:
     """An empty table of the idempotency schema that only this test uses (its name)."""

@@ -8,10 +8,12 @@ from __future__ import annotations
 from idempotent_constructs.lambda_src import schema
 
 
-def start_holder_and_duplicate(control, state_machine: str, guard: str, unique: str):
+def start_holder_and_duplicate(control, state_machine: str, guard: str, unique: str, body: str | None = None):
+    """The holder and the duplicate started once the holder entered its body (``guard``'s Body, or ``body``,
+    the state that runs bare as the body)."""
     payload = {"id": unique}
     holder = control.start(state_machine, payload, name=f"{unique}-holder")
-    control.wait_for_state(holder, f"{guard}.Body")  # the holder holds the key
+    control.wait_for_state(holder, body or f"{guard}.Body")  # the holder holds the key
     duplicate = control.start(state_machine, payload, name=f"{unique}-duplicate")
     return control.wait(holder), control.wait(duplicate)
 
@@ -35,7 +37,9 @@ def test_a_body_that_extends_too_late_is_taken_over_and_fails_with_lease_lost(co
 
 
 def test_a_body_that_extends_its_lease_in_a_parallel_branch_is_never_taken_over(control, unique):
-    holder, duplicate = start_holder_and_duplicate(control, "ExtendingInBranch", "InBranch", unique)
+    # The body, a Parallel alone, runs bare: its branch's ExtendLease is the guard's all the same.
+    holder, duplicate = start_holder_and_duplicate(control, "ExtendingInBranch", "InBranch", unique, body="Branch")
+    assert holder.entered_states()[:2] == ["InBranch.Acquire", "Branch"]
     assert (holder.status, holder.output) == ("SUCCEEDED", {"ticks": 10})
     assert holder.entered_states().count("InBranch.BranchExtend") == 11
     assert (duplicate.status, duplicate.output) == ("SUCCEEDED", {"ticks": 10})
@@ -43,7 +47,9 @@ def test_a_body_that_extends_its_lease_in_a_parallel_branch_is_never_taken_over(
 
 
 def test_a_body_that_extends_its_lease_in_each_item_of_a_map_is_never_taken_over(control, unique):
-    holder, duplicate = start_holder_and_duplicate(control, "ExtendingPerItem", "PerItem", unique)
+    # The body, a Map alone, runs bare: its item processor's ExtendLease is the guard's all the same.
+    holder, duplicate = start_holder_and_duplicate(control, "ExtendingPerItem", "PerItem", unique, body="EachItem")
+    assert holder.entered_states()[:2] == ["PerItem.Acquire", "EachItem"]
     assert holder.status == "SUCCEEDED"
     assert holder.entered_states().count("PerItem.ItemExtend") == 4  # one per item, 4 s of 3 s leases
     assert (duplicate.status, duplicate.output) == ("SUCCEEDED", holder.output)

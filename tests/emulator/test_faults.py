@@ -6,12 +6,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from aws_cdk import App
 
 from idempotent_constructs import IdempotencyKey
 from idempotent_constructs.lambda_src import schema
 from idempotent_constructs.testing import Faults
-from tests.stacks import LostRepliesStack
 
 BY_ID = IdempotencyKey.from_paths("$.id")
 
@@ -113,12 +111,6 @@ def test_a_whole_workflow_whose_acquire_was_applied_but_reported_failed_resumes_
 # --- a guard on its own (B12): the writes whose reply is lost, by number (Faults.lost_reply_writes) -------
 
 
-@pytest.fixture(scope="module")
-def lost_replies(emulator, tmp_path_factory):
-    app = App(outdir=str(tmp_path_factory.mktemp("lost-replies-assembly")))
-    return emulator.deploy_stack(LostRepliesStack(app, "LostReplies"))
-
-
 def record(deployment, namespace: str, payload: dict, key: IdempotencyKey = BY_ID) -> dict | None:
     item_key = {schema.ID: {"S": key.record_id(payload, namespace=namespace)}}
     client = deployment.emulator.client("dynamodb")
@@ -142,7 +134,12 @@ def resumed_on_its_own_record(execution, prefix: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("machine", "prefix", "work"), [("Alone", "AloneOnce", "AloneFine"), ("AloneJmespath", "JmespathOnce", "JmespathWork")]
+    ("machine", "prefix", "work"),
+    [
+        ("Alone", "AloneOnce", "AloneFine"),
+        ("AloneJmespath", "JmespathOnce", "JmespathWork"),
+        ("BareFan", "FanOnce", "BareFanWork"),  # its body, one Parallel, runs bare: Takeover goes to it
+    ],
 )
 def test_a_guard_whose_acquire_was_applied_but_reported_failed_resumes_at_once_on_its_own_record(
     lost_replies, unique, machine, prefix, work
@@ -152,10 +149,11 @@ def test_a_guard_whose_acquire_was_applied_but_reported_failed_resumes_at_once_o
     payload = {"id": unique}
     execution = run_losing_replies(lost_replies, machine, payload, 1)
     assert (execution.status, execution.error) == ("SUCCEEDED", None), execution.cause
-    assert execution.output == ({"echo": payload, "done": True} if machine == "AloneJmespath" else {"echo": payload})
+    outputs = {"Alone": {"echo": payload}, "AloneJmespath": {"echo": payload, "done": True}, "BareFan": [{"echo": payload}]}
+    assert execution.output == outputs[machine]
     resumed_on_its_own_record(execution, prefix)
     assert execution.entered_states().count(work) == 1
-    key = BY_ID if machine == "Alone" else IdempotencyKey.from_jmespath("id")
+    key = IdempotencyKey.from_jmespath("id") if machine == "AloneJmespath" else BY_ID
     stored = record(lost_replies, f"LostReplies/{prefix}", payload, key)
     assert stored is not None and stored[schema.STATUS]["S"] == schema.COMPLETED
     assert schema.owner_execution(stored[schema.OWNER]["S"]) == execution.arn
@@ -214,14 +212,17 @@ def test_two_guards_in_one_execution_each_survive_a_lost_reply_of_any_of_their_w
         assert stored is not None and stored[schema.STATUS]["S"] == schema.COMPLETED
 
 
-def test_a_release_applied_but_reported_failed_still_fails_with_the_bodys_error_and_frees_the_key(lost_replies, unique):
+@pytest.mark.parametrize(("machine", "prefix"), [("Alone", "AloneOnce"), ("BareFan", "FanOnce")])
+def test_a_release_applied_but_reported_failed_still_fails_with_the_bodys_error_and_frees_the_key(
+    lost_replies, unique, machine, prefix
+):
     payload = {"id": unique, "fail": True}
     # Write 1 is the acquire, write 2 the release (a delete): retried, it finds its record gone.
-    failed = run_losing_replies(lost_replies, "Alone", payload, 2)
+    failed = run_losing_replies(lost_replies, machine, payload, 2)
     assert (failed.status, failed.error) == ("FAILED", "Boom")
-    assert "AloneOnce.Release" in failed.entered_states()
-    assert record(lost_replies, "LostReplies/AloneOnce", payload) is None
-    assert lost_replies.run("Alone", {"id": unique}).status == "SUCCEEDED"
+    assert f"{prefix}.Release" in failed.entered_states()
+    assert record(lost_replies, f"LostReplies/{prefix}", payload) is None
+    assert lost_replies.run(machine, {"id": unique}).status == "SUCCEEDED"
 
 
 def test_a_cached_failure_applied_but_reported_failed_is_stored_once_and_replayed(lost_replies, unique):

@@ -11,6 +11,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 
 from idempotent_constructs import (
+    ExtendLease,
     FailurePolicy,
     IdempotencyGuard,
     IdempotencyKey,
@@ -47,8 +48,7 @@ def test_by_default_the_guard_acquires_the_key_natively_runs_the_body_and_comple
 
 def guarded_task(body=None, **options):
     """The definition of a state machine of one guard whose body is one Task state (``body`` builds it,
-    given the stack), once per execution unless ``options`` say otherwise."""
-    options.setdefault("once_per_execution", True)
+    given the stack), with the guard's ``options``."""
 
     def build(s):
         task = body(s) if body else tasks.EvaluateExpression(s, "Charge", expression="$.amount * 2")
@@ -58,27 +58,67 @@ def guarded_task(body=None, **options):
     return only_definition(template(build))
 
 
-def test_a_guard_run_once_per_execution_runs_a_body_of_one_task_bare_between_acquire_and_complete():
-    states = guarded_task()["States"]
+@pytest.mark.parametrize(
+    "body",
+    [
+        None,
+        lambda s: sfn.Parallel(s, "Charge").branch(tasks.EvaluateExpression(s, "ChargeCard", expression="$.amount * 2")),
+        lambda s: sfn.Map(s, "Charge", items_path="$.items").item_processor(sfn.Pass(s, "ChargeItem")),
+    ],
+    ids=["Task", "Parallel", "Map"],
+)
+@pytest.mark.parametrize("once_per_execution", [False, True])
+def test_a_body_of_one_task_parallel_or_map_state_runs_bare_between_acquire_and_complete(body, once_per_execution):
+    states = guarded_task(body, once_per_execution=once_per_execution)["States"]
     assert "ChargeOnce.Body" not in states
     assert states["ChargeOnce.Acquire"]["Next"] == "Charge" and states["Charge"]["Next"] == "ChargeOnce.Complete"
-    # The guard's Catch, last, for whatever the Task raises; the Task's output is the chain's.
+    assert states["ChargeOnce.Takeover"]["Next"] == "Charge"
+    # The guard's Catch, last, for whatever the state raises; the state's output is the chain's.
     assert states["Charge"]["Catch"][-1] == {"ErrorEquals": ["States.ALL"], "Next": "ChargeOnce.Release"}
     assert states["ChargeOnce.Complete"]["Output"] == "{% $states.input %}"
     assert "$states.input[0]" not in json.dumps([states["ChargeOnce.Complete"], states["ChargeOnce.StoreResult"]])
 
 
+def test_a_body_of_one_task_wired_on_after_the_guard_was_made_runs_in_the_guards_body_parallel():
+    def build(s):
+        submit = tasks.EvaluateExpression(s, "Submit", expression="$.amount * 2")
+        guard = IdempotencyGuard(s, "ChargeOnce", table=IdempotencyTable(s, "Table"), body=submit)
+        assert guard.state_name("Body") == "Submit"  # as the body is now
+        submit.next(guard.extend_lease("KeepAlive"))  # the guard settles its body as it joins a graph
+        sfn.StateMachine(s, "Machine", definition_body=sfn.DefinitionBody.from_chainable(guard))
+        assert guard.state_name("Body") == "ChargeOnce.Body" and guard.body_entered == "ParallelStateEntered"
+
+    states = only_definition(template(build))["States"]
+    assert states["ChargeOnce.Body"]["Branches"][0]["States"]["Submit"]["Next"] == "ChargeOnce.KeepAlive"
+    assert states["ChargeOnce.Complete"]["Output"] == "{% $states.input[0] %}"
+
+
+def test_the_extend_lease_states_of_a_parallel_that_runs_bare_are_the_guards():
+    def build(s):
+        keep_alive = ExtendLease(s, "KeepAlive")
+        fan = sfn.Parallel(s, "Charge").branch(sfn.Pass(s, "Left").next(keep_alive), sfn.Pass(s, "Right"))
+        guard = IdempotencyGuard(s, "ChargeOnce", table=IdempotencyTable(s, "Table"), body=fan)
+        sfn.StateMachine(s, "Machine", definition_body=sfn.DefinitionBody.from_chainable(guard))
+        assert guard.extend_states == ["KeepAlive"] and keep_alive.in_body
+        assert guard.state_name("Body") == "Charge" and guard.body_entered == "ParallelStateEntered"
+
+    states = only_definition(template(build))["States"]
+    assert "ChargeOnce.KeepAlive" in states["Charge"]["Branches"][0]["States"]
+
+
 @pytest.mark.parametrize(
-    "why, options, body",
+    "why, body",
     [
-        ("a guard of your own may be given the rest of its body later", {"once_per_execution": False}, None),
-        ("a Task with a Catch of its own is a chain of two states", {}, lambda s: caught_task(s)),
-        ("a Pass state cannot catch", {}, lambda s: sfn.Pass(s, "Charge")),
-        ("a Parallel's ExtendLease states are adopted as the guard's Body binds it", {}, lambda s: parallel_of(s)),
+        ("a Task with a Catch of its own is a chain of two states", lambda s: caught_task(s)),
+        ("a Pass state cannot catch", lambda s: sfn.Pass(s, "Charge")),
+        (
+            "a Task's Assign would assign variables a replay does not",
+            lambda s: tasks.EvaluateExpression(s, "Charge", expression="$.amount * 2", assign={"charged": "$"}),
+        ),
     ],
 )
-def test_every_other_body_runs_in_the_guards_body_parallel(why, options, body):
-    states = guarded_task(body, **options)["States"]
+def test_every_other_body_runs_in_the_guards_body_parallel(why, body):
+    states = guarded_task(body)["States"]
     assert states["ChargeOnce.Body"]["Type"] == "Parallel", why
     assert states["ChargeOnce.Complete"]["Output"] == "{% $states.input[0] %}", why
 
@@ -86,10 +126,6 @@ def test_every_other_body_runs_in_the_guards_body_parallel(why, options, body):
 def caught_task(s):
     task = tasks.EvaluateExpression(s, "Charge", expression="$.amount * 2")
     return task.add_catch(sfn.Pass(s, "Declined"), errors=["States.ALL"])
-
-
-def parallel_of(s):
-    return sfn.Parallel(s, "Charge").branch(tasks.EvaluateExpression(s, "ChargeCard", expression="$.amount * 2"))
 
 
 def test_waiting_polls_with_backoff_bounded_by_max_wait():
