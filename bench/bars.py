@@ -27,8 +27,8 @@ TEMPLATE_BYTES_PER_WORKFLOW = 8_000
 # the machine's noise, and the wrapper's own resources (a table, functions, checks) are what it buys.
 SYNTH_GROWTH = 1.25
 POLL_CYCLE_STATES = 3
-# Issue 43: the wrapper's states on a first run and a replay, by shape (bench/shapes.py). A body of one Task
-# runs bare where nothing may follow it later (a whole workflow, a guard once per execution): Acquire and
+# Issue 43: the wrapper's states on a first run and a replay, by shape (bench/shapes.py). A body of one Task,
+# Parallel or Map state runs bare, in a whole workflow and in a guard of your own alike: Acquire and
 # Complete. A guard of your own enters as few as a whole workflow of the same body (no Begin); one that draws
 # its token first (in an inline Map) one more. A replay reads the record (Inspect) and answers from it
 # (Replay), with no Choice state before it.

@@ -403,11 +403,11 @@ def one_task_bare(stacks: Stacks, checks: Checks) -> None:
 
 @scenario("fewest states (issue 43): a guard of your own runs its one Task, or one Parallel, bare; replayed in 3")
 def guard_of_your_own_bare(stacks: Stacks, checks: Checks) -> None:
-    for machine, prefix, body, payload in (
+    for machine, prefix, body, size in (
         ("BareTask", "TaskOnce", "BareMake", {"kib": 1}),
         ("BareFan", "FanOnce", "BareFanWork", {}),
     ):
-        payload = {"id": unique(), **payload}
+        payload = {"id": unique(), **size}
         first = stacks.guards.run(machine, payload)
         succeeded(checks, first, f"{machine}'s first run")
         # ministack's history holds no state of a Parallel's branches (D3): the guard's and its body's are top level.

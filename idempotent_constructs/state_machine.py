@@ -29,7 +29,7 @@ from ._synth.inline_role import InlineRole, state_machines_of_this_account
 from ._synth.names import name_prefix, vended_log_group_name
 from ._synth.outcome_metrics import states_entered
 from .errors import IdempotencyConfigurationError
-from .guard import IdempotencyGuard, acquire, lease, placement
+from .guard import IdempotencyGuard, acquire, placement
 from .guard.config import WHOLE_WORKFLOWS
 from .guard.guard_options import WORKFLOW
 from .guard_states import guard_document
@@ -172,12 +172,7 @@ class IdempotentStateMachine(Construct):
         query_language = settings.query_language
         # The graph is made here, as sfn.StateMachine makes it for a chain, so that its definition can be
         # placed (definition.py); its states' permissions are granted below, as the CDK grants them.
-        # A chain that runs bare (FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS) has no Body to adopt the ExtendLease
-        # states of its Parallel branches as CDK binds them, now: the guard adopts them here (guard.lease).
-        with lease.adopting(self.guard):
-            graph = sfn.StateGraph(self.guard.start_state, "State Machine definition")
-        if settings.chain is not None:
-            lease.adopt_within(self.guard, settings.chain.start_state)
+        graph = sfn.StateGraph(self.guard.start_state, "State Machine definition")
         graph.timeout = settings.timeout
         rendered = render(graph, query_language)
         if refused := [*state_names.checked_at_creation(self, rendered), *placement.problems(rendered)]:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..guard import IdempotencyGuard
 
 # The states whose entries the outcome metrics count, with the type of their "entered" log event (Body's
-# is the guard's ``body_entered``: a body that runs bare is a Task state).
+# is the guard's ``body_entered``: a body that runs bare is a Task, Parallel or Map state).
 OUTCOME_STATES = {
     "Body": "ParallelStateEntered",
     "Replay": "MapStateEntered",

@@ -144,9 +144,9 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         self.rendered_by: str | None = None  # the workflow whose definition holds this guard, once rendered
         state_names.check_app(self, also=placement.problems)
         quota_plugin.check_app(self)
-        adopt_within(self, body.start_state)  # what is bound already; the rest when its Body is bound
+        adopt_within(self, body.start_state)  # what is bound already; the rest as its body is bound (finish.Wiring)
         self._build(body)
-        advise(self, body)
+        advise(self, self._wiring)
 
     @staticmethod
     def record_id_path(state_name_prefix: str) -> str:
@@ -172,8 +172,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
     def body_entered(self) -> str:
         """The type of the "entered" log event of ``state_name("Body")``: the Parallel's, or that of the
         chain's own first state where it runs bare."""
-        first = self._wiring.first
-        return "ParallelStateEntered" if first is None else f"{first.to_state_json()['Type']}StateEntered"
+        return self._wiring.entered
 
     @property
     def lease(self) -> Duration:
@@ -184,8 +183,9 @@ class IdempotencyGuard(sfn.StateMachineFragment):
     def extend_lease(self, construct_id: str = "ExtendLease") -> ExtendLease:
         """A state that pushes this run's lease ``lease`` forward from now, for a body that may run
         longer than its lease: place it in the body (in a polling loop, say, also inside a Parallel
-        branch or an inline Map of it), which may be wired after the guard is created but before the
-        state machine that holds it. A run whose key was taken over fails there with
+        branch or an inline Map of it), which may be wired after the guard is created but before it joins
+        a graph (as the state machine that holds it is made, or as it is placed in a Map's item processor,
+        which settles its body: ``state_name("Body")``). A run whose key was taken over fails there with
         ``Idempotency.LeaseLost``. Its input passes through. Each call makes a new state; give each its
         own ``construct_id`` (its state name, after the guard's prefix). See also ``ExtendLease``."""
         if self.rendered_by is not None:
@@ -194,6 +194,15 @@ class IdempotencyGuard(sfn.StateMachineFragment):
                 [
                     f"extend_lease: the definition of {self.rendered_by} is already rendered, so a state wired in now "
                     "would not be in it; place ExtendLease(...) states in the definition before creating the workflow"
+                ],
+            )
+        if self._wiring.settled:
+            raise IdempotencyConfigurationError(
+                self.node.path,
+                [
+                    "extend_lease: the guard has joined a graph already (its state machine, or the Map whose item "
+                    "processor it is, was made with it), which settled its body as it was then; make its "
+                    "extend_lease() states and wire them into the body before placing the guard"
                 ],
             )
         state = ExtendLease(self, construct_id)

@@ -24,6 +24,7 @@ from ..policies import InFlightPolicy
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
+    from .finish import Wiring
 
 POLL_INTERVAL_ABOVE_MAX_WAIT = "idempotent-constructs:poll-interval-above-max-wait"
 LEASE_SHORTER_THAN_BODY = "idempotent-constructs:lease-shorter-than-body"
@@ -31,7 +32,7 @@ REGEX_RECURSION = "idempotent-constructs:regex-recursion"
 LONGER_THAN_EXPRESS = "idempotent-constructs:longer-than-express"
 
 
-def advise(guard: IdempotencyGuard, body: sfn.IChainable) -> None:
+def advise(guard: IdempotencyGuard, body: Wiring) -> None:
     """Warn about ``guard``'s contradictory settings: the poll now, the lease at synth, once every
     ``ExtendLease`` of the body is known (``extend_lease()`` may make one after the guard)."""
     config = guard.config
@@ -67,11 +68,9 @@ def _regex_recursion(guard: IdempotencyGuard, option: str, expression: str) -> N
             )
 
 
-def longest_timeout(body: sfn.IChainable) -> tuple[str, int] | None:
-    """``(state name, seconds)`` of the longest fixed ``TimeoutSeconds`` among the body's states (those
-    reachable from its start, error handlers included, and those of their branches once rendered);
-    ``None`` when no state has one."""
-    states = sfn.State.find_reachable_states(body.start_state, include_error_handlers=True)
+def longest_timeout(states: list[sfn.State]) -> tuple[str, int] | None:
+    """``(state name, seconds)`` of the longest fixed ``TimeoutSeconds`` among the body's ``states`` (and
+    those of their branches once rendered); ``None`` when no state has one."""
     found = [
         (name, seconds)
         for state in states
@@ -92,14 +91,14 @@ def _timeouts(name: str, state: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
 
 @jsii.implements(IAspect)
 class _LeaseAgainstBody:
-    def __init__(self, guard: IdempotencyGuard, body: sfn.IChainable) -> None:
+    def __init__(self, guard: IdempotencyGuard, body: Wiring) -> None:
         self.guard = guard
         self.body = body
 
     def visit(self, node: IConstruct) -> None:
         if node is not self.guard or self.guard.extend_states:
             return
-        longest = longest_timeout(self.body)
+        longest = longest_timeout(self.body.states)
         lease = self.guard.config.lease
         if longest is None or lease.to_seconds() >= longest[1]:
             return

@@ -43,26 +43,13 @@ BARE_RESULT = "$states.input"
 CATCHING = (sfn.TaskStateBase, sfn.Parallel, sfn.MapBase)
 
 
-class Body(sfn.Parallel):
-    """The Parallel that holds the user's chain; when it is bound into a graph, and CDK binds its
-    branch only then, the guard adopts the ``ExtendLease`` states of the chain (``lease``)."""
-
-    def __init__(self, guard: IdempotencyGuard) -> None:
-        super().__init__(guard, "Body", state_name=guard.config.name("Body"))
-        self.guard = guard
-
-    def bind_to_graph(self, graph: sfn.StateGraph) -> None:
-        with lease.adopting(self.guard):
-            super().bind_to_graph(graph)
-        lease.adopt_inside(self.guard, self)
-
-
 class Wiring:
     """How the user's chain joins the guard's states (``body``), settled as the first state that leads to it
     joins a graph (``ItemTask.joining``), and not before: until then the user may still wire the chain on
     (an ``extend_lease()`` state placed in it after the guard was made, say), and nothing is rendered
     before it. ``Complete`` and ``StoreResult`` read the chain's output as the settled shape gives it
-    (``reads``)."""
+    (``reads``). The ``ExtendLease`` states of the chain's Parallel branches, which CDK binds only as the
+    Parallel joins a graph, are adopted as they are bound then (``lease``)."""
 
     def __init__(
         self, guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChainable, complete: sfn.IChainable
@@ -71,6 +58,8 @@ class Wiring:
         self.sources: list[ItemTask] = []  # the states that go to the body: the writes that take the key
         self.settled = False
         self.bare: sfn.State | None = None  # the chain's first state, where the chain runs bare
+        self._states: list[sfn.State] = []
+        self._entered = ""
 
     def lead(self, source: ItemTask) -> None:
         """``source`` goes to the body, once it is settled."""
@@ -86,6 +75,19 @@ class Wiring:
             return self.chain.start_state
         return bare(self.chain)
 
+    @property
+    def entered(self) -> str:
+        """The type of the "entered" log event of the state that runs the body: the Parallel's, or that of the
+        chain's own first state where it runs bare (known when settled, read once then)."""
+        return self._entered if self.settled else _entered(self.first)
+
+    @property
+    def states(self) -> list[sfn.State]:
+        """The chain's own states (error handlers included), not the guard's that follow them once settled."""
+        if self.settled:
+            return self._states
+        return sfn.State.find_reachable_states(self.chain.start_state, include_error_handlers=True)
+
     @contextmanager
     def joining(self) -> Iterator[None]:
         """While the first state that goes to the body joins a graph: the body is wired in, and the
@@ -93,17 +95,16 @@ class Wiring:
         if self.settled:
             yield
             return
-        # The states of a chain run bare, before anything of the guard's follows them.
         first = self.first
-        chain = sfn.State.find_reachable_states(first, include_error_handlers=True) if first is not None else []
+        self._states, self._entered = self.states, _entered(first)  # before anything of the guard's follows them
+        guarded, self.bare = body(self.guard, self.chain, self.on_failure, first)
         self.settled = True
-        guarded, self.bare = body(self.guard, self.chain, self.on_failure)
         for source in self.sources:
             source.next(guarded)
         sfn.Chain.start(guarded).next(self.complete)
         with lease.adopting(self.guard):
             yield
-        for state in chain:
+        for state in self._states if self.bare is not None else [cast(sfn.State, guarded)]:
             lease.adopt_inside(self.guard, state)
 
     def reads(self, state: Any) -> Any:
@@ -116,6 +117,10 @@ class Wiring:
         if isinstance(state, dict):
             return {name: self.reads(value) for name, value in state.items()}
         return [self.reads(value) for value in state] if isinstance(state, list) else state
+
+
+def _entered(first: sfn.State | None) -> str:
+    return "ParallelStateEntered" if first is None else f"{first.to_state_json()['Type']}StateEntered"
 
 
 def bare(chain: sfn.IChainable) -> sfn.State | None:
@@ -132,8 +137,11 @@ def bare(chain: sfn.IChainable) -> sfn.State | None:
     return start if alone and isinstance(start, CATCHING) and "Assign" not in start.to_state_json() else None
 
 
-def body(guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChainable) -> tuple[sfn.IChainable, sfn.State | None]:
-    """``(what runs the user's chain, its first state where the chain runs bare)``, as ``Wiring`` settles it.
+def body(
+    guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChainable, first: sfn.State | None
+) -> tuple[sfn.IChainable, sfn.State | None]:
+    """``(what runs the user's chain, its first state where the chain runs bare)``, as ``Wiring`` settles it
+    (``first``: that state, as ``Wiring.first`` finds it).
 
     Under ``FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS`` the chain itself runs bare, its failures left to
     fail the execution (the release function frees the key from the failure's event); every path of it
@@ -152,17 +160,17 @@ def body(guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChaina
     than a Parallel of its own inside this one: the same output, one state fewer on every run (a
     document holds no ``ExtendLease`` state to adopt)."""
     if guard.config.on_failure is FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS:
-        return sfn.Chain.start(chain), chain.start_state
+        return sfn.Chain.start(chain), first
     parallel: sfn.Parallel | sfn.CustomState
     state = chain.start_state if isinstance(chain, sfn.StateMachineFragment) else chain  # an AslFragment's is its document
-    if (alone := bare(chain)) is not None:
-        alone.add_catch(on_failure, errors=["States.ALL"])  # type: ignore[attr-defined]
-        return alone, alone
+    if first is not None:
+        first.add_catch(on_failure, errors=["States.ALL"])  # type: ignore[attr-defined]
+        return first, first
     if isinstance(state, DocumentState) and state.stands_alone:
         # A CustomState is named by its construct id: the guard's name for Body.
         parallel = state.as_branch_of(guard, guard.config.name("Body"))
     else:
-        parallel = Body(guard).branch(chain)
+        parallel = sfn.Parallel(guard, "Body", state_name=guard.config.name("Body")).branch(chain)
     parallel.add_catch(on_failure, errors=["States.ALL"])
     return parallel, None
 

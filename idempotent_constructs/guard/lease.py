@@ -17,9 +17,9 @@ guard's owner token is out of reach there), and anywhere outside the guard's bod
 never reaches a rendered definition (wired in after its state machine was created), whatever hosts it.
 
 When the guard adopts: CDK binds a Parallel's branches only when the Parallel itself joins a graph, so
-the states of Parallel branches are adopted while the guard's ``Body`` is bound (``adopting``), and
-those bound earlier (a Map's item processor, bound when it is set) by walking the bound body
-(``adopt_within``).
+the states of Parallel branches are adopted as the guard's body joins one (``adopting``, while the first
+write that goes to the body is bound: ``finish.Wiring``), and those bound earlier (a Map's item
+processor, bound when it is set) by walking the bound body (``adopt_within``, ``adopt_inside``).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 LOST = ".LeaseLost"  # the name of an extend state's Fail state: the extend state's, then this
 ACTION = "updateItem"
 
-# The guards whose Body is being bound, innermost last: a state bound meanwhile belongs to the last.
+# The guards whose body is being bound, innermost last: a state bound meanwhile belongs to the last.
 _binding: list[IdempotencyGuard] = []
 
 
@@ -164,7 +164,7 @@ class _Placed:
 
 @contextmanager
 def adopting(guard: IdempotencyGuard) -> Iterator[None]:
-    """While ``guard``'s Body is bound: the ``ExtendLease`` states bound meanwhile (its Parallel
+    """While ``guard``'s body is bound: the ``ExtendLease`` states bound meanwhile (its Parallel
     branches, which CDK binds only now) are its, unless a guard bound inside it claims them first."""
     _binding.append(guard)
     try:

@@ -91,6 +91,15 @@ def test_no_lease_warning_when_the_lease_covers_the_body_or_the_body_extends_it(
     assert warnings(covered) == warnings(extended) == []
 
 
+def test_no_lease_warning_for_a_state_after_a_guard_whose_body_runs_bare():
+    target = stack()
+    quick = tasks.EvaluateExpression(target, "Quick", expression="$.amount * 2")  # one Task: it runs bare
+    guard = IdempotencyGuard(target, "ChargeOnce", table=IdempotencyTable(target, "Table"), body=quick)
+    after = guard.next(charge(target, Duration.minutes(20)))  # not the body: its timeout is not the lease's business
+    sfn.StateMachine(target, "Machine", definition_body=sfn.DefinitionBody.from_chainable(after))
+    assert guard.state_name("Body") == "Quick" and warnings(target) == []
+
+
 def test_no_lease_warning_with_the_owner_check_which_never_takes_over_a_running_holder():
     target = stack()
     workflow(target, charge(target, Duration.hours(2)), lease=Duration.minutes(5))

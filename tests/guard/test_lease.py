@@ -157,8 +157,9 @@ def test_an_extend_state_wired_in_after_a_plain_state_machine_was_created_fails_
     def build(s):
         work = sfn.Pass(s, "Work")
         guard = IdempotencyGuard(s, "Long", table=IdempotencyTable(s, "Table"), body=work)
+        too_late = guard.extend_lease("TooLate")  # made in time: made after it, extend_lease() itself refuses
         sfn.StateMachine(s, "Machine", definition_body=sfn.DefinitionBody.from_chainable(guard))
-        work.next(guard.extend_lease("TooLate"))  # the definition is rendered already
+        work.next(too_late)  # the definition is rendered already
 
     with pytest.raises(RuntimeError, match=r"\[Test/Long/TooLate\] ExtendLease: no state machine's definition holds"):
         template(build)
@@ -183,6 +184,15 @@ def test_guard_extend_lease_may_be_wired_in_later_and_inside_a_map_of_the_body()
 
     each = only_definition(template(build))["States"]["Each"]  # a Map alone runs bare
     assert each["ItemProcessor"]["StartAt"] == "Long.ExtendLease"
+
+
+def test_an_extend_state_cannot_be_made_once_the_guard_joined_a_graph_which_settled_its_body():
+    target = stack()
+    work = sfn.Wait(target, "Work", time=sfn.WaitTime.duration(Duration.seconds(1)))
+    guard = IdempotencyGuard(target, "Long", table=IdempotencyTable(target, "Table"), body=work)
+    sfn.Map(target, "Each", items_path="$.items").item_processor(guard)  # binds it, as CDK binds an item processor
+    with pytest.raises(IdempotencyConfigurationError, match=r"joined a graph already .* before placing the guard"):
+        guard.extend_lease()
 
 
 def test_an_extend_state_cannot_join_a_workflow_whose_definition_is_rendered():

@@ -47,8 +47,8 @@ def test_by_default_the_guard_acquires_the_key_natively_runs_the_body_and_comple
 
 
 def guarded_task(body=None, **options):
-    """The definition of a state machine of one guard whose body is one Task state (``body`` builds it,
-    given the stack), with the guard's ``options``."""
+    """The definition of a state machine of one guard whose body is ``body`` (built given the stack; by
+    default one Task state, ``Charge``), with the guard's ``options``."""
 
     def build(s):
         task = body(s) if body else tasks.EvaluateExpression(s, "Charge", expression="$.amount * 2")
