@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import jsii
 from aws_cdk import aws_stepfunctions as sfn
@@ -105,8 +105,8 @@ class ExtendLease(sfn.CustomState):
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
         # Before joining the graph, which registers it by its (prefixed) name; CDK calls this again for a state
         # already bound, as an incoming state of one binding now: it stays whose it was.
-        if self.guard is None and _binding and not self._joining:
-            self.adopt(_binding[-1])
+        if self.guard is None and not self._joining and (owner := _holding(self)) is not None:
+            self.adopt(owner)
         self._joining = True
         super().bind_to_graph(graph)
         self._graph = graph
@@ -160,6 +160,18 @@ class _Placed:
                 "held; place it in the guard's body"
             ]
         return []
+
+
+def _holding(state: sfn.State) -> IdempotencyGuard | None:
+    """The innermost guard whose body is being bound that ``state`` does not follow: a state bound as one of
+    the states after a guard (through its ``Complete``, say) is not in that guard's body, but may be in the
+    body of a guard around it."""
+    for guard in reversed(_binding):
+        ends = [cast(sfn.State, end) for end in guard.end_states]
+        after = {found.node.path for end in ends for found in sfn.State.find_reachable_states(end, include_error_handlers=True)}
+        if state.node.path not in after:
+            return guard
+    return None
 
 
 @contextmanager

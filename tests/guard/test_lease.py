@@ -116,6 +116,19 @@ def test_the_innermost_guard_adopts_an_extend_state():
     assert "Inner.KeepAlive" in branch_states(fan["Inner.Body"])
 
 
+def test_an_extend_state_after_a_guard_in_the_body_of_another_is_the_outer_guards():
+    def build(s):
+        table = IdempotencyTable(s, "Table")
+        inner = IdempotencyGuard(s, "Inner", table=table, body=sfn.Pass(s, "Work"))
+        keep_alive = ExtendLease(s, "KeepAlive")  # after the inner guard, in the outer guard's body
+        fan = sfn.Parallel(s, "Fan").branch(inner.next(keep_alive))  # its branch is bound with the outer guard
+        outer = IdempotencyGuard(s, "Outer", table=table, body=fan)
+        sfn.StateMachine(s, "Machine", definition_body=sfn.DefinitionBody.from_chainable(outer))
+        assert (inner.extend_states, outer.extend_states) == ([], ["KeepAlive"]) and keep_alive.in_body
+
+    assert "Outer.KeepAlive" in branch_states(only_definition(template(build))["States"]["Fan"])
+
+
 def test_an_extend_state_outside_any_guard_fails_synth():
     def build(s):
         guard = IdempotencyGuard(s, "Long", table=IdempotencyTable(s, "Table"), body=sfn.Pass(s, "Work"))
