@@ -219,17 +219,15 @@ def mermaid(definition: dict[str, Any], title: str = "", guard: str | None = Non
 
     lines = [f"%% {title or 'idempotent-constructs graph'}", "flowchart TD"]
     drawing.lines = lines
+    # The states drawn as subgraphs of what they hold: the user's chain, and Replay's Restore (the guard's own).
+    holders = {"Body": ("Body: the protected chain", ""), "Replay": ("Replay: its one item restores a kept result", graph.prefix)}
     for name in sorted(graph.states):
-        state = graph.states[name]
-        if name == "Body" and _children(state):
-            lines.append(f'    subgraph {ids[name]}["Body: the protected chain"]')
-            for branch in _children(state):
-                drawing.branch(branch, "        ", several=len(_children(state)) > 1)
-            lines.append("    end")
-        elif name == "Replay" and _children(state):
-            lines.append(f'    subgraph {ids[name]}["Replay: its one item restores a kept result"]')
-            for branch in _children(state):
-                drawing.branch(branch, "        ", several=False, strip=graph.prefix)
+        state, children = graph.states[name], _children(graph.states[name])
+        if name in holders and children:
+            title, strip = holders[name]
+            lines.append(f"    subgraph {ids[name]}[{_quote(title)}]")
+            for branch in children:
+                drawing.branch(branch, "        ", several=len(children) > 1, strip=strip)
             lines.append("    end")
         elif name != "Await" or not graph.polled:
             lines.append(f"    {node(name, state)}")

@@ -45,7 +45,8 @@ if TYPE_CHECKING:
 LOST = ".LeaseLost"  # the name of an extend state's Fail state: the extend state's, then this
 ACTION = "updateItem"
 
-# The guards whose body is being bound, innermost last: a state bound meanwhile belongs to the last.
+# The guards whose body is being bound, innermost last: a state bound meanwhile belongs to the innermost
+# whose body holds it (``_holding``).
 _binding: list[IdempotencyGuard] = []
 
 
