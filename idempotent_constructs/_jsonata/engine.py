@@ -37,6 +37,8 @@ from __future__ import annotations
 import math
 import re
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import jsonata
@@ -47,14 +49,35 @@ from . import java_regex, sfn_functions
 from .bounds import AWS_BOUNDS, BoundExceeded, Bounds, JSONataError
 from .js_forms import LONG, ORDER, is_function, utf16
 
-__all__ = ["AWS_BOUNDS", "UNDEFINED", "BoundExceeded", "Bounds", "JSONataError", "evaluate"]
+__all__ = ["AWS_BOUNDS", "UNDEFINED", "BoundExceeded", "Bounds", "Clock", "JSONataError", "evaluate"]
 
 UNDEFINED = object()  # what an expression that selects nothing evaluates to (JSON has no form for it)
 _EXACT_INTEGERS = 2**53
 
 
 _compiled = threading.local()
-_matching = threading.local()  # .bounds: the bounds of the evaluation under way on this thread
+# .bounds: the bounds of the evaluation under way on this thread; .clock: its Clock, if it has one
+_matching = threading.local()
+
+
+@dataclass(frozen=True)
+class Clock:
+    """What ``$millis()`` and ``$uuid()`` give in one evaluation, where the caller decides: the time (epoch
+    milliseconds, the same for every call, as jsonata-js reads the clock once an evaluation) and where
+    each new UUID comes from (the protocol explorer runs many executions on one clock of its own)."""
+
+    millis: int
+    uuids: Callable[[], str]
+
+
+def _millis() -> int:
+    clock: Clock | None = getattr(_matching, "clock", None)
+    return jsonata.Jsonata.CURRENT.jsonata.timestamp if clock is None else clock.millis
+
+
+def _uuid() -> str:
+    clock: Clock | None = getattr(_matching, "clock", None)
+    return sfn_functions.FUNCTIONS["uuid"]() if clock is None else clock.uuids()
 
 
 class _JavaPattern:
@@ -127,7 +150,7 @@ def _expression(text: str) -> jsonata.Jsonata:
     if expression is None:
         expression = _StepFunctionsJsonata(text, _regex_engine)
         expression.set_output_convert_nulls(False)
-        for name, function in sfn_functions.FUNCTIONS.items():
+        for name, function in {**sfn_functions.FUNCTIONS, "uuid": _uuid, "millis": _millis}.items():
             expression.register_lambda(name, function)
         cache[text] = expression
     return expression
@@ -164,12 +187,13 @@ def _to_json(value: Any) -> Any:
     return value
 
 
-def evaluate(text: str, bindings: dict[str, Any], *, bounds: Bounds | None = None) -> Any:
+def evaluate(text: str, bindings: dict[str, Any], *, bounds: Bounds | None = None, clock: Clock | None = None) -> Any:
     """The value of the JSONata expression ``text`` with ``bindings`` (name without ``$``: value), or
     ``UNDEFINED``; raises ``JSONataError`` where jsonata-js would throw, and ``BoundExceeded`` where the
-    evaluation leaves ``bounds`` (none by default)."""
+    evaluation leaves ``bounds`` (none by default). ``clock`` sets ``$millis()`` and ``$uuid()`` (the
+    machine's by default)."""
     values = {name: _to_javascript(value) for name, value in bindings.items()}
-    _matching.bounds = bounds
+    _matching.bounds, _matching.clock = bounds, clock
     try:
         result = _expression(text).evaluate(None, values if bounds is None else bounds.frame(values))
     except JSONataError:
@@ -177,7 +201,7 @@ def evaluate(text: str, bindings: dict[str, Any], *, bounds: Bounds | None = Non
     except Exception as error:  # jsonata-python's JException and the errors of its functions
         raise JSONataError(f"{type(error).__name__}: {error}") from None
     finally:
-        _matching.bounds = None
+        _matching.bounds = _matching.clock = None
     if result is None:
         return UNDEFINED
     if isinstance(result, jsonata_utils.Utils.JList) and result.outer_wrapper and len(result) == 1:
