@@ -1,5 +1,5 @@
-"""The layout (docs/project/layout.md): the page names every module of the library and of the
-cross-check, and no other; no two modules share a name; the lower layers never import the public
+"""The layout (docs/project/layout.md): the page names every module of the library, of the
+cross-check and of the explorer, and no other; no two modules share a name; the lower layers never import the public
 constructs; and no module imports one that imports it back."""
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def test_the_layout_page_lists_exactly_the_modules_there_are():
             listed.add("".join(folders) + name)
     actual = {
         path.relative_to(ROOT).as_posix()
-        for top in ("idempotent_constructs", "crosscheck")
+        for top in ("idempotent_constructs", "crosscheck", "explore")
         for path in (ROOT / top).rglob("*")
         if path.suffix in (".py", ".jsonata") and "__pycache__" not in path.parts
     }

@@ -1,0 +1,263 @@
+"""The promises the explorer checks, each named after the contract's (docs/explanation/contract.md), and the
+exceptions the contract names to them, which the explorer shows happening rather than forbids.
+
+The checks judge what happened (an item as it was before a write and after it, which run wrote it, where a
+run is), never the conditions the states wrote: a condition that fails to fence shows as the harm it lets
+through. ``Watch`` (in ``world``) is what they remember between transitions.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from idempotent_constructs.lambda_src import schema
+
+from . import services
+from .configurations import Configuration
+from .world import Run, Watch, World, text, value
+
+
+@dataclass(frozen=True)
+class Promise:
+    name: str
+    contract: str
+    text: str
+
+
+ONCE = Promise(
+    "once_per_record",
+    "B2, B4",
+    "the body starts at most once while its record lives, and only under the key its run took: a duplicate "
+    "of a completed run replays it",
+)
+FENCED = Promise(
+    "fenced_writes", "B8", "no stale owner token ever writes: every write after the one that took the key is its holder's own"
+)
+REPLAYED = Promise(
+    "replay_exact", "B1, B4", "a replay returns exactly the output the completing run stored, and a run its own output"
+)
+LIVE = Promise(
+    "live_holder_kept",
+    "B7",
+    "a live holder within its lease (by its own clock, within the skew bound) is never taken over; with the owner check, "
+    "a running holder never is",
+)
+KEPT = Promise("completed_kept", "B11, B14", "a finished record is never taken, overwritten nor deleted before it expires")
+FREE = Promise("no_key_stuck", "B6, B7", "every execution can still end, and once all have, the key is free or completed")
+ACCEPTED = Promise("requests_accepted", "B15", "every request the states build is one the service accepts")
+PROMISES = (ONCE, FENCED, REPLAYED, LIVE, KEPT, FREE, ACCEPTED)
+
+
+@dataclass(frozen=True)
+class Exemption:
+    """A case the contract names where the body runs again, which the explorer shows (its first trace)."""
+
+    name: str
+    contract: str
+    text: str
+
+
+CRASHED = Exemption("crashed_holder_taken_over", "B7", "a holder that ended without finishing is taken over")
+LAPSED = Exemption("lapsed_holder_taken_over", "B7", "without the owner check, a holder running past its lease is taken over")
+RELEASED = Exemption("failed_body_runs_again", "B6", "a body that failed (a lost reply included) released its key: it runs again")
+EXPIRED = Exemption("expired_record_runs_again", "B11", "a finished record past its expiration counts as absent")
+REDRIVEN = Exemption(
+    "redrive_resumes_without_its_key",
+    "B6",
+    "a redriven execution resumes its body where it stopped, its key freed or taken over after it ended (issue 53)",
+)
+EXEMPTIONS = (CRASHED, LAPSED, RELEASED, EXPIRED, REDRIVEN)
+
+
+class Violation(Exception):
+    """A promise broken; ``happened`` is the transition that broke it, in words, once known."""
+
+    def __init__(self, promise: Promise, what: str) -> None:
+        super().__init__(f"{promise.name} ({promise.contract}): {what}")
+        self.promise, self.what = promise, what
+        self.happened: list[str] = []
+
+
+def _status(item: dict[str, Any] | None) -> str | None:
+    return None if item is None else item.get(schema.STATUS, {}).get("S")
+
+
+def _owner(item: dict[str, Any] | None) -> str | None:
+    return None if item is None else item.get(schema.OWNER, {}).get("S")
+
+
+def _lease(item: dict[str, Any]) -> int:
+    return int(item.get(schema.IN_PROGRESS_EXPIRATION, {}).get("N", 0))
+
+
+def _expired(item: dict[str, Any], clock: int) -> bool:
+    """Past its expiration as the write that took it saw the time (``clock``, epoch milliseconds)."""
+    return int(item.get(schema.EXPIRATION, {}).get("N", 0)) < clock // 1000
+
+
+def body_output(configuration: Configuration, run: str) -> str:
+    """The output of ``run``'s body: the side effect's result, as its ``LambdaInvoke`` gives it."""
+    return text(services.invoked(services.effect(run, configuration.padding)))
+
+
+def stored_result(item: dict[str, Any]) -> str | None:
+    """The result a completed record holds, as text (the inline JSON, or the compressed one)."""
+    if schema.DATA in item:
+        return text(json.loads(item[schema.DATA]["S"]))
+    if schema.DATA_GZIP in item:
+        return text(json.loads(gzip.decompress(base64.b64decode(item[schema.DATA_GZIP]["B"]))))
+    return None
+
+
+class Checks:
+    """The promises checked on one configuration's transitions; ``skew`` the bound of two clocks' difference
+    (milliseconds). Each check returns the ``Watch`` after the transition, and the exemption it shows, if any."""
+
+    def __init__(self, configuration: Configuration, skew: int) -> None:
+        self.configuration, self.skew = configuration, skew
+
+    # --- writes -------------------------------------------------------------------------------------------
+    def write(
+        self, world: World, run: Run, before: dict[str, Any] | None, after: dict[str, Any] | None
+    ) -> tuple[Watch, Exemption | None]:
+        """A write by ``run`` (its own, or the result function's for it) that changed the item."""
+        watch = world.watch
+        if after is not None:
+            self._well_formed(after)
+        if (
+            after is not None
+            and _status(after) == schema.INPROGRESS
+            and (before is None or _status(before) != schema.INPROGRESS or _owner(before) != _owner(after))
+        ):
+            return self._hold(world, run, before, after)
+        mine = watch.mine(run.name)
+        if before is None:
+            if _status(after) not in (schema.COMPLETED, schema.FAILED):
+                raise Violation(FENCED, f"{run.name} wrote a record that was gone, and made it {after}")
+        elif _owner(before) not in mine:
+            raise Violation(FENCED, f"{run.name} wrote the record of {watch.owner(_owner(before)) or _owner(before)}")
+        else:
+            watch = watch.wrote(_owner(before) or "", run.name, world.execution(run.execution).redrives)
+        if before is not None and _status(before) != schema.INPROGRESS and after is None:
+            raise Violation(KEPT, f"{run.name} deleted a {_status(before)} record")
+        if after is not None and _status(after) == schema.COMPLETED and _status(before) != schema.COMPLETED:
+            return self._completed(watch, run, after), None
+        return watch, None
+
+    def _well_formed(self, item: dict[str, Any]) -> None:
+        missing = [name for name in (schema.STATUS, schema.OWNER, schema.EXPIRATION, schema.VALIDATION) if name not in item]
+        if missing:
+            raise Violation(FENCED, f"a write left a record without {', '.join(missing)}: {item}")
+
+    def _hold(
+        self, world: World, run: Run, before: dict[str, Any] | None, after: dict[str, Any]
+    ) -> tuple[Watch, Exemption | None]:
+        watch = world.watch
+        token = _owner(after) or ""
+        if watch.owner(token) not in (None, run.name):
+            raise Violation(FENCED, f"{run.name} took the key with the owner token of {watch.owner(token)}")
+        exemption = None
+        if before is None:
+            watch = watch._replace(life=watch.life + 1, completed=False, starters=())
+        elif _status(before) != schema.INPROGRESS:
+            if not _expired(before, world.now + self.skew):
+                raise Violation(KEPT, f"{run.name} took a {_status(before)} record before it expired")
+            watch = watch._replace(life=watch.life + 1, completed=False, starters=())
+            exemption = EXPIRED
+        else:
+            exemption = self._taken_over(world, run, before)
+        return watch.wrote(token, run.name, world.execution(run.execution).redrives), exemption
+
+    def _taken_over(self, world: World, run: Run, before: dict[str, Any]) -> Exemption | None:
+        """``run`` took a record in progress over: its holder must be itself, gone, or past its lease."""
+        holder = world.watch.owner(_owner(before))
+        if holder is None:
+            raise Violation(LIVE, f"{run.name} took over a record no run holds: {before}")
+        if holder == run.name or not world.run(holder).running:
+            return None if holder == run.name else CRASHED
+        if world.execution(world.run(holder).execution).redrives > world.watch.written(_owner(before)):
+            return REDRIVEN  # it ended after it wrote the record (which left the key to take), then was redriven
+        if self.configuration.owner_check:
+            raise Violation(LIVE, f"{run.name} took the key over from {holder}, which still runs, despite the owner check")
+        held = world.clock(world.run(holder))
+        if held < _lease(before) - self.skew:
+            raise Violation(
+                LIVE,
+                f"{run.name} took the key over from {holder}, which still runs {(_lease(before) - held) / 1000:g} s "
+                "before its lease ends by its own clock",
+            )
+        return LAPSED
+
+    def _completed(self, watch: Watch, run: Run, after: dict[str, Any]) -> Watch:
+        stored = stored_result(after)
+        if stored is None:
+            raise Violation(REPLAYED, f"{run.name} completed the record without a result it can give back: {after}")
+        if stored != body_output(self.configuration, run.name):
+            raise Violation(REPLAYED, f"{run.name} completed the record with a result not its body's: {stored[:120]}")
+        return watch._replace(completed=True, stored=tuple(sorted({*watch.stored, run.name})))
+
+    def released(self, world: World, execution: str, before: dict[str, Any] | None) -> None:
+        """The release function deleted the record ``before`` on a status-change event of ``execution``."""
+        holder = world.watch.owner(_owner(before))
+        if _status(before) != schema.INPROGRESS:
+            raise Violation(KEPT, f"the release function deleted a {_status(before)} record")
+        if holder is None or world.run(holder).execution != execution:
+            raise Violation(FENCED, f"the release function, for {execution}, deleted the record of {holder or _owner(before)}")
+        if world.run(holder).running:
+            raise Violation(LIVE, f"the release function freed the key of {holder}, which still runs")
+
+    def expired(self, world: World, before: dict[str, Any]) -> Exemption | None:
+        """DynamoDB's TTL deleted ``before``: past its expiration; a holder's record only once it lapsed."""
+        if _status(before) == schema.INPROGRESS:
+            holder = world.watch.owner(_owner(before))
+            if holder is not None and world.run(holder).running and world.clock(world.run(holder)) < _lease(before) - self.skew:
+                raise Violation(LIVE, f"TTL deleted the record of {holder} within its lease")
+        return EXPIRED
+
+    # --- runs ---------------------------------------------------------------------------------------------
+    def body(self, world: World, run: Run) -> tuple[Watch, Exemption | None]:
+        """``run`` started its body."""
+        watch = world.watch
+        item = next((world.item(record_id) for record_id, _ in world.items), None)
+        mine = watch.mine(run.name)
+        if item is None or _status(item) != schema.INPROGRESS or _owner(item) not in mine:
+            raise Violation(ONCE, f"{run.name} started the body without holding its key (the record: {item})")
+        if watch.completed:
+            raise Violation(ONCE, f"{run.name} started the body after a run completed it in this life of the record")
+        exemption = None
+        if any(starter != run.name for starter in watch.starters):
+            exemption = LAPSED if any(world.run(s).running for s in watch.starters if s != run.name) else CRASHED
+        elif run.name not in watch.starters and any(runner != run.name for runner in _ran(world)):
+            exemption = RELEASED
+        ran = watch.ran if run.name in watch.ran else (*watch.ran, run.name)
+        return watch._replace(starters=(*watch.starters, run.name), ran=ran), exemption
+
+    def ended(self, world: World, run: Run) -> None:
+        """``run`` ended: where it succeeded, with its own body's output, or one a completing run stored."""
+        if run.ended != "SUCCEEDED" or run.output is None:
+            return
+        if run.name in _ran(world):
+            if run.output != body_output(self.configuration, run.name):
+                raise Violation(REPLAYED, f"{run.name} ran its body and ended with another output: {run.output[:120]}")
+        elif not any(run.output == body_output(self.configuration, runner) for runner in world.watch.stored):
+            raise Violation(REPLAYED, f"{run.name} replayed an output no completing run stored: {run.output[:120]}")
+
+    def free(self, world: World) -> None:
+        """Every run has ended: the key is free (absent, or held by a run that did not succeed, which its lease,
+        the owner check or the release function frees) or finished."""
+        for _, held in world.items:
+            item = value(held)
+            if _status(item) in (schema.COMPLETED, schema.FAILED):
+                continue
+            holder = world.watch.owner(_owner(item))
+            if holder is None or world.run(holder).ended == "SUCCEEDED":
+                raise Violation(FREE, f"every execution ended, and the key is still held by {holder or _owner(item)}: {item}")
+
+
+def _ran(world: World) -> set[str]:
+    """The runs that ever started the body (in any life of the record)."""
+    return set(world.watch.ran)

@@ -1,0 +1,242 @@
+"""Everything that may happen next in the explored world, within the bounds: a run's step (its call taking
+effect and replying, failing before its effect, or taking effect with its reply lost), the clock's tick, an
+execution crashing (aborted, timed out, or dead of an error no Catch takes), a Standard execution's
+redrive, the release function receiving a status-change event (late, twice, or never: it may simply not
+happen), and DynamoDB's TTL deleting an expired item at any moment after its expiration.
+
+Each transition is labelled with what happened, in words, for the trace of a counterexample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from idempotent_constructs.lambda_src import schema
+
+from . import services
+from .configurations import MACHINE, Configuration
+from .invariants import REDRIVEN, Checks, Exemption, Violation
+from .machine import FAULT, LOST, OK, Machine, Step
+from .world import EPOCH_MS, TICK_MS, Budget, Event, Execution, Run, World, describe_item, execution_arn, text, value
+
+KEY = "order-1"
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """How far the explorer looks: ``executions`` of one key; in all, ``faults`` calls that fail (before their
+    effect, or after it with the reply lost), ``crashes``, ``redrives`` of a failed Standard execution, status-
+    change events delivered twice (``duplicates``), and ``ticks`` of the clock (a second each). Each execution's
+    clock is ahead of the true one by 0, or (one of them, of two or more) by ``skew`` milliseconds: two
+    executions' clocks differ by at most ``skew``."""
+
+    executions: int = 2
+    faults: int = 1
+    crashes: int = 1
+    redrives: int = 1
+    duplicates: int = 1
+    ticks: int = 3
+    skew: int = 1000
+
+    def __str__(self) -> str:
+        return (
+            f"{self.executions} executions, {self.faults} faults, {self.crashes} crashes, {self.redrives} redrives, "
+            f"{self.duplicates} duplicate events, {self.ticks} ticks of 1 s, skew {self.skew} ms"
+        )
+
+
+@dataclass
+class Next:
+    """A world that may come next, what happened (in words, when asked: ``said``), and the exemption it
+    shows (if any)."""
+
+    said: Callable[[], str]
+    world: World
+    exemption: Exemption | None = None
+
+
+class Transitions:
+    def __init__(self, configuration: Configuration, bounds: Bounds, machine: Machine) -> None:
+        self.configuration, self.bounds, self.machine = configuration, bounds, machine
+        self.checks = Checks(configuration, bounds.skew)
+        # A step depends on the run, the clock, the items and the executions alone: each is taken once.
+        self._steps: dict[tuple[object, ...], Step] = {}
+
+    def initial(self) -> list[World]:
+        """The executions started at once, with every skew the bounds allow (the executions are alike, so
+        which of them is ahead does not matter: the first ones are behind)."""
+        count, worlds = self.bounds.executions, []
+        skews = {tuple([0] * (count - ahead) + [self.bounds.skew] * ahead) for ahead in ((0, 1) if self.bounds.skew else (0,))}
+        for skew in sorted(skews):
+            executions = tuple(
+                Execution(name=f"e{n + 1}", arn=execution_arn(MACHINE, f"e{n + 1}"), skew=skew[n]) for n in range(count)
+            )
+            budget = Budget(
+                faults=self.bounds.faults,
+                crashes=self.bounds.crashes,
+                redrives=self.bounds.redrives if self.configuration.standard else 0,
+                duplicates=self.bounds.duplicates if self.configuration.standard else 0,
+                ticks=self.bounds.ticks,
+            )
+            world = World(now=EPOCH_MS, items=(), executions=executions, runs=(), events=(), budget=budget)
+            for execution in executions:
+                for number in range(self.configuration.runs_per_execution):
+                    name = execution.name if self.configuration.runs_per_execution == 1 else f"{execution.name}.{number + 1}"
+                    placeholder = Run(name=name, execution=execution.name, frames=())
+                    world = world._replace(runs=(*world.runs, placeholder))
+                    world = world.with_run(self.machine.start(name, execution.name, {"id": KEY}, world))
+            worlds.append(world)
+        return worlds
+
+    def successors(self, world: World) -> Iterator[Next]:
+        for run in world.runs:
+            if run.running:
+                for outcome in self.machine.outcomes(run):
+                    if outcome == OK or world.budget.faults > 0:
+                        found = self.step(world, run, outcome)
+                        if found is not None:
+                            yield found
+        if world.budget.ticks > 0 and not world.ended:
+            now = world.now + TICK_MS
+            ticked = world._replace(now=now, budget=world.budget._replace(ticks=world.budget.ticks - 1))
+            yield Next(lambda: f"the clock ticks: {(now - EPOCH_MS) // 1000} s", ticked)
+        for execution in world.executions:
+            if execution.status == "RUNNING" and world.budget.crashes > 0:
+                yield self.crash(world, execution)
+            if execution.status in ("FAILED", "ABORTED") and world.budget.redrives > 0:
+                yield self.redrive(world, execution)
+        for event in world.events:
+            yield from self.deliver(world, event)
+        for record_id, held in world.items:
+            item = value(held)
+            if int(item.get(schema.EXPIRATION, {}).get("N", 0)) * 1000 < world.now:
+                exemption = self.checks.expired(world, item)
+                yield Next(
+                    lambda item=item: f"DynamoDB's TTL deletes the expired record {describe_item(item)}",  # type: ignore[misc]
+                    world.with_item(record_id, None),
+                    exemption,
+                )
+
+    # --- a run's step ---------------------------------------------------------------------------------------
+    def step(self, world: World, run: Run, outcome: str) -> Next | None:
+        """``run``'s step with ``outcome``; None where a lost reply changed nothing (the call was refused, or
+        wrote what was there): that is a failure before its effect, which ``Machine.outcomes`` offers where
+        it is not retried."""
+        state = run.top.state
+        before_body = self.in_body(run)
+        execution = world.execution(run.execution)
+        others = tuple((other.arn, other.status, other.redrives) for other in world.executions)
+        key = (run, outcome, world.now, world.items, execution, others)
+        step = self._steps.get(key)
+        if step is None:
+            step = self._steps[key] = self.machine.step(run, world, outcome)
+        if outcome == LOST and step.write is None and "effect" not in step.calls:
+            return None
+        after = world.with_run(step.run).with_execution(step.world.execution(run.execution))._replace(items=step.world.items)
+        if outcome != OK:
+            after = after._replace(budget=after.budget._replace(faults=after.budget.faults - 1))
+        starts = not before_body and self.in_body(step.run) and step.run.running
+
+        def label() -> str:  # in words, only where it is needed: a new state's, or a broken promise's
+            said = f"{run.name} {state}: " + "; ".join(step.said or ["done"])
+            if step.write is not None:
+                said += f" [record {describe_item(step.write.before)} -> {describe_item(step.write.after)}]"
+            if starts:
+                said += f" [{run.name} starts the body]"
+            if not step.run.running:
+                said += f" [{run.name} ends {step.run.ended}: {(step.run.output or '')[:100]}]"
+            return said
+
+        exemption = None
+        try:
+            if step.write is not None:
+                watch, exemption = self.checks.write(after, run, step.write.before, step.write.after)
+                after = after._replace(watch=watch)
+            if starts:
+                watch, shown = self.checks.body(after, step.run)
+                after = after._replace(watch=watch)
+                exemption = exemption or shown
+            after = self.settle_execution(after, step.run)
+        except Violation as violation:
+            violation.happened = [label()]
+            raise
+        return Next(label, after, exemption)
+
+    def in_body(self, run: Run) -> bool:
+        frame = run.frames[0] if run.frames else None
+        return frame is not None and frame.scope == self.machine.root and frame.state in self.configuration.body
+
+    def settle_execution(self, world: World, run: Run) -> World:
+        """After ``run``'s step: if it ended, its execution's status (a failed iteration fails its Map, and so
+        the execution, whose other runs stop), and a Standard execution's status-change event."""
+        if run.running:
+            return world
+        self.checks.ended(world, run)
+        execution = world.execution(run.execution)
+        others = [other for other in world.runs if other.execution == execution.name and other.name != run.name]
+        if run.ended == "FAILED":
+            for other in others:
+                if other.running:
+                    world = world.with_run(other._replace(ended="ABORTED"))
+            return self.end(world, execution, "FAILED")
+        if all(not other.running for other in others):
+            failed = any(other.ended != "SUCCEEDED" for other in others)
+            return self.end(world, execution, "FAILED" if failed else "SUCCEEDED")
+        return world
+
+    def end(self, world: World, execution: Execution, status: str) -> World:
+        world = world.with_execution(execution._replace(status=status))
+        if self.configuration.standard and status in schema.EXECUTION_ENDED_WITHOUT_RELEASE:
+            world = world._replace(events=(*world.events, Event(execution.name, status, execution.redrives)))
+        return world
+
+    # --- the others -----------------------------------------------------------------------------------------
+    def crash(self, world: World, execution: Execution) -> Next:
+        for run in world.runs:
+            if run.execution == execution.name and run.running:
+                world = world.with_run(run._replace(ended="ABORTED"))
+        world = world._replace(budget=world.budget._replace(crashes=world.budget.crashes - 1))
+        return Next(lambda: f"{execution.name} crashes (aborted)", self.end(world, execution, "ABORTED"))
+
+    def redrive(self, world: World, execution: Execution) -> Next:
+        """``RedriveExecution``: the execution continues each run that did not succeed from the state it
+        failed or stopped in, with the input and variables it had there (AWS's "Redriving executions")."""
+        execution = execution._replace(status="RUNNING", redrives=execution.redrives + 1)
+        world = world.with_execution(execution)._replace(budget=world.budget._replace(redrives=world.budget.redrives - 1))
+        label, exemption = f"{execution.name} is redriven", None
+        for run in world.runs:
+            if run.execution == execution.name and run.ended in ("FAILED", "ABORTED"):
+                step = self.machine.resume(run, world)
+                world = step.world
+                if self.in_body(step.run) and step.run.running:
+                    item = next((value(held) for _, held in world.items), None)
+                    mine = world.watch.mine(run.name)
+                    if item is None or item.get(schema.OWNER, {}).get("S") not in mine:
+                        exemption = REDRIVEN
+                label += f"; {run.name} resumes at {run.top.state}"
+                world = self.settle_execution(world, step.run)
+        return Next(lambda: label, world, exemption)
+
+    def deliver(self, world: World, event: Event) -> Iterator[Next]:
+        execution = world.execution(event.execution)
+        detail = {"status": event.status, "executionArn": execution.arn, "redriveCount": event.redrives}
+        records: list[tuple[str | None, str | None]] = [*world.items] or [(None, None)]
+        for record_id, held in records:
+            reply = services.release_call(
+                text({"detail": detail}), execution.status, execution.redrives, execution.writes, record_id or "", held
+            )
+            after = world
+            if record_id is not None and reply.item != held:
+                self.checks.released(world, execution.name, value(held) if held else None)
+                after = world.with_item(record_id, None if reply.item is None else value(reply.item))
+            pending = tuple(other for other in world.events if other != event)
+            said = f"the release function gets {event.execution}'s {event.status} event: {text(reply.result)}"
+            yield Next(lambda said=said: said, after._replace(events=pending))  # type: ignore[misc]
+            if world.budget.duplicates > 0 and not event.duplicate:
+                twice = (*pending, event._replace(duplicate=True))
+                budget = world.budget._replace(duplicates=world.budget.duplicates - 1)
+                yield Next(lambda said=said: said + " (it will come again)", after._replace(events=twice, budget=budget))  # type: ignore[misc]
+
+
+__all__ = ["FAULT", "Bounds", "Next", "Transitions", "Violation"]

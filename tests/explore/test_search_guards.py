@@ -1,0 +1,35 @@
+"""explore/search.py on guards of your own (``IdempotencyGuard``): every interleaving within CI's bounds keeps
+every promise, the guard's states are all entered, and the exemptions the contract names are seen."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.explore.search import explored, holds, suites
+
+GUARDS = ("guard", "guard-owner-check", "guard-express", "guard-bare", "guard-once-per-execution")
+
+
+@pytest.mark.parametrize(("name", "suite"), suites(*GUARDS))
+def test_every_interleaving_of_a_guard_of_your_own_within_the_bounds_keeps_every_promise(name, suite):
+    holds(name, suite)
+
+
+def test_the_clock_and_a_fault_take_the_guard_through_every_state_but_those_no_run_of_one_payload_needs():
+    entered_never = set(explored("guard", "clock").unentered) & set(explored("guard", "faults").unentered)
+    # The explorer's input holds its key within the native bounds (no key function), one payload (no mismatch);
+    # its result is small (no result function: guard-large-result's), and no record is another's (Unreadable).
+    assert entered_never == {
+        "Once.ComputeKey",
+        "Once.AcquireComputed",
+        "Once.KeyMissing",
+        "Once.PayloadMismatch",
+        "Once.StoreResult",
+        "Once.Restore",
+        "Once.Unreadable",
+    }
+
+
+def test_without_the_owner_check_a_holder_past_its_lease_is_taken_over_and_with_it_never():
+    assert "lapsed_holder_taken_over" in explored("guard", "clock").exemptions
+    assert "lapsed_holder_taken_over" not in explored("guard-owner-check", "clock").exemptions
