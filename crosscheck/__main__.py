@@ -1,7 +1,7 @@
 """python -m crosscheck [cdk.out] [--as-released] [--ministack-python PATH]
 
 Deploys the example app (from the cloud assembly ``cdk synth`` wrote) and the behaviour,
-everything-on and documents test stacks (synthesized here) into a ministack server, runs every
+everything-on, documents, lost-replies and races test stacks (synthesized here) into a ministack server, runs every
 scenario, prints one line per scenario and, last, ``N passed, M failed`` and the title of each scenario
 that failed. Exits 1 if any scenario failed. A scenario a known divergence stops is reported as
 diverged, with the divergence, and counts as neither. A stack that does not deploy fails only the
@@ -32,16 +32,17 @@ DEFAULT_MINISTACK_PYTHON = Path(__file__).resolve().parent.parent / ".crosscheck
 
 
 def synthesize_test_stacks(outdir: Path) -> Path:
-    """The behaviour, documents, everything-on and lost-replies stacks of tests/stacks.py, in a cloud assembly."""
+    """The behaviour, documents, everything-on, lost-replies and races stacks of tests/stacks.py, in a cloud assembly."""
     from aws_cdk import App
 
-    from tests.stacks import BehaviourStack, DocumentsStack, LostRepliesStack, everything_on
+    from tests.stacks import BehaviourStack, DocumentsStack, LostRepliesStack, RacesStack, everything_on
 
     app = App(outdir=str(outdir))
     BehaviourStack(app, "Behaviour")
     DocumentsStack(app, "Documents")
     everything_on(app)
     LostRepliesStack(app, "LostReplies")
+    RacesStack(app, "Races")
     return Path(app.synth().directory)
 
 
@@ -119,9 +120,10 @@ def main(argv: list[str]) -> int:
                     everything=deployed(test_assembly, "EverythingOn"),
                     documents=deployed(test_assembly, "Documents"),
                     guards=deployed(test_assembly, "LostReplies"),
+                    races=deployed(test_assembly, "Races"),
                 )
                 print(
-                    f"deployed {EXAMPLE_STACK}, Behaviour, EverythingOn, Documents and LostReplies "
+                    f"deployed {EXAMPLE_STACK}, Behaviour, EverythingOn, Documents, LostReplies and Races "
                     f"({time.monotonic() - started:.0f} s)\n"
                 )
                 run_scenarios(stacks, SCENARIOS, tally)

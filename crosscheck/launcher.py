@@ -11,6 +11,7 @@ import inspect
 import json
 import os
 import threading
+import time
 from typing import Any
 
 import ministack.services.dynamodb as dynamodb
@@ -149,8 +150,32 @@ def stale_reads_on_demand() -> None:
     stepfunctions._describe_execution = eventually_consistent
 
 
+def holds_on_demand() -> None:
+    """A control, not a correction (always installed): the moto harness's holds (``LocalEmulator.hold``), by
+    file. A Task state of an execution waits before it runs while the file ``{execution name}@{state name}``
+    exists in the directory ``CROSSCHECK_HOLDS`` names, having written ``{that file}.arrived``, so that a
+    scenario orders executions as a trace of the protocol explorer says (at most 5 minutes)."""
+    directory = os.environ.get("CROSSCHECK_HOLDS")
+    if not directory:
+        return
+    execute_task = stepfunctions._execute_task
+
+    def held(state_def: Any, raw_input: Any, execution: Any, ctx: Any) -> Any:
+        gate = os.path.join(directory, f"{execution['name']}@{ctx['State']['Name']}")
+        if os.path.exists(gate):
+            with open(gate + ".arrived", "w"):
+                pass
+            deadline = time.monotonic() + 300
+            while os.path.exists(gate) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        return execute_task(state_def, raw_input, execution, ctx)
+
+    stepfunctions._execute_task = held
+
+
 if __name__ == "__main__":
     stale_reads_on_demand()
+    holds_on_demand()
     if os.environ.get("CROSSCHECK_AS_RELEASED") != "1":
         catcher_assign_in_the_states_language()
         parallel_output_and_assign_in_jsonata()

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from example.charge import charge
 from example.demo import order
@@ -26,6 +26,7 @@ from tests.lambdas import sized
 from tests.stacks import COMPENSATIONS, SAGA_STEPS, side_effect_runs
 
 from .divergences import D2, D8, Divergence
+from .server import Ministack
 
 
 class ScenarioFailed(AssertionError):
@@ -66,6 +67,7 @@ class Stacks:
     everything: Deployment  # tests/stacks.py everything_on
     documents: Deployment  # tests/stacks.py DocumentsStack
     guards: Deployment  # tests/stacks.py LostRepliesStack: guards of plain state machines
+    races: Deployment  # tests/stacks.py RacesStack: the protocol explorer's counterexamples
 
     def raw_output(self, deployment: Deployment, execution: Execution) -> str | None:
         """The output exactly as Step Functions returns it (``Execution.output`` is parsed)."""
@@ -515,3 +517,36 @@ def jsonata_document(stacks: Stacks, checks: Checks) -> None:
         replay = stacks.documents.run(workflow, request)
         checks.expect(replay.output == first.output, f"{workflow}'s replay {replay.output}")
         checks.expect(side_effect_runs(stacks.documents, trip_id, "Refund") == {"Refund": 1}, f"{workflow} refunded once")
+
+
+# --- the races stack: the protocol explorer's counterexamples ---------------------------------------
+@scenario(
+    "explored (issue 51): a holder that extends its lease between a duplicate's read and its takeover keeps its key; "
+    "the side effect runs once"
+)
+def extension_before_takeover(stacks: Stacks, checks: Checks) -> None:
+    """The explorer's trace, ordered by holds as on moto (tests/emulator/test_explored.py): the holder past its
+    2 s lease, the duplicate about to take over what it read, the holder's extension first."""
+    server = cast(Ministack, stacks.races.emulator)
+    order_id = unique()
+    payload, holder, duplicate = {"order": {"id": order_id}}, f"race-{order_id}-holder", f"race-{order_id}-duplicate"
+    with (
+        server.hold(holder, "Raced.RacedExtend") as extension,
+        server.hold(duplicate, "Raced.Takeover") as takeover,
+        server.hold(holder, "RacedCharge") as charge,
+    ):
+        holder_arn = stacks.races.start("Racing", payload, name=holder)
+        extension.arrived()
+        time.sleep(2.5)  # the holder's lease has lapsed
+        duplicate_arn = stacks.races.start("Racing", payload, name=duplicate)
+        takeover.arrived()
+        extension.release()
+        charge.arrived()  # extended, about to charge
+        takeover.release()
+        charge.release()
+        first, second = stacks.races.wait(holder_arn), stacks.races.wait(duplicate_arn)
+    runs = side_effect_runs(stacks.races, f"Raced#{order_id}", "Charge")
+    checks.expect(runs == {"Charge": 1}, f"the side effect ran {runs['Charge']} times")
+    succeeded(checks, first, "the holder")
+    succeeded(checks, second, "the duplicate")
+    checks.expect(second.output == first.output == {**payload, "Charge": "done"}, f"outputs {first.output} {second.output}")

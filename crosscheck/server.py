@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,24 @@ _DEPLOY_TIMEOUT = 300.0
 
 class ServerFailed(RuntimeError):
     """The ministack server did not start, or a stack did not deploy; the message holds why."""
+
+
+class Hold:
+    """One held Task state of one execution on ministack, as ``LocalEmulator.hold`` holds one on moto."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def arrived(self, timeout: float = 60.0) -> None:
+        """Wait until the execution waits at the state; raises ``TimeoutError`` past ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not self.path.with_name(self.path.name + ".arrived").exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.path.name} was not reached within {timeout:.0f} s")
+            time.sleep(0.05)
+
+    def release(self) -> None:
+        self.path.unlink(missing_ok=True)
 
 
 def free_loopback_port() -> int:
@@ -70,6 +89,7 @@ class Ministack:
     def __enter__(self) -> Ministack:
         self.workdir = Path(tempfile.mkdtemp(prefix="crosscheck-ministack-"))
         self.log_path = self.workdir / "ministack.log"
+        self.holds.mkdir()
         self.port = free_loopback_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         environment = {
@@ -81,6 +101,7 @@ class Ministack:
             "TMPDIR": str(self.workdir),  # where ministack and its Lambda workers write scratch files
             "S3_DATA_DIR": str(self.workdir / "s3"),
             "CROSSCHECK_AS_RELEASED": "1" if self.as_released else "",
+            "CROSSCHECK_HOLDS": str(self.holds),
             # The server's Lambda workers must not pick up this repository's virtual environment.
             "PYTHONPATH": "",
         }
@@ -140,6 +161,22 @@ class Ministack:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return "(no log)"
+
+    @property
+    def holds(self) -> Path:
+        """Where the launcher looks for holds (``hold``)."""
+        return self.workdir / "holds"
+
+    @contextlib.contextmanager
+    def hold(self, execution_name: str, state: str) -> Iterator[Hold]:
+        """The Task state ``state`` of the execution named ``execution_name`` waits before it runs until
+        ``release()`` or the block's end (the launcher's ``holds_on_demand``)."""
+        gate = Hold(self.holds / f"{execution_name}@{state}")
+        gate.path.touch()
+        try:
+            yield gate
+        finally:
+            gate.release()
 
     # -- what the scenarios call (the emulator interface Deployment uses) -----------------------
     def client(self, service: str) -> Any:

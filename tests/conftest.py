@@ -69,7 +69,7 @@ def test_stack(tmp_path_factory: pytest.TempPathFactory, node_bin: Path) -> Call
     app of its own, so that the template tests and the emulator's deployment share one synth."""
     from aws_cdk import App
 
-    from .stacks import BehaviourStack, CompositionStack, ControlStack, DocumentsStack, LostRepliesStack
+    from .stacks import BehaviourStack, CompositionStack, ControlStack, DocumentsStack, LostRepliesStack, RacesStack
 
     kinds = {
         "Behaviour": BehaviourStack,
@@ -77,6 +77,7 @@ def test_stack(tmp_path_factory: pytest.TempPathFactory, node_bin: Path) -> Call
         "Control": ControlStack,
         "Documents": DocumentsStack,
         "LostReplies": LostRepliesStack,
+        "Races": RacesStack,
     }
 
     @functools.cache

@@ -738,6 +738,39 @@ class ControlStack(Stack):
         sfn.StateMachine(self, "ExtendingPerItem", definition_body=sfn.DefinitionBody.from_chainable(per_item))
 
 
+class RacesStack(Stack):
+    """The protocol explorer's counterexamples (issue 51, ``explore/``), replayed with holds on moto
+    (tests/emulator/test_explored.py) and on ministack (the cross-check): ``Racing``, a guard of your own
+    without the owner check, a 2 s lease, whose body extends its lease (``RacedExtend``) and then charges
+    (``RacedCharge``, counted in "SideEffects" under ``Raced#{order id}#Charge``)."""
+
+    def __init__(self, scope: App, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        table = IdempotencyTable(self, "Idempotency", removal_policy=RemovalPolicy.DESTROY)
+        counters = side_effects_table(self)
+        charge = packaged_lambda(self, "RacedCharge", "step.handler", environment={"COUNTER_TABLE": counters.table_name})
+        counters.grant_read_write_data(charge)
+        charged = tasks.LambdaInvoke(
+            self,
+            "RacedChargeStep",
+            state_name="RacedCharge",
+            lambda_function=charge,
+            payload=sfn.TaskInput.from_object({"input.$": "$", "step": "Charge", "workflow": "Raced"}),
+            payload_response_only=True,
+            retry_on_service_exceptions=False,
+        )
+        raced = IdempotencyGuard(
+            self,
+            "Raced",
+            table=table,
+            body=ExtendLease(self, "RacedExtend").next(charged),
+            key=IdempotencyKey.from_paths("$.order.id"),
+            lease=Duration.seconds(2),
+            **FAST,
+        )
+        sfn.StateMachine(self, "Racing", definition_body=sfn.DefinitionBody.from_chainable(raced))
+
+
 # B12: a lease far longer than the tests run, and a short wait, so that a run that waited for its own
 # record would end with Idempotency.InFlight within seconds.
 LOST_REPLY_TIMING: dict[str, Any] = {

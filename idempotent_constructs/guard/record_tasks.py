@@ -1,7 +1,7 @@
 """The reads and writes of a guard's record, as JSONata that builds each DynamoDB request.
 
-Every write after the acquire is fenced on the owner token (contract B8); the acquire and the takeover
-are fenced on the record as it was found. Each function returns the JSONata text of a whole request.
+Every write after the acquire is fenced on the owner token (contract B8); the acquire on the record being
+absent or finished and expired, and the takeover on the record as it was read (owner, status and lease). Each function returns the JSONata text of a whole request.
 """
 
 from __future__ import annotations
@@ -144,14 +144,22 @@ def acquire(config: GuardConfig, facts: Facts, *, computed: bool = False) -> str
 
 
 def takeover(config: GuardConfig, facts: Facts) -> str:
-    """Fenced on the record as it was read, owner and status: if anyone changed it since (finished
-    it, released it, took it over), look again."""
+    """Fenced on the record as it was read: its owner, status and lease. If anyone changed it since (its
+    holder finished it, released it or extended its lease; another run took it over), look again: a holder
+    that extended its lease between this run's read and this write keeps its key (contract B8). Every
+    record the guard reads has all three: each write that takes the key writes them together, and the
+    writes after it keep them (a record without them would be refused by DynamoDB here: a typed value
+    without its type)."""
     return _hold(
         config,
         facts,
         f"${facts.name}",
-        f"#{schema.OWNER} = :previous AND #{schema.STATUS} = :previous_status",
-        {":previous": _s(facts.record(schema.OWNER)), ":previous_status": _s(facts.record(schema.STATUS))},
+        f"#{schema.OWNER} = :previous AND #{schema.STATUS} = :previous_status AND #{schema.IN_PROGRESS_EXPIRATION} = :previous_lease",
+        {
+            ":previous": _s(facts.record(schema.OWNER)),
+            ":previous_status": _s(facts.record(schema.STATUS)),
+            ":previous_lease": "{'N': " + facts.record(schema.IN_PROGRESS_EXPIRATION, "N") + "}",
+        },
     )
 
 

@@ -49,6 +49,11 @@ def control(emulator: LocalEmulator, test_stack: Callable[[str], Any]) -> Deploy
 
 
 @pytest.fixture(scope="session")
+def races(emulator: LocalEmulator, test_stack: Callable[[str], Any]) -> Deployment:
+    return emulator.deploy_stack(test_stack("Races"))
+
+
+@pytest.fixture(scope="session")
 def lost_replies(emulator: LocalEmulator, test_stack: Callable[[str], Any]) -> Deployment:
     return emulator.deploy_stack(test_stack("LostReplies"))
 

@@ -13,7 +13,12 @@ def test_every_write_after_acquire_is_fenced_on_the_owner():
     for name in ("Complete", "RecordFailure"):
         assert condition_of(states[f"ChargeOnce.{name}"]) == "attribute_not_exists(#id) OR #owner = :owner"
         assert states[f"ChargeOnce.{name}"]["Catch"][0]["ErrorEquals"] == ["DynamoDB.ConditionalCheckFailedException"]
-    assert condition_of(states["ChargeOnce.Takeover"]) == "#owner = :previous AND #status = :previous_status"
+    # A takeover is fenced on the record as it was read: owner, status and lease (a holder that extended its
+    # lease after the read keeps its key: issue 51).
+    assert (
+        condition_of(states["ChargeOnce.Takeover"])
+        == "#owner = :previous AND #status = :previous_status AND #in_progress_expiration = :previous_lease"
+    )
     assert condition_of(guarded()["States"]["ChargeOnce.Release"]) == "#owner = :owner"
 
 
