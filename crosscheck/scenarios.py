@@ -26,7 +26,7 @@ from tests.lambdas import sized
 from tests.stacks import COMPENSATIONS, SAGA_STEPS, side_effect_runs
 
 from .divergences import D2, D8, Divergence
-from .server import Ministack
+from .server import Hold, Ministack
 
 
 class ScenarioFailed(AssertionError):
@@ -526,7 +526,8 @@ def jsonata_document(stacks: Stacks, checks: Checks) -> None:
 )
 def extension_before_takeover(stacks: Stacks, checks: Checks) -> None:
     """The explorer's trace, ordered by holds as on moto (tests/emulator/test_explored.py): the holder past its
-    2 s lease, the duplicate about to take over what it read, the holder's extension first."""
+    2 s lease, the duplicate about to take over what it read, the holder's extension first; the duplicate's
+    refused takeover held where it goes (its second Inspect) until the holder has finished."""
     server = cast(Ministack, stacks.races.emulator)
     order_id = unique()
     payload, holder, duplicate = {"order": {"id": order_id}}, f"race-{order_id}-holder", f"race-{order_id}-duplicate"
@@ -534,19 +535,36 @@ def extension_before_takeover(stacks: Stacks, checks: Checks) -> None:
         server.hold(holder, "Raced.RacedExtend") as extension,
         server.hold(duplicate, "Raced.Takeover") as takeover,
         server.hold(holder, "RacedCharge") as charge,
+        server.hold(duplicate, "RacedCharge") as taken,
     ):
         holder_arn = stacks.races.start("Racing", payload, name=holder)
         extension.arrived()
         time.sleep(2.5)  # the holder's lease has lapsed
         duplicate_arn = stacks.races.start("Racing", payload, name=duplicate)
-        takeover.arrived()
-        extension.release()
-        charge.arrived()  # extended, about to charge
-        takeover.release()
-        charge.release()
-        first, second = stacks.races.wait(holder_arn), stacks.races.wait(duplicate_arn)
+        takeover.arrived()  # past its first Inspect
+        with server.hold(duplicate, "Raced.Inspect") as inspect:
+            extension.release()
+            charge.arrived()  # extended, about to charge
+            takeover.release()
+            refused = wait_for_first(inspect, taken)
+            charge.release()
+            taken.release()
+            first = stacks.races.wait(holder_arn)
+        second = stacks.races.wait(duplicate_arn)
     runs = side_effect_runs(stacks.races, f"Raced#{order_id}", "Charge")
+    checks.expect(refused is inspect, "the duplicate's takeover was not refused: it went on to charge")
     checks.expect(runs == {"Charge": 1}, f"the side effect ran {runs['Charge']} times")
     succeeded(checks, first, "the holder")
     succeeded(checks, second, "the duplicate")
     checks.expect(second.output == first.output == {**payload, "Charge": "done"}, f"outputs {first.output} {second.output}")
+
+
+def wait_for_first(*holds: Hold, timeout: float = 60.0) -> Hold:
+    """The first of ``holds`` whose execution waits at its state."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for hold in holds:
+            if hold.reached:
+                return hold
+        time.sleep(0.05)
+    raise ScenarioFailed(f"none of {len(holds)} held states was reached within {timeout:.0f} s")

@@ -48,10 +48,15 @@ class Hold:
     def __init__(self, path: Path) -> None:
         self.path = path
 
+    @property
+    def reached(self) -> bool:
+        """Whether the execution has come to the state (and waits there, until released)."""
+        return self.path.with_name(self.path.name + ".arrived").exists()
+
     def arrived(self, timeout: float = 60.0) -> None:
         """Wait until the execution waits at the state; raises ``TimeoutError`` past ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
-        while not self.path.with_name(self.path.name + ".arrived").exists():
+        while not self.reached:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{self.path.name} was not reached within {timeout:.0f} s")
             time.sleep(0.05)

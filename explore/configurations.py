@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from aws_cdk import App, Duration, Size, Stack
@@ -71,7 +71,8 @@ class Configuration:
     # The side effect's result is padded to this many bytes of JSON: past the native limit, it is kept by
     # the result function (compressed), and replayed through Restore.
     padding: int = 0
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    # FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS: a failed run leaves its key to the release function.
+    released_by_events: bool = False
 
 
 def _effect(stack: Stack) -> tasks.LambdaInvoke:
@@ -178,7 +179,8 @@ def whole_workflow(name: str, summary: str, *, express: bool = False, extend: bo
         )
         return workflow.guard, not express, not express
 
-    return _synthesized(name, summary, build)
+    released_by_events = options.get("on_failure") is FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS
+    return _synthesized(name, summary, build, released_by_events=released_by_events)
 
 
 def own_guard(
@@ -206,25 +208,22 @@ def own_guard(
     return _synthesized(name, summary, build, padding=padding)
 
 
-def in_inline_map(name: str, summary: str) -> Configuration:
+def in_inline_map(name: str, summary: str, *, owner_check: bool = False) -> Configuration:
     """A guard in an inline Map's item processor: its iterations are runs of one execution."""
 
     def build(stack: Stack, table: IdempotencyTable) -> tuple[IdempotencyGuard, bool, bool]:
         guard = IdempotencyGuard(
             stack,
             "Line",
-            table=table,
             body=_effect(stack),
-            key=KEY,
-            namespace="Orders",
-            lease=LEASE,
             in_inline_map=True,
-            **WAITING,
+            owner_state_machine_name=MACHINE if owner_check else None,
+            **_options(table),
         )
         lines = sfn.Map.jsonata(stack, "Lines", state_name="Lines", items=sfn.ProvideItems.jsonata("{% $states.input.lines %}"))
         lines.item_processor(guard)
         _machine(stack, lines)
-        return guard, True, False
+        return guard, True, owner_check
 
     return _synthesized(name, summary, build, item_processor="Lines", runs_per_execution=2)
 
@@ -259,6 +258,11 @@ def configurations() -> dict[str, Callable[[], Configuration]]:
         ),
         "guard-in-inline-map": lambda: in_inline_map(
             "guard-in-inline-map", "a guard in an inline Map: two iterations of one execution, and another execution"
+        ),
+        "guard-in-inline-map-owner-check": lambda: in_inline_map(
+            "guard-in-inline-map-owner-check",
+            "a guard in an inline Map with the owner check (guard_states in a Standard workflow's Map)",
+            owner_check=True,
         ),
         "guard-cached": lambda: own_guard(
             "guard-cached", "FailurePolicy.CACHE: a failure is kept and replayed", on_failure=FailurePolicy.CACHE

@@ -14,11 +14,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from idempotent_constructs.guard.protocol import Facts
 from idempotent_constructs.lambda_src import schema
 
 from . import services
 from .configurations import Configuration
-from .world import Run, Watch, World, text, value
+from .world import Event, Run, Watch, World, text, value
 
 
 @dataclass(frozen=True)
@@ -61,16 +62,24 @@ class Exemption:
     text: str
 
 
-CRASHED = Exemption("crashed_holder_taken_over", "B7", "a holder that ended without finishing is taken over")
+ENDED = Exemption(
+    "ended_holder_taken_over", "B7", "a holder that ended without finishing its record (it crashed, or lost it) is taken over"
+)
 LAPSED = Exemption("lapsed_holder_taken_over", "B7", "without the owner check, a holder running past its lease is taken over")
 RELEASED = Exemption("failed_body_runs_again", "B6", "a body that failed (a lost reply included) released its key: it runs again")
 EXPIRED = Exemption("expired_record_runs_again", "B11", "a finished record past its expiration counts as absent")
+SIBLING = Exemption(
+    "same_execution_holder_taken_over",
+    "B7",
+    "with the owner check, a holder of the taker's own execution (another iteration of its inline Map, a branch "
+    "cancelled mid-body) past its lease is taken over: the check cannot tell a running one from a cancelled one",
+)
 REDRIVEN = Exemption(
     "redrive_resumes_without_its_key",
     "B6",
     "a redriven execution resumes its body where it stopped, its key freed or taken over after it ended (issue 53)",
 )
-EXEMPTIONS = (CRASHED, LAPSED, RELEASED, EXPIRED, REDRIVEN)
+EXEMPTIONS = (ENDED, LAPSED, SIBLING, RELEASED, EXPIRED, REDRIVEN)
 
 
 class Violation(Exception):
@@ -119,6 +128,7 @@ class Checks:
 
     def __init__(self, configuration: Configuration, skew: int) -> None:
         self.configuration, self.skew = configuration, skew
+        self.variable = Facts(configuration.prefix).name
 
     # --- writes -------------------------------------------------------------------------------------------
     def write(
@@ -128,6 +138,7 @@ class Checks:
         watch = world.watch
         if after is not None:
             self._well_formed(after)
+            self._lease_bounded(world, run, after)
         if (
             after is not None
             and _status(after) == schema.INPROGRESS
@@ -153,6 +164,13 @@ class Checks:
         if missing:
             raise Violation(FENCED, f"a write left a record without {', '.join(missing)}: {item}")
 
+    def _lease_bounded(self, world: World, run: Run, after: dict[str, Any]) -> None:
+        """A lease written runs at most the guard's ``lease`` from the writer's now: a holder that crashes frees
+        its key within that (B7)."""
+        if _status(after) == schema.INPROGRESS and _lease(after) > world.clock(run) + self.configuration.lease_ms:
+            ends = (_lease(after) - world.clock(run)) / 1000
+            raise Violation(FREE, f"{run.name} wrote a lease ending {ends:g} s from its now, past the guard's lease")
+
     def _hold(
         self, world: World, run: Run, before: dict[str, Any] | None, after: dict[str, Any]
     ) -> tuple[Watch, Exemption | None]:
@@ -173,24 +191,33 @@ class Checks:
         return watch.wrote(token, run.name, world.execution(run.execution).redrives), exemption
 
     def _taken_over(self, world: World, run: Run, before: dict[str, Any]) -> Exemption | None:
-        """``run`` took a record in progress over: its holder must be itself, gone, or past its lease."""
+        """``run`` took a record in progress over: its holder must be itself, ended, or past its lease by its own
+        clock (within the skew bound); with the owner check, ended as the taker read it, and redriven since."""
         holder = world.watch.owner(_owner(before))
         if holder is None:
             raise Violation(LIVE, f"{run.name} took over a record no run holds: {before}")
-        if holder == run.name or not world.run(holder).running:
-            return None if holder == run.name else CRASHED
-        if world.execution(world.run(holder).execution).redrives > world.watch.written(_owner(before)):
-            return REDRIVEN  # it ended after it wrote the record (which left the key to take), then was redriven
-        if self.configuration.owner_check:
-            raise Violation(LIVE, f"{run.name} took the key over from {holder}, which still runs, despite the owner check")
-        held = world.clock(world.run(holder))
+        if holder == run.name:
+            return None
+        holding = world.run(holder)
+        if not holding.running:
+            return ENDED
+        held = world.clock(holding)
         if held < _lease(before) - self.skew:
             raise Violation(
                 LIVE,
                 f"{run.name} took the key over from {holder}, which still runs {(_lease(before) - held) / 1000:g} s "
                 "before its lease ends by its own clock",
             )
-        return LAPSED
+        execution = world.execution(holding.execution)
+        redriven = execution.redrives > world.watch.written(_owner(before))  # it ended after it wrote it, then resumed
+        if self.configuration.owner_check and holding.execution == run.execution:
+            return SIBLING
+        if self.configuration.owner_check:
+            described = value(run.variables).get(self.variable, {}).get("holder") or {}
+            if redriven and described.get("ExecutionArn") == execution.arn and described.get("Status") in schema.EXECUTION_ENDED:
+                return REDRIVEN
+            raise Violation(LIVE, f"{run.name} took the key over from {holder}, which still runs, despite the owner check")
+        return REDRIVEN if redriven else LAPSED
 
     def _completed(self, watch: Watch, run: Run, after: dict[str, Any]) -> Watch:
         stored = stored_result(after)
@@ -210,6 +237,19 @@ class Checks:
         if world.run(holder).running:
             raise Violation(LIVE, f"the release function freed the key of {holder}, which still runs")
 
+    def delivered(self, world: World, event: Event) -> None:
+        """The release function got ``event``, and its execution is still over, not redriven since: no key the
+        execution holds is left held."""
+        execution = event.execution
+        ended = world.execution(execution)
+        if ended.status not in schema.EXECUTION_ENDED_WITHOUT_RELEASE or ended.redrives != event.redrives:
+            return
+        for _, held in world.items:
+            item = value(held)
+            holder = world.watch.owner(_owner(item))
+            if _status(item) == schema.INPROGRESS and holder is not None and world.run(holder).execution == execution:
+                raise Violation(FREE, f"the release function left the key of {holder}, whose execution ended, held: {item}")
+
     def expired(self, world: World, before: dict[str, Any]) -> Exemption | None:
         """DynamoDB's TTL deleted ``before``: past its expiration; a holder's record only once it lapsed."""
         if _status(before) == schema.INPROGRESS:
@@ -220,27 +260,31 @@ class Checks:
 
     # --- runs ---------------------------------------------------------------------------------------------
     def body(self, world: World, run: Run) -> tuple[Watch, Exemption | None]:
-        """``run`` started its body."""
+        """``run`` started its body: under the key it holds, in a life of the record no run completed, and once."""
         watch = world.watch
         item = next((world.item(record_id) for record_id, _ in world.items), None)
-        mine = watch.mine(run.name)
-        if item is None or _status(item) != schema.INPROGRESS or _owner(item) not in mine:
+        if item is None or _status(item) != schema.INPROGRESS or _owner(item) not in watch.mine(run.name):
             raise Violation(ONCE, f"{run.name} started the body without holding its key (the record: {item})")
         if watch.completed:
             raise Violation(ONCE, f"{run.name} started the body after a run completed it in this life of the record")
-        exemption = None
-        if any(starter != run.name for starter in watch.starters):
-            exemption = LAPSED if any(world.run(s).running for s in watch.starters if s != run.name) else CRASHED
-        elif run.name not in watch.starters and any(runner != run.name for runner in _ran(world)):
-            exemption = RELEASED
+        if run.name in watch.starters:
+            raise Violation(ONCE, f"{run.name} started the body a second time in this life of the record")
+        released = not watch.starters and any(runner != run.name for runner in watch.ran)
         ran = watch.ran if run.name in watch.ran else (*watch.ran, run.name)
-        return watch._replace(starters=(*watch.starters, run.name), ran=ran), exemption
+        return watch._replace(starters=(*watch.starters, run.name), ran=ran), RELEASED if released else None
 
     def ended(self, world: World, run: Run) -> None:
-        """``run`` ended: where it succeeded, with its own body's output, or one a completing run stored."""
+        """``run`` ended: where it succeeded, with its own body's output, or one a completing run stored; where it
+        failed, leaving no key of its own held (B6: a failure releases it, or is recorded), unless its policy
+        leaves that to the release function (``FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS``)."""
+        if run.ended == "FAILED" and not self.configuration.released_by_events:
+            for _, held in world.items:
+                item = value(held)
+                if _status(item) == schema.INPROGRESS and _owner(item) in world.watch.mine(run.name):
+                    raise Violation(FREE, f"{run.name} failed and left its key held: {item}")
         if run.ended != "SUCCEEDED" or run.output is None:
             return
-        if run.name in _ran(world):
+        if run.name in world.watch.ran:
             if run.output != body_output(self.configuration, run.name):
                 raise Violation(REPLAYED, f"{run.name} ran its body and ended with another output: {run.output[:120]}")
         elif not any(run.output == body_output(self.configuration, runner) for runner in world.watch.stored):
@@ -256,8 +300,3 @@ class Checks:
             holder = world.watch.owner(_owner(item))
             if holder is None or world.run(holder).ended == "SUCCEEDED":
                 raise Violation(FREE, f"every execution ended, and the key is still held by {holder or _owner(item)}: {item}")
-
-
-def _ran(world: World) -> set[str]:
-    """The runs that ever started the body (in any life of the record)."""
-    return set(world.watch.ran)

@@ -70,6 +70,7 @@ CLOCK = Bounds(faults=0, crashes=0, redrives=0, duplicates=0, ticks=3)
 RECOVERY = Bounds(faults=0, crashes=1, redrives=1, duplicates=0, ticks=1)
 
 VARIABLE = r"\$idempotency_[0-9a-f]+"
+LEASE = rf"{VARIABLE}\.record\.in_progress_expiration\.N"
 
 MUTATIONS = (
     Mutation(
@@ -77,8 +78,8 @@ MUTATIONS = (
         "the takeover fenced on owner and status alone, as before issue 51",
         ".Takeover",
         (
-            (" AND #in_progress_expiration = :previous_lease", ""),
-            (rf", ':previous_lease': \{{'N': {VARIABLE}\.record\.in_progress_expiration\.N\}}", ""),
+            (r" AND \(#in_progress_expiration = :previous_lease OR attribute_not_exists\(#in_progress_expiration\)\)", ""),
+            (rf", ':previous_lease': \{{'N': \$exists\({LEASE}\) \? {LEASE} : '0'\}}", ""),
         ),
         "guard",
         CLOCK,
@@ -119,6 +120,24 @@ MUTATIONS = (
         "guard",
         Bounds(faults=1, crashes=0, redrives=0, duplicates=0, ticks=3),
         "fenced_writes",
+    ),
+    Mutation(
+        "release-never-deletes",
+        "Release deletes nothing: a failed body leaves its key held",
+        ".Release",
+        (("'ConditionExpression': '#owner = :owner'", "'ConditionExpression': '#owner = :owner AND #owner <> :owner'"),),
+        "guard-bare",
+        Bounds(faults=1, crashes=0, redrives=0, duplicates=0, ticks=0),
+        "no_key_stuck",
+    ),
+    Mutation(
+        "replay-forged",
+        "Replay gives back the duplicate's own input, not the stored result",
+        ".Replay",
+        ((rf"\$parse\({VARIABLE}\.record\.data\.S\)", "$states.input"),),
+        "guard-bare",
+        Bounds(faults=0, crashes=0, redrives=0, duplicates=0, ticks=0),
+        "replay_exact",
     ),
     Mutation(
         "acquire-in-progress",

@@ -32,8 +32,8 @@ THREE: dict[str, Bounds] = {
 DEEP: dict[str, Bounds] = {
     "clock": Bounds(faults=0, crashes=0, redrives=0, duplicates=0, ticks=4),
     "faults": Bounds(faults=2, crashes=0, redrives=0, duplicates=0, ticks=2),
-    "recovery": Bounds(faults=1, crashes=1, redrives=1, duplicates=1, ticks=2),
-    "three": Bounds(executions=3, faults=1, crashes=0, redrives=0, duplicates=0, ticks=2),
+    "recovery": Bounds(faults=1, crashes=1, redrives=1, duplicates=1, ticks=1),
+    "three": Bounds(executions=3, faults=0, crashes=0, redrives=0, duplicates=0, ticks=2),
 }
 
 
@@ -44,9 +44,15 @@ def fitted(configuration: Configuration, bounds: Bounds) -> Bounds:
     return bounds
 
 
+# The policies' own paths (a cached failure, a rejection, failing fast, the result function, expiry) meet a
+# crash and a redrive as the plain guard does: CI leaves their recovery to ./dev explore.
+POLICIES = ("guard-cached", "guard-rejecting", "guard-failing-fast", "guard-large-result", "guard-expiring")
+
+
 def ci(name: str) -> dict[str, Bounds]:
     """The suites CI explores the configuration ``name`` within."""
-    return {**CI, **({"three": THREE[name]} if name in THREE else {})}
+    suites = {suite: bounds for suite, bounds in CI.items() if not (suite == "recovery" and name in POLICIES)}
+    return {**suites, **({"three": THREE[name]} if name in THREE else {})}
 
 
 @cache

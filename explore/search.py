@@ -7,7 +7,9 @@ every execution has ended is reachable, and in every such state the key is free 
 
 from __future__ import annotations
 
+import itertools
 import time
+from array import array
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -69,92 +71,127 @@ def explore(configuration: Configuration, bounds: Bounds, *, limit: int | None =
     started = time.monotonic()
     report = Report(configuration.name, bounds)
     with Services():
-        machine = Machine(configuration)
-        transitions = Transitions(configuration, bounds, machine)
-        index: dict[World, int] = {}
-        parents: list[tuple[int, str]] = []
-        depths: list[int] = []
-        edges: list[list[int]] = []
-        frontier: deque[tuple[int, World]] = deque()
-
-        def trace(number: int) -> list[str]:
-            lines: list[str] = []
-            while number >= 0:
-                parent, label = parents[number]
-                if parent < 0:
-                    lines.append(label)
-                    break
-                lines.append(label)
-                number = parent
-            return lines[::-1]
-
-        for world in transitions.initial():
-            if world not in index:
-                index[world] = len(parents)
-                parents.append((-1, _start(world)))
-                depths.append(0)
-                frontier.append((index[world], world))
+        transitions = Transitions(configuration, bounds, Machine(configuration))
+        graph = _Graph(transitions)
+        frontier: deque[tuple[int, World]] = deque((graph.add(world, -1, 0), world) for world in transitions.initial())
         while frontier:
             number, world = frontier.popleft()
-            following: list[int] = []
+            graph.expanding(number)
             try:
-                for found in transitions.successors(world):
+                for choice, found in enumerate(transitions.successors(world)):
                     report.transitions += 1
-                    known = index.get(found.world)
+                    known = graph.known(found.world)
                     if known is None:
-                        known = index[found.world] = len(parents)
-                        parents.append((number, found.said()))
-                        depths.append(depths[number] + 1)
+                        known = graph.add(found.world, number, choice)
                         frontier.append((known, found.world))
                         if found.exemption is not None and found.exemption.name not in report.exemptions:
-                            report.exemptions[found.exemption.name] = [*trace(known)]
-                    following.append(known)
+                            report.exemptions[found.exemption.name] = graph.trace(known)
+                    graph.edge(known)
                 if world.ended:
                     report.ended += 1
+                    graph.ended[number] = 1
                     transitions.checks.free(world)
             except Violation as violation:
-                report.counterexample = Counterexample(violation.promise, violation.what, trace(number) + violation.happened)
-                break
-            except (Refused, Unexpected) as refused:
-                report.counterexample = Counterexample(None, str(refused), trace(number))
-                break
-            edges.append(following)
-            if limit is not None and len(parents) > limit:
-                deepest = max(range(len(depths)), key=depths.__getitem__)
                 report.counterexample = Counterexample(
-                    None, f"the search passed {limit:,} states: narrow the bounds (the trace: the deepest state)", trace(deepest)
+                    violation.promise, violation.what, graph.trace(number) + violation.happened
                 )
                 break
-        report.states, report.depth = len(parents), max(depths, default=0)
-        report.unentered = sorted(machine.names - machine.entered)
+            except (Refused, Unexpected) as refused:
+                report.counterexample = Counterexample(None, str(refused), graph.trace(number))
+                break
+            if limit is not None and len(graph) > limit:
+                deepest = max(range(len(graph)), key=graph.depths.__getitem__)
+                report.counterexample = Counterexample(
+                    None,
+                    f"the search passed {limit:,} states: narrow the bounds (the trace: the deepest state)",
+                    graph.trace(deepest),
+                )
+                break
+        report.states, report.depth = len(graph), max(graph.depths, default=0)
+        report.unentered = sorted(transitions.machine.names - transitions.machine.entered)
         if report.holds:
-            stuck = _cannot_end(edges, [world.ended for world in index])
+            stuck = graph.cannot_end()
             if stuck is not None:
-                report.counterexample = Counterexample(FREE, "from this state, no path lets every execution end", trace(stuck))
+                report.counterexample = Counterexample(
+                    FREE, "from this state, no path lets every execution end", graph.trace(stuck)
+                )
     report.seconds = time.monotonic() - started
     return report
+
+
+class _Graph:
+    """The states found, numbered in the order found (and so expanded: breadth first), each held once: its
+    parent and which of the parent's successors it is (a trace is replayed from them, its words made only
+    then), its depth, whether every execution has ended there, and its successors (in arrays: a state
+    costs the world itself and a few bytes)."""
+
+    def __init__(self, transitions: Transitions) -> None:
+        self.transitions = transitions
+        self.index: dict[World, int] = {}
+        self.roots: dict[int, World] = {}
+        self.parents, self.choices, self.depths = array("l"), array("l"), array("l")
+        self.ended = bytearray()
+        self.offsets, self.targets = array("l"), array("l")  # state n's successors: targets[offsets[n]:offsets[n + 1]]
+
+    def __len__(self) -> int:
+        return len(self.parents)
+
+    def known(self, world: World) -> int | None:
+        return self.index.get(world)
+
+    def add(self, world: World, parent: int, choice: int) -> int:
+        number = self.index[world] = len(self.parents)
+        if parent < 0:
+            self.roots[number] = world
+        self.parents.append(parent)
+        self.choices.append(choice)
+        self.depths.append(0 if parent < 0 else self.depths[parent] + 1)
+        self.ended.append(0)
+        return number
+
+    def expanding(self, number: int) -> None:
+        assert number == len(self.offsets), "states are expanded in the order they were found"
+        self.offsets.append(len(self.targets))
+
+    def edge(self, target: int) -> None:
+        self.targets.append(target)
+
+    def trace(self, number: int) -> list[str]:
+        """What happened from the start to state ``number``, one transition a line, replayed."""
+        path = [number]
+        while self.parents[path[-1]] >= 0:
+            path.append(self.parents[path[-1]])
+        path.reverse()
+        world = self.roots[path[0]]
+        lines = [_start(world)]
+        for step in path[1:]:
+            found = next(itertools.islice(self.transitions.successors(world), self.choices[step], None))
+            lines.append(found.said())
+            world = found.world
+        return lines
+
+    def cannot_end(self) -> int | None:
+        """A state from which no state where every execution has ended is reachable, if there is one."""
+        count = len(self.offsets)
+        ends = [*self.offsets[1:], len(self.targets)]
+        reverse: list[list[int]] = [[] for _ in range(count)]
+        for source in range(count):
+            for target in self.targets[self.offsets[source] : ends[source]]:
+                reverse[target].append(source)
+        can = bytearray(self.ended[:count])
+        todo = [number for number in range(count) if can[number]]
+        while todo:
+            for source in reverse[todo.pop()]:
+                if not can[source]:
+                    can[source] = 1
+                    todo.append(source)
+        return next((number for number in range(count) if not can[number]), None)
 
 
 def _start(world: World) -> str:
     skews = ", ".join(f"{execution.name} {execution.skew / 1000:+g} s" for execution in world.executions)
     runs = ", ".join(f"{run.name} at {run.top.state}" for run in world.runs)
     return f"start: {runs} (clocks: {skews})"
-
-
-def _cannot_end(edges: list[list[int]], ended: list[bool]) -> int | None:
-    """A state from which no state where every execution has ended is reachable, if there is one."""
-    reverse: list[list[int]] = [[] for _ in edges]
-    for source, targets in enumerate(edges):
-        for target in targets:
-            reverse[target].append(source)
-    can = [flag for flag in ended]
-    todo = [number for number, flag in enumerate(ended) if flag]
-    while todo:
-        for source in reverse[todo.pop()]:
-            if not can[source]:
-                can[source] = True
-                todo.append(source)
-    return next((number for number, flag in enumerate(can) if not flag), None)
 
 
 __all__ = ["ACCEPTED_NAME", "Counterexample", "Exemption", "Report", "explore"]

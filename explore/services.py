@@ -174,6 +174,8 @@ def item_call(action: str, request: str, item: str | None) -> Reply:
     except ClientError as error:
         code = error.response["Error"]["Code"]
         return Reply(error=f"DynamoDB.{code}", cause=error.response["Error"].get("Message", ""), item=item)
+    except Exception as error:  # a request moto cannot even read (a typed value without its type): DynamoDB refuses it
+        return Reply(error="DynamoDB.ValidationException", cause=f"{type(error).__name__}: {error}", item=item)
     return Reply(result=_from_boto(answer), item=services.read(record_id))
 
 

@@ -9,6 +9,7 @@ Each transition is labelled with what happened, in words, for the trace of a cou
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -65,9 +66,12 @@ class Transitions:
 
     def initial(self) -> list[World]:
         """The executions started at once, with every skew the bounds allow (the executions are alike, so
-        which of them is ahead does not matter: the first ones are behind)."""
+        which of them are ahead does not matter: the first ones are behind)."""
         count, worlds = self.bounds.executions, []
-        skews = {tuple([0] * (count - ahead) + [self.bounds.skew] * ahead) for ahead in ((0, 1) if self.bounds.skew else (0,))}
+        # All ahead is none ahead: what matters is how far apart two clocks are.
+        skews = {
+            tuple([0] * (count - ahead) + [self.bounds.skew] * ahead) for ahead in (range(count) if self.bounds.skew else (0,))
+        }
         for skew in sorted(skews):
             executions = tuple(
                 Execution(name=f"e{n + 1}", arn=execution_arn(MACHINE, f"e{n + 1}"), skew=skew[n]) for n in range(count)
@@ -111,18 +115,16 @@ class Transitions:
         for record_id, held in world.items:
             item = value(held)
             if int(item.get(schema.EXPIRATION, {}).get("N", 0)) * 1000 < world.now:
-                exemption = self.checks.expired(world, item)
-                yield Next(
-                    lambda item=item: f"DynamoDB's TTL deletes the expired record {describe_item(item)}",  # type: ignore[misc]
-                    world.with_item(record_id, None),
-                    exemption,
-                )
+                said = f"DynamoDB's TTL deletes the expired record {describe_item(item)}"
+                with _happening(said):
+                    exemption = self.checks.expired(world, item)
+                yield Next(lambda said=said: said, world.with_item(record_id, None), exemption)  # type: ignore[misc]
 
     # --- a run's step ---------------------------------------------------------------------------------------
     def step(self, world: World, run: Run, outcome: str) -> Next | None:
         """``run``'s step with ``outcome``; None where a lost reply changed nothing (the call was refused, or
-        wrote what was there): that is a failure before its effect, which ``Machine.outcomes`` offers where
-        it is not retried."""
+        wrote what was there) and its state retries it: the same state again, later, as a failure before its
+        effect that is retried (``Machine.outcomes``)."""
         state = run.top.state
         before_body = self.in_body(run)
         execution = world.execution(run.execution)
@@ -131,7 +133,8 @@ class Transitions:
         step = self._steps.get(key)
         if step is None:
             step = self._steps[key] = self.machine.step(run, world, outcome)
-        if outcome == LOST and step.write is None and "effect" not in step.calls:
+        retried = step.run.running and step.run.frames == (*run.frames[:-1], step.run.top) and step.run.top.state == state
+        if outcome == LOST and step.write is None and "effect" not in step.calls and retried:
             return None
         after = world.with_run(step.run).with_execution(step.world.execution(run.execution))._replace(items=step.world.items)
         if outcome != OK:
@@ -205,20 +208,25 @@ class Transitions:
         execution = execution._replace(status="RUNNING", redrives=execution.redrives + 1)
         world = world.with_execution(execution)._replace(budget=world.budget._replace(redrives=world.budget.redrives - 1))
         label, exemption = f"{execution.name} is redriven", None
-        for run in world.runs:
+        resumed = []
+        for run in world.runs:  # every run resumes first: one that fails again then fails the others (its Map)
             if run.execution == execution.name and run.ended in ("FAILED", "ABORTED"):
                 step = self.machine.resume(run, world)
                 world = step.world
+                resumed.append(step.run.name)
                 if self.in_body(step.run) and step.run.running:
                     item = next((value(held) for _, held in world.items), None)
-                    mine = world.watch.mine(run.name)
-                    if item is None or item.get(schema.OWNER, {}).get("S") not in mine:
+                    if item is None or item.get(schema.OWNER, {}).get("S") not in world.watch.mine(run.name):
                         exemption = REDRIVEN
                 label += f"; {run.name} resumes at {run.top.state}"
-                world = self.settle_execution(world, step.run)
+        for name in resumed:
+            with _happening(label):
+                world = self.settle_execution(world, world.run(name))
         return Next(lambda: label, world, exemption)
 
     def deliver(self, world: World, event: Event) -> Iterator[Next]:
+        """The release function's handler on ``event``: the record it deletes, if any, must be the ended
+        execution's own, and once it ran, no key the execution holds is left held."""
         execution = world.execution(event.execution)
         detail = {"status": event.status, "executionArn": execution.arn, "redriveCount": event.redrives}
         records: list[tuple[str | None, str | None]] = [*world.items] or [(None, None)]
@@ -226,17 +234,31 @@ class Transitions:
             reply = services.release_call(
                 text({"detail": detail}), execution.status, execution.redrives, execution.writes, record_id or "", held
             )
-            after = world
-            if record_id is not None and reply.item != held:
-                self.checks.released(world, execution.name, value(held) if held else None)
-                after = world.with_item(record_id, None if reply.item is None else value(reply.item))
-            pending = tuple(other for other in world.events if other != event)
             said = f"the release function gets {event.execution}'s {event.status} event: {text(reply.result)}"
-            yield Next(lambda said=said: said, after._replace(events=pending))  # type: ignore[misc]
+            pending = tuple(other for other in world.events if other != event)
+            after = world._replace(events=pending)
+            with _happening(said):
+                if record_id is not None and reply.item != held:
+                    self.checks.released(world, execution.name, value(held) if held else None)
+                    after = after.with_item(record_id, None if reply.item is None else value(reply.item))
+                self.checks.delivered(after, event)
+            yield Next(lambda said=said: said, after)  # type: ignore[misc]
             if world.budget.duplicates > 0 and not event.duplicate:
-                twice = (*pending, event._replace(duplicate=True))
-                budget = world.budget._replace(duplicates=world.budget.duplicates - 1)
-                yield Next(lambda said=said: said + " (it will come again)", after._replace(events=twice, budget=budget))  # type: ignore[misc]
+                twice = after._replace(
+                    events=(*pending, event._replace(duplicate=True)),
+                    budget=world.budget._replace(duplicates=world.budget.duplicates - 1),
+                )
+                yield Next(lambda said=said: said + " (it will come again)", twice)  # type: ignore[misc]
+
+
+@contextlib.contextmanager
+def _happening(said: str) -> Iterator[None]:
+    """A promise broken in the block is broken by what ``said`` says happened."""
+    try:
+        yield
+    except Violation as violation:
+        violation.happened = violation.happened or [said]
+        raise
 
 
 __all__ = ["FAULT", "Bounds", "Next", "Transitions", "Violation"]

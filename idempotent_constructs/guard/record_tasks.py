@@ -146,19 +146,21 @@ def acquire(config: GuardConfig, facts: Facts, *, computed: bool = False) -> str
 def takeover(config: GuardConfig, facts: Facts) -> str:
     """Fenced on the record as it was read: its owner, status and lease. If anyone changed it since (its
     holder finished it, released it or extended its lease; another run took it over), look again: a holder
-    that extended its lease between this run's read and this write keeps its key (contract B8). Every
-    record the guard reads has all three: each write that takes the key writes them together, and the
-    writes after it keep them (a record without them would be refused by DynamoDB here: a typed value
-    without its type)."""
+    that extended its lease between this run's read and this write keeps its key (contract B8). A finished
+    record written where there was none (a holder's result stored after its record was released) has no
+    lease: then the lease must still be absent."""
+    lease = facts.record(schema.IN_PROGRESS_EXPIRATION, "N")
     return _hold(
         config,
         facts,
         f"${facts.name}",
-        f"#{schema.OWNER} = :previous AND #{schema.STATUS} = :previous_status AND #{schema.IN_PROGRESS_EXPIRATION} = :previous_lease",
+        f"#{schema.OWNER} = :previous AND #{schema.STATUS} = :previous_status AND "
+        f"(#{schema.IN_PROGRESS_EXPIRATION} = :previous_lease OR attribute_not_exists(#{schema.IN_PROGRESS_EXPIRATION}))",
         {
             ":previous": _s(facts.record(schema.OWNER)),
             ":previous_status": _s(facts.record(schema.STATUS)),
-            ":previous_lease": "{'N': " + facts.record(schema.IN_PROGRESS_EXPIRATION, "N") + "}",
+            # No lease read: a number no lease is, so that only its absence passes.
+            ":previous_lease": "{'N': $exists(" + lease + ") ? " + lease + " : '0'}",
         },
     )
 

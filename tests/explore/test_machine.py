@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from explore.configurations import Configuration
-from explore.machine import FAULT, OK, Machine, Unsupported
+from explore.machine import FAULT, LOST, OK, Machine, Unsupported
 from explore.transitions import Bounds, Transitions
 from explore.world import EPOCH_MS, TICK_MS, World, iso, value
 
@@ -45,7 +45,7 @@ def stepped(machine: Machine, world: World, outcome: str = OK) -> World:
 def test_a_retried_state_keeps_the_time_it_was_entered_and_counts_its_attempts():
     retried = effect(
         "Charge",
-        Retry=[{"ErrorEquals": ["Lambda.ServiceException"], "MaxAttempts": 2}],
+        Retry=[{"ErrorEquals": ["Effect.Failed"], "MaxAttempts": 2}],
         Output="{% {'entered': $states.context.State.EnteredTime, 'retries': $states.context.State.RetryCount} %}",
         End=True,
     )
@@ -78,7 +78,7 @@ def test_a_catcher_takes_the_error_with_its_output_and_assign_and_goes_on():
     machine, world = started(states, "Charge")
     (run,) = stepped(machine, world, FAULT).runs
     assert run.ended == "SUCCEEDED"
-    assert value(run.output or "") == {"caught": "Lambda.ServiceException", "assigned": "Lambda.ServiceException"}
+    assert value(run.output or "") == {"caught": "Effect.Failed", "assigned": "Effect.Failed"}  # the side effect's own
 
 
 def replaying(items: str, **fields: Any) -> dict[str, Any]:
@@ -159,3 +159,17 @@ def test_a_jsonpath_state_is_refused_rather_than_guessed_at():
     machine, world = started(states, "Charge")
     with pytest.raises(Unsupported, match="JSONata states only"):
         stepped(machine, world)
+
+
+def test_a_failure_its_state_retries_is_not_an_outcome_and_the_side_effects_own_failure_is():
+    service_retried = [{"ErrorEquals": ["Lambda.ServiceException", "Lambda.SdkClientException"], "MaxAttempts": 6}]
+    machine, world = started({"Charge": effect("Charge", Retry=service_retried, End=True)}, "Charge")
+    (run,) = world.runs
+    # The side effect fails with its own error (which no service retrier takes), or acts and its reply is lost.
+    assert machine.outcomes(run) == (OK, FAULT, LOST)
+    assert machine.fault(machine.state("", "Charge")) == "Effect.Failed"
+    describe = {"Type": "Task", "Resource": "arn:aws:states:::aws-sdk:sfn:describeExecution", "End": True}
+    retried = {**describe, "Retry": [{"ErrorEquals": ["Sfn.ThrottlingException"], "MaxAttempts": 3}]}
+    for state, outcomes in ((describe, (OK, FAULT)), (retried, (OK,))):
+        machine, world = started({"Check": state}, "Check")
+        assert machine.outcomes(world.runs[0]) == outcomes

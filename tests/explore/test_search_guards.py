@@ -19,9 +19,9 @@ def test_the_clock_and_a_fault_take_the_guard_through_every_state_but_those_no_r
     entered_never = set(explored("guard", "clock").unentered) & set(explored("guard", "faults").unentered)
     # The explorer's input holds its key within the native bounds (no key function), one payload (no mismatch);
     # its result is small (no result function: guard-large-result's), and no record is another's (Unreadable).
+    # (AcquireComputed is entered: the key is free again when a failed body released it after the read.)
     assert entered_never == {
         "Once.ComputeKey",
-        "Once.AcquireComputed",
         "Once.KeyMissing",
         "Once.PayloadMismatch",
         "Once.StoreResult",
@@ -33,3 +33,8 @@ def test_the_clock_and_a_fault_take_the_guard_through_every_state_but_those_no_r
 def test_without_the_owner_check_a_holder_past_its_lease_is_taken_over_and_with_it_never():
     assert "lapsed_holder_taken_over" in explored("guard", "clock").exemptions
     assert "lapsed_holder_taken_over" not in explored("guard-owner-check", "clock").exemptions
+
+
+def test_a_side_effect_that_fails_releases_the_key_and_the_next_run_runs_the_body_again():
+    report = explored("guard-bare", "faults")
+    assert "Once.Release" not in report.unentered and "failed_body_runs_again" in report.exemptions

@@ -10,6 +10,7 @@ from tests.explore.search import explored, holds, suites
 
 POLICIES = (
     "guard-in-inline-map",
+    "guard-in-inline-map-owner-check",
     "guard-cached",
     "guard-rejecting",
     "guard-failing-fast",
@@ -30,3 +31,7 @@ def test_a_large_result_is_stored_and_replayed_through_the_result_function():
 
 def test_an_expired_record_runs_again_and_its_ttl_deletion_is_explored():
     assert "expired_record_runs_again" in explored("guard-expiring", "clock").exemptions
+
+
+def test_with_the_owner_check_a_sibling_iteration_past_its_lease_is_taken_over_as_without_it():
+    assert "same_execution_holder_taken_over" in explored("guard-in-inline-map-owner-check", "clock").exemptions

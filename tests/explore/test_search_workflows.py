@@ -22,4 +22,5 @@ def test_an_express_holder_running_past_its_lease_is_taken_over_and_a_standard_o
 
 def test_a_crashed_standard_holder_is_taken_over_and_its_redrive_resumes_without_its_key():
     seen = explored("workflow-standard", "recovery").exemptions
-    assert {"crashed_holder_taken_over", "redrive_resumes_without_its_key"} <= set(seen)
+    assert {"ended_holder_taken_over", "redrive_resumes_without_its_key"} <= set(seen)
+    assert any(" crashes (aborted)" in line for line in seen["ended_holder_taken_over"])
