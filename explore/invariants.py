@@ -76,8 +76,9 @@ SIBLING = Exemption(
 )
 REDRIVEN = Exemption(
     "redrive_resumes_without_its_key",
-    "B6",
-    "a redriven execution resumes its body where it stopped, its key freed or taken over after it ended (issue 53)",
+    "B6, B7",
+    "a redriven execution resumes its body where it stopped, its key freed or taken over after it ended; or, "
+    "redriven while it took its key, finds its own earlier record and waits for it (issue 53)",
 )
 EXEMPTIONS = (ENDED, LAPSED, SIBLING, RELEASED, EXPIRED, REDRIVEN)
 
@@ -273,22 +274,26 @@ class Checks:
         ran = watch.ran if run.name in watch.ran else (*watch.ran, run.name)
         return watch._replace(starters=(*watch.starters, run.name), ran=ran), RELEASED if released else None
 
-    def ended(self, world: World, run: Run) -> None:
+    def ended(self, world: World, run: Run) -> Exemption | None:
         """``run`` ended: where it succeeded, with its own body's output, or one a completing run stored; where it
         failed, leaving no key of its own held (B6: a failure releases it, or is recorded), unless its policy
-        leaves that to the release function (``FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS``)."""
+        leaves that to the release function (``FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS``), or it held the
+        key before a redrive of its execution (which came back to it under another entry's token: issue 53)."""
         if run.ended == "FAILED" and not self.configuration.released_by_events:
             for _, held in world.items:
                 item = value(held)
                 if _status(item) == schema.INPROGRESS and _owner(item) in world.watch.mine(run.name):
+                    if world.watch.written(_owner(item)) < world.execution(run.execution).redrives:
+                        return REDRIVEN
                     raise Violation(FREE, f"{run.name} failed and left its key held: {item}")
         if run.ended != "SUCCEEDED" or run.output is None:
-            return
+            return None
         if run.name in world.watch.ran:
             if run.output != body_output(self.configuration, run.name):
                 raise Violation(REPLAYED, f"{run.name} ran its body and ended with another output: {run.output[:120]}")
         elif not any(run.output == body_output(self.configuration, runner) for runner in world.watch.stored):
             raise Violation(REPLAYED, f"{run.name} replayed an output no completing run stored: {run.output[:120]}")
+        return None
 
     def free(self, world: World) -> None:
         """Every run has ended: the key is free (absent, or held by a run that did not succeed, which its lease,

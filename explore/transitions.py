@@ -160,7 +160,8 @@ class Transitions:
                 watch, shown = self.checks.body(after, step.run)
                 after = after._replace(watch=watch)
                 exemption = exemption or shown
-            after = self.settle_execution(after, step.run)
+            after, shown = self.settle_execution(after, step.run)
+            exemption = exemption or shown
         except Violation as violation:
             violation.happened = [label()]
             raise
@@ -170,23 +171,24 @@ class Transitions:
         frame = run.frames[0] if run.frames else None
         return frame is not None and frame.scope == self.machine.root and frame.state in self.configuration.body
 
-    def settle_execution(self, world: World, run: Run) -> World:
+    def settle_execution(self, world: World, run: Run) -> tuple[World, Exemption | None]:
         """After ``run``'s step: if it ended, its execution's status (a failed iteration fails its Map, and so
-        the execution, whose other runs stop), and a Standard execution's status-change event."""
+        the execution, whose other runs stop), and a Standard execution's status-change event; and the
+        exemption its end shows, if any."""
         if run.running:
-            return world
-        self.checks.ended(world, run)
+            return world, None
+        exemption = self.checks.ended(world, run)
         execution = world.execution(run.execution)
         others = [other for other in world.runs if other.execution == execution.name and other.name != run.name]
         if run.ended == "FAILED":
             for other in others:
                 if other.running:
                     world = world.with_run(other._replace(ended="ABORTED"))
-            return self.end(world, execution, "FAILED")
+            return self.end(world, execution, "FAILED"), exemption
         if all(not other.running for other in others):
             failed = any(other.ended != "SUCCEEDED" for other in others)
-            return self.end(world, execution, "FAILED" if failed else "SUCCEEDED")
-        return world
+            return self.end(world, execution, "FAILED" if failed else "SUCCEEDED"), exemption
+        return world, exemption
 
     def end(self, world: World, execution: Execution, status: str) -> World:
         world = world.with_execution(execution._replace(status=status))
@@ -221,7 +223,8 @@ class Transitions:
                 label += f"; {run.name} resumes at {run.top.state}"
         for name in resumed:
             with _happening(label):
-                world = self.settle_execution(world, world.run(name))
+                world, shown = self.settle_execution(world, world.run(name))
+                exemption = exemption or shown
         return Next(lambda: label, world, exemption)
 
     def deliver(self, world: World, event: Event) -> Iterator[Next]:

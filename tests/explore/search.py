@@ -14,8 +14,10 @@ def configuration(name: str) -> Configuration:
     return synthesize(name)
 
 
+@cache
 def explored(name: str, suite: str) -> Report:
-    """``name`` explored within CI's ``suite``; its counterexample, if any, is the assertion's message."""
+    """``name`` explored within CI's ``suite``, once a test process; its counterexample, if any, is the
+    assertion's message."""
     found = configuration(name)
     return explore(found, plans.fitted(found, plans.ci(name)[suite]), limit=2_000_000)
 
