@@ -58,12 +58,17 @@ class Services:
         self._stack.enter_context(_environment("AWS_DEFAULT_REGION", "us-east-1"))
         self._stack.enter_context(mock_aws())
         self.client = boto3.client("dynamodb", region_name="us-east-1")
+        # Within an emulator already running (a test session's), moto keeps its state when this mock ends: the
+        # table is made afresh, and dropped on the way out.
+        with contextlib.suppress(self.client.exceptions.ResourceNotFoundException):
+            self.client.delete_table(TableName=TABLE)
         self.client.create_table(
             TableName=TABLE,
             BillingMode="PAY_PER_REQUEST",
             KeySchema=[{"AttributeName": schema.ID, "KeyType": "HASH"}],
             AttributeDefinitions=[{"AttributeName": schema.ID, "AttributeType": "S"}],
         )
+        self._stack.callback(self.client.delete_table, TableName=TABLE)
         for module in (results, compute_key, release):
             level = module.logger.log_level
             module.logger.setLevel("CRITICAL")  # the functions' own logs are not the explorer's output
