@@ -52,8 +52,9 @@ class IdempotencyTable(Construct):
 
     Created with: partition key ``id`` (string), on-demand billing, TTL on ``expiration``,
     point-in-time recovery, server-side encryption with a KMS key (the AWS managed key unless
-    ``encryption_key`` is given), no fixed physical name (two stacks can deploy side by side) and
-    ``RemovalPolicy.RETAIN`` so records survive the stack.
+    ``encryption_key`` is given), no fixed physical name (two stacks can deploy side by side),
+    ``RemovalPolicy.RETAIN`` so records survive the stack, and deletion protection, so that no one
+    deletes them by deleting the table (off only with ``removal_policy=RemovalPolicy.DESTROY``).
 
     Or adopt an existing table with ``table=``; it must have a string partition key named ``id``,
     and TTL on ``expiration`` is your responsibility.
@@ -108,6 +109,8 @@ class IdempotencyTable(Construct):
             ),
             encryption_key=encryption_key,
             removal_policy=removal_policy or RemovalPolicy.RETAIN,
+            # Nobody deletes the records by deleting the table, unless the stack is to take it (DESTROY).
+            deletion_protection=removal_policy != RemovalPolicy.DESTROY,
         )
 
     @property

@@ -46,6 +46,30 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         reporter.write_line(f"asl-validator: the {checked} distinct definitions the tests synthesized are valid")
 
 
+# The files that take a minute or more of one worker (measured with --durations on a 2-core machine):
+# collected first, so that pytest-xdist (a file to a worker at a time, in collection order) starts them
+# first, and no worker is left running one of them alone at the end of a run.
+LONGEST_FIRST = (
+    "tests/test_bench.py",
+    "tests/test_packaging.py",
+    "tests/test_scale.py",
+    "tests/_synth/test_quotas.py",
+    "tests/test_readme.py",
+    "tests/emulator/cli/test_probe.py",
+    "tests/explore/test_search_workflows.py",
+    "tests/explore/test_search_guards.py",
+    "tests/explore/test_search_policies.py",
+    "tests/_jsonata/test_java_regex.py",
+    "tests/test_example_app.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {path: index for index, path in enumerate(LONGEST_FIRST)}
+    # A stable sort: each file's tests keep their order.
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--aws",

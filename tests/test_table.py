@@ -18,7 +18,7 @@ from idempotent_constructs._synth.functions import RUNTIME, TABLE_KEY_ACTIONS
 from tests.synth import resources, role_statements, stack, template
 
 
-def test_by_default_the_table_is_on_demand_encrypted_backed_up_retained_and_expires_records():
+def test_by_default_the_table_is_on_demand_encrypted_backed_up_retained_protected_from_deletion_and_expires_records():
     tpl = template(lambda s: IdempotencyTable(s, "Idempotency"))
     tpl.has_resource(
         "AWS::DynamoDB::Table",
@@ -32,6 +32,7 @@ def test_by_default_the_table_is_on_demand_encrypted_backed_up_retained_and_expi
                 "TimeToLiveSpecification": {"AttributeName": "expiration", "Enabled": True},
                 "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
                 "SSESpecification": {"SSEEnabled": True},
+                "DeletionProtectionEnabled": True,
                 "TableName": Match.absent(),
             },
         },
@@ -41,7 +42,10 @@ def test_by_default_the_table_is_on_demand_encrypted_backed_up_retained_and_expi
 def test_removal_policy_destroy_is_allowed_with_a_warning():
     target = stack()
     IdempotencyTable(target, "Idempotency", removal_policy=RemovalPolicy.DESTROY)
-    Template.from_stack(target).has_resource("AWS::DynamoDB::Table", {"DeletionPolicy": "Delete"})
+    # Deletion protection would stop the stack from taking the table with it: off.
+    Template.from_stack(target).has_resource(
+        "AWS::DynamoDB::Table", {"DeletionPolicy": "Delete", "Properties": {"DeletionProtectionEnabled": False}}
+    )
     Annotations.from_stack(target).has_warning("/Test/Idempotency", Match.string_like_regexp("deletes every"))
 
 

@@ -213,7 +213,8 @@ def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable) -> tuple[ItemT
         config,
         "LeaseLost",
         error=schema.LEASE_LOST,
-        cause="Another execution took this idempotency key over; this run's result was not stored.",
+        cause="Another execution took this idempotency key over; this run's result was not stored",
+        record=facts,
     )
     task = ItemTask(
         guard,

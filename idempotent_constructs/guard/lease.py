@@ -97,7 +97,8 @@ class ExtendLease(sfn.CustomState):
             config,
             construct_id + LOST,
             error=schema.LEASE_LOST,
-            cause="Another execution took this idempotency key over after this run's lease lapsed; stop working on it.",
+            cause="Another execution took this idempotency key over after this run's lease lapsed; stop working on it",
+            record=guard.facts,
         )
         self.add_catch(lost, errors=[CONDITION_FAILED])  # joins the graph too, if this state is in one already
         guard.extend_states.append(construct_id)

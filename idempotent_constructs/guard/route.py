@@ -91,7 +91,8 @@ def route(
             config,
             "PayloadMismatch",
             error=schema.PAYLOAD_MISMATCH,
-            cause="The idempotency key was already used with a different payload.",
+            cause="The idempotency key was already used with a different payload",
+            record=facts,
         )
         # Another payload's record, unless it is in progress past its lease: a crashed holder's
         # payload must not block the key (it is taken over below, after the owner check).
@@ -157,6 +158,8 @@ def replay(guard: IdempotencyGuard) -> sfn.Map:
             "action": "restore",
             "table": config.table.table_name,
             "id": expression(facts(ID)),
+            # The record's owner as read: the function reads only the record that token holds.
+            "owner": expression(facts.record(schema.OWNER)),
             **({} if config.payload.kind == schema.KIND_NONE else {"validation": expression(facts(VALIDATION))}),
         },
     )
@@ -191,8 +194,8 @@ def replay_items(guard: IdempotencyGuard) -> str:
 def unreadable(guard: IdempotencyGuard) -> sfn.Fail:
     """A completed record of this payload whose inline result ``Replay`` could not read back (not JSON:
     written by something else than a guard)."""
-    cause = "The record says the work completed, but its result cannot be read back: reset the record to run again."
-    return fail(guard, guard.config, "Unreadable", error=schema.RESULT_MISSING, cause=cause)
+    cause = "The record says the work completed, but its result cannot be read back: reset the record to run again"
+    return fail(guard, guard.config, "Unreadable", error=schema.RESULT_MISSING, cause=cause, record=guard.facts)
 
 
 def _iso(epoch_millis: str) -> str:

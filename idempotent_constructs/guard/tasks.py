@@ -17,14 +17,16 @@ from typing import Any
 
 from aws_cdk import Aws, Duration
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
+from .._jsonata.key_expressions import literal
 from .._synth.functions import WORKFLOW_ITEM_ACTIONS, executions_arn, item_statement, key_statement
 from ..lambda_src import schema
 from .config import GuardConfig
-from .protocol import TRANSIENT_LAMBDA_ERRORS, TRANSIENT_SFN_ERRORS, expression
+from .protocol import ID, TRANSIENT_LAMBDA_ERRORS, TRANSIENT_SFN_ERRORS, Facts, expression
 
 SAME_INPUT = expression("$states.input")
 
@@ -134,16 +136,33 @@ class ItemTask(sfn.CustomState):
         self.graph = graph
 
 
-def fail(scope: Construct, config: GuardConfig, state: str, *, error: str, cause: str | None = None) -> sfn.Fail:
-    """A Fail state of the guard's, named with its prefix; ``error`` and ``cause`` may be JSONata."""
+def fail(
+    scope: Construct, config: GuardConfig, state: str, *, error: str, cause: str | None = None, record: Facts | None = None
+) -> sfn.Fail:
+    """A Fail state of the guard's, named with its prefix; ``error`` and ``cause`` may be JSONata. With
+    ``record`` (the guard's facts), ``cause`` is text, followed by the id of the record: `` (record {id})``."""
+    if record is not None and cause is not None:
+        cause = expression(f"{literal(cause + ' (record ')} & {record(ID)} & ')'")
     return sfn.Fail.jsonata(scope, state, state_name=config.name(state), error=error, cause=cause)
 
 
 class FunctionTask(tasks.LambdaInvoke):
     """A JSONata call of one of the stack's shared functions (``invoke``), its rendered state made final by
-    ``rendering`` (as an ``ItemTask``'s)."""
+    ``rendering`` (as an ``ItemTask``'s).
+
+    It calls the version published with its definition, and its role may invoke every version of that
+    one function: an execution started before a deploy still calls the version it started with, which
+    the deploy keeps (retained: ``SharedFunction``), and the role the deploy rewrote still allows it."""
 
     rendering: Callable[[Any], Any] = staticmethod(as_rendered)
+
+    def __init__(self, scope: Construct, construct_id: str, *, function: lambda_.Function, **props: Any) -> None:
+        super().__init__(scope, construct_id, lambda_function=function.current_version, **props)
+        self._function = function
+
+    @property
+    def _task_policies(self) -> list[iam.PolicyStatement]:  # read as the graph is bound, after __init__
+        return [iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[f"{self._function.function_arn}:*"])]
 
     def to_state_json(self, query_language: sfn.QueryLanguage | None = None) -> Any:
         return self.rendering(super().to_state_json(query_language))
@@ -159,14 +178,14 @@ def invoke(
     after_body: bool = False,
     **options: Any,
 ) -> FunctionTask:
-    """A call of one of the stack's shared functions, through its published version (so the role
-    names exactly that version), retried on the Lambda service's transient errors."""
+    """A call of one of the stack's shared functions, through the version published with the definition,
+    retried on the Lambda service's transient errors."""
     task = FunctionTask(
         scope,
         state,
         query_language=sfn.QueryLanguage.JSONATA,
         state_name=config.name(state),
-        lambda_function=function.function.current_version,
+        function=function.function,
         payload=sfn.TaskInput.from_object(payload) if isinstance(payload, dict) else sfn.TaskInput.from_text(payload),
         payload_response_only=True,
         retry_on_service_exceptions=False,

@@ -12,12 +12,21 @@ cheapest form that fits:
   before the record, under a name only this holder uses, so a stale holder can never overwrite the
   result a newer owner points at; the fenced record write decides which result counts.
 
+Only a holder acts on a record: the function serves every namespace of its stack, and any workflow of
+the stack may invoke it, so it takes no caller at its word (it would be a confused deputy). A ``store``
+names the holder's owner token and writes only a record that token holds still, never one that is gone;
+a ``restore`` names the owner token it read in the record, and reads only a record that token holds. An
+owner token is its execution's ARN and a UUID drawn in it: only the record, its holder's execution and
+the executions that read the record (their roles scoped to the namespace) know it, so a workflow that
+cannot read another's records cannot name them to this function either.
+
 Events (built by the generated states)::
 
     {"action": "store", "table": "...", "bucket": "..." (absent without one), "inline_threshold": 8192,
      "record_limit": 8192, "expires_after_seconds": 86400, "result": <the chain's output>,
      "idempotency": {"id", "owner", "validation"}}
-    {"action": "restore", "table": "...", "id": "<record id>", "validation": "<payload digest>"}
+    {"action": "restore", "table": "...", "id": "<record id>", "owner": "<its owner token, as read>",
+     "validation": "<payload digest>"}
 
 ``store`` returns nothing, or raises ``Idempotency.ResultTooLarge`` for a result that fits nowhere,
 or that a restore could not return (the runtime sends a return value as ``json.dumps`` writes it,
@@ -128,13 +137,14 @@ def _store(event: dict[str, Any]) -> None:
     others = [
         name for name in (schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION, schema.ERROR, schema.CAUSE) if name != attribute
     ]
-    names = {f"#{name}": name for name in [schema.ID, *attributes, *others]}
+    names = {f"#{name}": name for name in [*attributes, *others]}
     try:
         _client("dynamodb").update_item(
             TableName=event["table"],
             Key={schema.ID: {"S": meta["id"]}},
-            # The same fence as the native Complete: still ours, or released meanwhile (a redrive).
-            ConditionExpression=schema.FENCE_OR_RELEASED,
+            # Still this holder's. Unlike the native Complete (whose writer is the holder's own role), never
+            # a record that is gone: the token is the only proof of who asks.
+            ConditionExpression=schema.FENCE,
             UpdateExpression="SET "
             + ", ".join(f"#{name} = :{name}" for name in attributes)
             + " REMOVE "
@@ -143,7 +153,10 @@ def _store(event: dict[str, Any]) -> None:
             ExpressionAttributeValues={f":{name}": value for name, value in attributes.items()},
         )
     except _client("dynamodb").exceptions.ConditionalCheckFailedException as error:
-        raise LeaseLost("Another execution took this idempotency key over; this run's result was not stored.") from error
+        raise LeaseLost(
+            f"record {meta['id']} is no longer this run's (another execution took its key over, or it was "
+            "released or reset); this run's result was not stored."
+        ) from error
     logger.info(
         "result stored",
         extra={
@@ -155,8 +168,11 @@ def _store(event: dict[str, Any]) -> None:
     )
 
 
-def _restore(table: str, record_id: str, validation: str | None) -> Any:
+def _restore(table: str, record_id: str, owner: str, validation: str | None) -> Any:
     record = _client("dynamodb").get_item(TableName=table, Key={schema.ID: {"S": record_id}}, ConsistentRead=True).get("Item", {})
+    if record.get(schema.OWNER, {}).get("S") != owner:
+        # Reset or taken over since it was read, or asked for by whoever never read it: the same answer.
+        raise ResultMissing(f"record {record_id} is not the one this run read: its owner changed, or it is gone")
     if validation is not None and record.get(schema.VALIDATION, {}).get("S") != validation:
         # Reset or expired, and completed for another payload, since the guard read it.
         raise ResultMissing(f"record {record_id} changed since it was read: it now holds another payload's result")
@@ -182,4 +198,4 @@ def _restore(table: str, record_id: str, validation: str | None) -> Any:
 def handler(event: dict[str, Any], context: Any = None) -> Any:
     if event["action"] == "store":
         return _store(event)
-    return _restore(event["table"], event["id"], event.get("validation"))
+    return _restore(event["table"], event["id"], event["owner"], event.get("validation"))

@@ -210,6 +210,8 @@ class AwsStack:
             )
         left: list[str] = []
         for kind, physical in retained:
+            if kind == "AWS::Lambda::Version":
+                continue  # deleted by Lambda with its function, which the stack did not retain
             # Only what this run's stack created: CloudFormation names it after the stack.
             if kind not in _DELETERS or not physical.startswith(self.name):
                 left.append(f"{kind} {physical}")
@@ -217,6 +219,8 @@ class AwsStack:
             service, operation, parameter = _DELETERS[kind]
             client = getattr(self, service)
             try:
+                if kind == "AWS::DynamoDB::Table":  # the table is protected from deletion (IdempotencyTable)
+                    client.update_table(TableName=physical, DeletionProtectionEnabled=False)
                 getattr(client, operation)(**{parameter: physical})
                 print(f"deleted retained {kind} {physical}", flush=True)
             except client.exceptions.ResourceNotFoundException:

@@ -49,7 +49,8 @@ def store(
 
 
 def restored(item: dict):
-    return results.handler({"action": "restore", "table": "records", "id": item["id"]["S"]})
+    """What a replay that read ``item`` gets back: it names the record's owner as it read it."""
+    return results.handler({"action": "restore", "table": "records", "id": item["id"]["S"], "owner": item["owner"]["S"]})
 
 
 SMALL = {"order": 1, "price": 0.1, "big": 12345678901234567890123, "text": "naïve ☃"}
@@ -104,9 +105,28 @@ def test_a_holder_whose_record_was_taken_over_is_told_its_lease_is_lost_and_chan
     assert item["owner"]["S"] == "someone-else#x" and schema.DATA not in item
 
 
-def test_a_record_released_meanwhile_is_recreated_so_a_redriven_run_keeps_its_result(aws):
+def test_a_store_never_creates_a_record_that_no_holder_holds(aws):
+    # Whoever invokes the function with a token of its own making plants nothing, and a record released
+    # meanwhile is not made again (issue 52).
     aws.delete_item(TableName="records", Key={"id": {"S": META["id"]}})
-    assert restored(store(SMALL)) == SMALL
+    with pytest.raises(results.LeaseLost, match=r"orders#abc123 is no longer this run's"):
+        store(SMALL)
+    assert "Item" not in aws.get_item(TableName="records", Key={"id": {"S": META["id"]}})
+
+
+def test_a_restore_reads_only_the_record_the_caller_names_by_its_owner_token(aws):
+    # Another workflow's role may invoke the function; without the record's token it learns nothing.
+    item = store(NOISY)
+    for owner in ("arn:aws:states:us-east-1:123456789012:execution:Other:run-9#guess", ""):
+        with pytest.raises(results.ResultMissing, match="not the one this run read"):
+            results.handler({"action": "restore", "table": "records", "id": item["id"]["S"], "owner": owner})
+    assert restored(item) == NOISY
+
+
+def test_a_restore_of_a_record_that_is_gone_is_reported_missing(aws):
+    aws.delete_item(TableName="records", Key={"id": {"S": META["id"]}})
+    with pytest.raises(results.ResultMissing, match="it is gone"):
+        results.handler({"action": "restore", "table": "records", "id": META["id"], "owner": OWNER})
 
 
 def test_without_a_bucket_a_result_that_needs_one_fails_as_result_too_large(aws):
@@ -153,7 +173,7 @@ def test_a_result_whose_object_is_gone_is_reported_missing_with_what_to_do(aws):
 
 def test_a_record_without_a_result_is_reported_missing(aws):
     with pytest.raises(results.ResultMissing, match="holds no result"):
-        restored({"id": {"S": META["id"]}})
+        restored({"id": {"S": META["id"]}, "owner": {"S": OWNER}})
 
 
 def test_a_result_a_restore_could_not_return_within_the_payload_limit_is_refused_before_anything_is_written(aws):
@@ -167,5 +187,8 @@ def test_a_result_a_restore_could_not_return_within_the_payload_limit_is_refused
 def test_a_restore_refuses_a_record_that_now_holds_another_payloads_result(aws):
     item = store(NOISY)
     with pytest.raises(results.ResultMissing, match="another payload"):
-        results.handler({"action": "restore", "table": "records", "id": item["id"]["S"], "validation": "other"})
-    assert results.handler({"action": "restore", "table": "records", "id": item["id"]["S"], "validation": "v"}) == NOISY
+        results.handler({"action": "restore", "table": "records", "id": item["id"]["S"], "owner": OWNER, "validation": "other"})
+    assert (
+        results.handler({"action": "restore", "table": "records", "id": item["id"]["S"], "owner": OWNER, "validation": "v"})
+        == NOISY
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Validations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -12,6 +12,7 @@ from constructs import Construct, IConstruct
 
 from ..inline_role import InlineRole
 from .assets import RUNTIME, lambda_code
+from .iam import as_nag_renders
 
 
 class SharedFunction(Construct):
@@ -33,6 +34,17 @@ class SharedFunction(Construct):
             role=self.role,
             log_group=self.log_group,
             description=description,
+            # Kept by every deploy: an execution started before it still calls the version it started with
+            # (the guards' roles may invoke every version of the function: guard.tasks.FunctionTask).
+            current_version_options=lambda_.VersionOptions(removal_policy=RemovalPolicy.RETAIN),
+        )
+        stack = Stack.of(self)
+        Validations.of(stack).acknowledge(
+            Acknowledgment(
+                id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{as_nag_renders(stack.resolve(self.function.function_arn))}:*]",
+                reason="lambda:InvokeFunction on the published versions of one of the library's functions: an execution "
+                "started before a deploy calls the version it started with, kept by the deploy.",
+            )
         )
         # Only its own log group, instead of the AWSLambdaBasicExecutionRole managed policy.
         self.role.add_to_policy(
