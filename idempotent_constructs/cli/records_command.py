@@ -1,4 +1,4 @@
-"""`show`, `list`, `reset` and `purge-expired`: the records of a table."""
+"""`show`, `list`, `reset`, `stale` and `purge-expired`: the records of a table."""
 
 from __future__ import annotations
 
@@ -14,6 +14,14 @@ from .group import STATUSES, cli
 from .key_command import check_namespace
 from .render import console, count, echo_json, execution, fields_of, filters, lease, listing, progress, summary
 from .target import Target, check_record_id, with_table
+
+NAMESPACE_FILTER = click.option(
+    "--namespace",
+    "namespace_filter",
+    metavar="NAMESPACE",
+    callback=check_namespace,
+    help="Only this namespace's records; a trailing * takes every namespace starting with the rest.",
+)
 
 
 # --- show, list -----------------------------------------------------------------------------------
@@ -34,13 +42,7 @@ def show(record_id: str, as_json: bool, target: Target) -> None:
 
 
 @cli.command("list", short_help="List records, by namespace and status, a page at a time.")
-@click.option(
-    "--namespace",
-    "namespace_filter",
-    metavar="NAMESPACE",
-    callback=check_namespace,
-    help="Only this namespace's records; a trailing * takes every namespace starting with the rest.",
-)
+@NAMESPACE_FILTER
 @click.option(
     "--status",
     type=click.Choice(STATUSES, case_sensitive=False),
@@ -90,13 +92,31 @@ def list_(
 @cli.command(short_help="Delete one record, so that its work runs again.")
 @click.argument("record_id", metavar="RECORD_ID", callback=check_record_id)
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
-@click.option("--force", is_flag=True, help="Reset a record in progress too (only if its execution is gone).")
+@click.option(
+    "--holder",
+    metavar="EXECUTION_ARN",
+    help="Reset a record in progress although its holder may still run: name that execution (`show` prints it).",
+)
 @with_table
-def reset(record_id: str, yes: bool, force: bool, target: Target) -> None:
-    """Delete one record, so that the next request with its key runs the work again."""
-    record = operations.plain(get(target, record_id))
-    if record.get(schema.STATUS) == schema.INPROGRESS and not force:
-        raise in_progress(record)
+def reset(record_id: str, yes: bool, holder: str | None, target: Target) -> None:
+    """Delete one record, so that the next request with its key runs the work again.
+
+    A record in progress is reset only once nothing can act on it: its Standard execution has ended (Step
+    Functions is asked), or, for an Express one, its lease has lapsed. Otherwise name its holder with
+    --holder to reset it anyway; either way it is deleted only while that execution holds it still.
+    """
+    found = get(target, record_id)
+    record = operations.plain(found)
+    if record.get(schema.STATUS) == schema.INPROGRESS:
+        held_by = operations.holder_of(found)
+        if holder is None:
+            ended, why = operations.holder_state(found, stepfunctions=target.stepfunctions)
+            if not ended:
+                raise in_progress(record, why)
+            click.echo(f"{record_id} is in progress, but its holder can no longer act on it: {why}.")
+            holder = held_by
+        elif holder != held_by:
+            raise click.ClickException(f"not reset: {record_id} is held by {held_by or 'an execution'}, not by {holder}")
     click.echo(f"{record_id}: {summary(record)}")
     if not yes:
         try:
@@ -104,12 +124,41 @@ def reset(record_id: str, yes: bool, force: bool, target: Target) -> None:
         except click.Abort:
             raise click.ClickException("not reset: not confirmed (pass --yes to reset without asking)") from None
     try:
-        deleted = operations.plain(operations.reset(target.table, record_id, force=force, client=target.dynamodb))
-    except RecordInProgressError:  # acquired again since it was read
-        raise in_progress(operations.plain(get(target, record_id))) from None
+        deleted = operations.plain(operations.reset(target.table, record_id, holder=holder, client=target.dynamodb))
+    except RecordInProgressError:  # acquired again, or taken over, since it was read
+        raise in_progress(operations.plain(get(target, record_id)), "it changed since it was read") from None
     click.echo(f"Reset {record_id}: its {deleted.get(schema.STATUS, 'record')} record is deleted.")
     if schema.DATA_LOCATION in deleted:
         click.echo(f"Its result object {deleted[schema.DATA_LOCATION]} is left to the results bucket's lifecycle rule.")
+
+
+@cli.command(short_help="Report records in progress whose holder can no longer act on them.")
+@NAMESPACE_FILTER
+@click.option("--json", "as_json", is_flag=True, help='Print [{"id", "holder", "why"}, ...] as JSON.')
+@with_table
+def stale(namespace_filter: str | None, as_json: bool, target: Target) -> None:
+    """Report the records in progress whose holder has ended: its Standard execution, as Step Functions
+    says, or an Express one (or one Step Functions cannot be asked about) whose lease has lapsed. Each
+    keeps its key from duplicates until one takes it over, or `reset` deletes it. Deletes nothing."""
+    found: list[dict[str, str]] = []
+    stepfunctions = target.stepfunctions
+    with progress("Checking holders", target.total()) as advance:
+        for item in operations.list_records(
+            target.table, namespace=namespace_filter, status=schema.INPROGRESS, client=target.dynamodb, on_page=advance
+        ):
+            ended, why = operations.holder_state(item, stepfunctions=stepfunctions)
+            if ended:
+                found.append({"id": item[schema.ID]["S"], "holder": operations.holder_of(item), "why": why})
+    if as_json:
+        echo_json(found)
+        return
+    for entry in found:
+        click.echo(f"{entry['id']}: held by {entry['holder'] or 'an execution'}; {entry['why']}")
+    click.echo(
+        f"{count(len(found), 'record')} in progress whose holder has ended in {target.table}"
+        + filters(namespace_filter, None)
+        + ("; `reset RECORD_ID` deletes one." if found else ".")
+    )
 
 
 @cli.command("purge-expired", short_help="Delete expired finished records now, not when TTL does.")
@@ -123,7 +172,7 @@ def purge_expired(dry_run: bool, as_json: bool, target: Target) -> None:
 
     A record that changes meanwhile is kept. A record in progress is never purged, even when its
     expiration has passed: the workflows take it over only through its lease, never by expiry;
-    reset --force deletes one on purpose.
+    reset deletes one whose holder has ended.
     """
     with progress("Purging expired records", target.total()) as advance:
         summary = operations.purge_expired(target.table, dry_run=dry_run, client=target.dynamodb, on_page=advance)
@@ -135,7 +184,7 @@ def purge_expired(dry_run: bool, as_json: bool, target: Target) -> None:
     if summary.in_progress:
         click.echo(
             f"Kept {count(summary.in_progress, 'expired record')} in progress: a purge never deletes one "
-            "(see `list --status INPROGRESS`; reset --force deletes one whose execution is gone)."
+            "(see `list --status INPROGRESS`; reset deletes one whose holder has ended)."
         )
     if summary.changed:
         click.echo(f"Kept {count(summary.changed, 'record')} that changed while purging.")
@@ -153,9 +202,10 @@ def get(target: Target, record_id: str) -> dict[str, Any]:
         ) from None
 
 
-def in_progress(record: dict[str, Any]) -> click.ClickException:
+def in_progress(record: dict[str, Any], why: str) -> click.ClickException:
+    holder = execution(record, full=True)
     return click.ClickException(
-        f"not reset: {record[schema.ID]} is in progress, held by {execution(record, full=True) or 'an execution'} "
-        f"({lease(record)}), which may still be running; a reset now would let a duplicate run the work alongside it. "
-        "Wait for it to finish, or pass --force if you know the execution is gone"
+        f"not reset: {record[schema.ID]} is in progress, held by {holder or 'an execution'} ({lease(record)}), which "
+        f"may still be running ({why}); a reset now would let a duplicate run the work alongside it. Wait for it to "
+        f"finish, or pass --holder {holder or '<its execution ARN>'} to reset it anyway"
     )

@@ -22,6 +22,11 @@ class Target:
 
     table: str
     dynamodb: Any
+    session: Any = None  # boto3's, for the other clients a command may need
+
+    @property
+    def stepfunctions(self) -> Any:
+        return self.session.client("stepfunctions")
 
     def total(self) -> int | None:
         """DynamoDB's item count (refreshed about every six hours), to size a progress bar; ``None``
@@ -86,7 +91,7 @@ def connect(ctx: click.Context, table: str | None, stack: str | None, region: st
         context["table"] = table
     if table is None:
         raise click.UsageError("name the table with --table (or IDEMPOTENCY_TABLE_NAME) or a deployed stack with --stack")
-    return Target(table=table, dynamodb=dynamodb)
+    return Target(table=table, dynamodb=dynamodb, session=session)
 
 
 def check_record_id(ctx: click.Context, param: click.Parameter, value: str) -> str:

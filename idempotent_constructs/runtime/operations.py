@@ -23,6 +23,8 @@ __all__ = [
     "PURGE_GRACE_SECONDS",
     "PurgeSummary",
     "get_record",
+    "holder_of",
+    "holder_state",
     "list_records",
     "plain",
     "purge_expired",
@@ -52,51 +54,90 @@ def get_record(table_name: str, record_id: str, *, client: Any = None) -> dict[s
     return item
 
 
-def reset(table_name: str, record_id: str, *, force: bool = False, client: Any = None) -> dict[str, Any]:
+def reset(table_name: str, record_id: str, *, holder: str | None = None, client: Any = None) -> dict[str, Any]:
     """Delete one record, so that the next request with its key runs the work again; returns the
     deleted record (DynamoDB JSON).
 
-    A record in progress is refused unless ``force``: its holder is still running, and a duplicate
-    started after the reset would run alongside it (the holder's finishing write then recreates the
-    record with its result). A finished record's result object in S3, if any, is left to the bucket's
-    lifecycle rule.
+    A record in progress is refused unless ``holder`` names the execution that holds it (the ARN of its
+    owner token, ``holder_of``): its holder may still be running, and a duplicate started after the
+    reset would run alongside it (``holder_state`` tells whether it runs). Named, it is deleted only while
+    that execution holds it still. A finished record's result object in S3, if any, is left to the
+    bucket's lifecycle rule.
 
     :raises RecordNotFoundError: no record has that id.
-    :raises RecordInProgressError: the record is in progress and ``force`` is not set.
+    :raises RecordInProgressError: the record is in progress, and ``holder`` does not name its holder.
     """
     dynamodb = _client(client)
     try:
-        return _delete(dynamodb, table_name, record_id, force)
+        return _delete(dynamodb, table_name, record_id, holder)
     except RecordInProgressError:
         # It may have finished between the delete and the read that explained the refusal: once more.
         if get_record(table_name, record_id, client=dynamodb)[schema.STATUS]["S"] == schema.INPROGRESS:
             raise
-        return _delete(dynamodb, table_name, record_id, force)
+        return _delete(dynamodb, table_name, record_id, holder)
 
 
-def _delete(dynamodb: Any, table_name: str, record_id: str, force: bool) -> dict[str, Any]:
-    condition = f"attribute_exists(#{schema.ID})"
-    values: dict[str, Any] = {}
-    if not force:
-        condition += f" AND #{schema.STATUS} <> :{schema.INPROGRESS}"
-        values[f":{schema.INPROGRESS}"] = {"S": schema.INPROGRESS}
+def holder_of(record: dict[str, Any]) -> str:
+    """The execution ARN of the holder of ``record`` (DynamoDB JSON; "" for a record without one)."""
+    return schema.owner_execution(record.get(schema.OWNER, {}).get("S", ""))
+
+
+def _delete(dynamodb: Any, table_name: str, record_id: str, holder: str | None) -> dict[str, Any]:
+    condition = f"attribute_exists(#{schema.ID}) AND (#{schema.STATUS} <> :{schema.INPROGRESS}"
+    values: dict[str, Any] = {f":{schema.INPROGRESS}": {"S": schema.INPROGRESS}}
+    names = {f"#{schema.ID}": schema.ID, f"#{schema.STATUS}": schema.STATUS}
+    if holder is not None:  # or held by that execution still
+        condition += f" OR begins_with(#{schema.OWNER}, :holder)"
+        values[":holder"] = {"S": holder + schema.OWNER_SEPARATOR}
+        names[f"#{schema.OWNER}"] = schema.OWNER
     try:
         response = dynamodb.delete_item(
             TableName=table_name,
             Key={schema.ID: {"S": record_id}},
-            ConditionExpression=condition,
-            ExpressionAttributeNames={f"#{schema.ID}": schema.ID, **({f"#{schema.STATUS}": schema.STATUS} if not force else {})},
-            **({"ExpressionAttributeValues": values} if values else {}),
+            ConditionExpression=condition + ")",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
             ReturnValues="ALL_OLD",
         )
     except dynamodb.exceptions.ConditionalCheckFailedException:
-        get_record(table_name, record_id, client=dynamodb)  # raises RecordNotFoundError if absent
+        record = get_record(table_name, record_id, client=dynamodb)  # raises RecordNotFoundError if absent
+        named = "" if holder is None else f", not by {holder}"
         raise RecordInProgressError(
-            f"idempotency record {record_id!r} is in progress: an execution holds it and may still be running; "
-            "wait for it to finish, or reset with force=True if you know it is gone"
+            f"idempotency record {record_id!r} is in progress: held by {holder_of(record) or 'an execution'}{named}, "
+            "which may still be running; wait for it to finish, or reset with holder=<its execution ARN> if you "
+            "know it is gone"
         ) from None
     deleted: dict[str, Any] = response["Attributes"]
     return deleted
+
+
+def holder_state(record: dict[str, Any], *, stepfunctions: Any = None, now: float | None = None) -> tuple[bool, str]:
+    """``(ended, why)``: whether the holder of ``record`` (in progress) can no longer act on it, and why.
+
+    A Standard execution: Step Functions is asked (ended: SUCCEEDED, FAILED, TIMED_OUT, ABORTED, or no
+    longer known to it). An Express one, which Step Functions does not describe, or a holder that
+    cannot be asked: ended once its lease has lapsed, as a duplicate would take the record over then.
+    """
+    holder = holder_of(record)
+    lease = int(record.get(schema.IN_PROGRESS_EXPIRATION, {}).get("N", "0"))
+    lapsed = lease <= (time.time() if now is None else now) * 1000
+    until = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(lease / 1000))
+    by_lease = "its lease has lapsed" if lapsed else f"its lease runs until {until}"
+    if not holder.startswith("arn:") or ":express:" in holder:
+        return lapsed, f"{by_lease} (Step Functions does not describe an Express execution)"
+    if stepfunctions is None:
+        import boto3
+
+        stepfunctions = boto3.client("stepfunctions")
+    client = stepfunctions
+    try:
+        status = client.describe_execution(executionArn=holder, includedData="METADATA_ONLY")["status"]
+    except client.exceptions.ExecutionDoesNotExist:
+        return True, "Step Functions knows its execution no more"
+    except client.exceptions.ClientError as error:
+        return lapsed, f"{by_lease} (Step Functions could not be asked: {error.response['Error']['Code']})"
+    ended = status in schema.EXECUTION_ENDED
+    return ended, f"its execution {'ended' if ended else 'is'} {status}, as Step Functions says"
 
 
 # --- listing --------------------------------------------------------------------------------------
@@ -189,7 +230,7 @@ def purge_expired(
     themselves do not treat them as absent: Acquire never overwrites a record in progress, only a
     takeover after the lease (and liveness check) does. Deleting one would be a step the workflows
     never take. They are counted in ``in_progress``; DynamoDB's TTL still removes them, and
-    ``reset(..., force=True)`` removes one on purpose.
+    ``reset(..., holder=...)`` removes one on purpose.
 
     :param now: epoch seconds to compare ``expiration`` with. Default: the current time.
     :param grace_seconds: only records expired at least this long ago are deleted, so that a clock

@@ -56,14 +56,20 @@ def test_resetting_one_steps_record_runs_that_step_again_and_only_that_one(behav
     assert side_effect_runs(behaviour, f"ResumeClean#{unique}", *"ABC") == {"A": 1, "B": 2, "C": 1}
 
 
-def test_reset_refuses_a_record_in_progress_unless_forced_and_names_an_unknown_one(behaviour, unique):
+def test_reset_refuses_a_record_in_progress_unless_its_holder_is_named_and_names_an_unknown_one(behaviour, unique):
     client, table = behaviour.emulator.client("dynamodb"), behaviour.table_name("Idempotency")
     record_id = f"ops-test#{unique}"
-    client.put_item(TableName=table, Item={"id": {"S": record_id}, "status": {"S": schema.INPROGRESS}})
-    with pytest.raises(RecordInProgressError, match="is in progress"):
+    holder = f"arn:aws:states:us-east-1:123456789012:execution:Orders:{unique}"
+    client.put_item(
+        TableName=table,
+        Item={"id": {"S": record_id}, "status": {"S": schema.INPROGRESS}, "owner": {"S": f"{holder}#h1"}},
+    )
+    with pytest.raises(RecordInProgressError, match=f"held by {holder}, which may still be running"):
         reset(table, record_id, client=client)
+    with pytest.raises(RecordInProgressError, match=f"held by {holder}, not by {holder}-other"):
+        reset(table, record_id, holder=f"{holder}-other", client=client)
     assert get_record(table, record_id, client=client)[schema.STATUS]["S"] == schema.INPROGRESS
-    assert reset(table, record_id, force=True, client=client)["id"]["S"] == record_id
+    assert reset(table, record_id, holder=holder, client=client)["id"]["S"] == record_id
     with pytest.raises(RecordNotFoundError, match=record_id):
         reset(table, record_id, client=client)
 

@@ -1,4 +1,4 @@
-"""Emulator end-to-end: `show`, `list`, `reset` and `purge-expired` (idempotent_constructs/cli/records_command.py)."""
+"""Emulator end-to-end: `show`, `list`, `reset`, `stale` and `purge-expired` (idempotent_constructs/cli/records_command.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 from idempotent_constructs.cli import Target
 from idempotent_constructs.lambda_src import schema
 from idempotent_constructs.runtime.operations import get_record
-from tests.emulator.cli.helpers import OWNER, item, one_line_error, run_cli
+from tests.emulator.cli.helpers import item, one_line_error, run_cli
 
 
 # --- show -----------------------------------------------------------------------------------------
@@ -135,21 +135,69 @@ def test_reset_confirmed_deletes_the_record_and_the_next_request_runs_the_work_a
     assert "Identity" in second.entered_states() and record_id in behaviour.records_of(second, "Idempotency")
 
 
-def test_reset_of_a_key_in_progress_refuses_and_says_why(scratch):
+def test_reset_of_a_key_whose_holder_still_runs_refuses_until_the_holder_is_named(behaviour, emulator, unique):
+    # Issue 52: Step Functions is asked; a reset named the holder, not --force, to reset it anyway.
+    table = behaviour.table_name("Idempotency")
+    with emulator.hold("SlowWork") as body:
+        holder = behaviour.start("Slow", {"id": unique})  # its execution ARN
+        body.arrived()
+        (record_id,) = behaviour.records_of(holder, "Idempotency")
+        line = one_line_error(run_cli("reset", record_id, "--yes", "--table", table))
+        assert f"not reset: {record_id} is in progress, held by {holder}" in line
+        assert "(its execution is RUNNING, as Step Functions says)" in line
+        assert "a reset now would let a duplicate run the work alongside it" in line and f"pass --holder {holder} " in line
+        other = one_line_error(run_cli("reset", record_id, "--yes", "--holder", holder + "x", "--table", table))
+        assert f"is held by {holder}, not by {holder}x" in other
+        result = run_cli("reset", record_id, "--yes", "--holder", holder, "--table", table)
+        assert result.exit_code == 0 and f"Reset {record_id}: its INPROGRESS record is deleted." in result.stdout
+
+
+def test_reset_of_a_key_whose_standard_holder_has_ended_deletes_it_without_naming_it(scratch):
+    # The owner token's execution is unknown to Step Functions (ended long ago, or never existed here).
+    table = scratch(
+        item("Orders#1", schema.INPROGRESS, **{schema.IN_PROGRESS_EXPIRATION: {"N": str(int(time.time() + 600) * 1000)}})
+    )
+    result = run_cli("reset", "Orders#1", "--yes", "--table", table)
+    assert result.exit_code == 0, result.output
+    assert "Orders#1 is in progress, but its holder can no longer act on it: Step Functions knows its execution no more." in (
+        result.stdout
+    )
+    assert "Reset Orders#1: its INPROGRESS record is deleted." in result.stdout and scratch.ids() == []
+
+
+def test_reset_of_a_key_whose_express_holder_is_within_its_lease_refuses_and_says_why(scratch):
+    express = "arn:aws:states:us-east-1:123456789012:express:Orders:run-1:0f3a"
     lease_end = int(time.time() + 600) * 1000
-    table = scratch(item("Orders#1", schema.INPROGRESS, **{schema.IN_PROGRESS_EXPIRATION: {"N": str(lease_end)}}))
+    table = scratch(
+        item("Orders#1", schema.INPROGRESS, owner=express, **{schema.IN_PROGRESS_EXPIRATION: {"N": str(lease_end)}}),
+        item("Orders#2", schema.INPROGRESS, owner=express, **{schema.IN_PROGRESS_EXPIRATION: {"N": "1000"}}),
+    )
     line = one_line_error(run_cli("reset", "Orders#1", "--yes", "--table", table))
-    assert "not reset: Orders#1 is in progress, held by " + OWNER in line
-    assert "which may still be running; a reset now would let a duplicate run the work alongside it" in line
-    assert "pass --force if you know the execution is gone" in line and "lease until" in line
+    assert f"not reset: Orders#1 is in progress, held by {express} (lease until " in line
+    assert "(Step Functions does not describe an Express execution)" in line and f"pass --holder {express} " in line
+    lapsed = run_cli("reset", "Orders#2", "--yes", "--table", table)
+    assert lapsed.exit_code == 0 and "its lease has lapsed" in lapsed.stdout
     assert scratch.ids() == ["Orders#1"]
 
 
-def test_reset_with_force_deletes_a_record_in_progress(scratch):
-    table = scratch(item("Orders#1", schema.INPROGRESS))
-    result = run_cli("reset", "Orders#1", "--force", "--yes", "--table", table)
-    assert result.exit_code == 0 and "Reset Orders#1: its INPROGRESS record is deleted." in result.stdout
-    assert scratch.ids() == []
+# --- stale ----------------------------------------------------------------------------------------
+def test_stale_reports_the_records_in_progress_whose_holder_has_ended_and_deletes_nothing(scratch):
+    live = "arn:aws:states:us-east-1:123456789012:express:Orders:run-2:0f3a"
+    lease_end = str(int(time.time() + 600) * 1000)
+    table = scratch(
+        item("Orders#ended", schema.INPROGRESS, **{schema.IN_PROGRESS_EXPIRATION: {"N": lease_end}}),  # unknown to Step Functions
+        item("Orders#live", schema.INPROGRESS, owner=live, **{schema.IN_PROGRESS_EXPIRATION: {"N": lease_end}}),
+        item("Orders#done", schema.COMPLETED),
+    )
+    result = run_cli("stale", "--table", table)
+    assert result.exit_code == 0, result.output
+    assert "Orders#ended: held by arn:aws:states:us-east-1:123456789012:execution:Orders:run-1; Step Functions knows" in (
+        result.stdout
+    )
+    assert "Orders#live" not in result.stdout and "Orders#done" not in result.stdout
+    assert f"1 record in progress whose holder has ended in {table}; `reset RECORD_ID` deletes one." in result.stdout
+    assert [entry["id"] for entry in json.loads(run_cli("stale", "--json", "--table", table).stdout)] == ["Orders#ended"]
+    assert scratch.ids() == ["Orders#done", "Orders#ended", "Orders#live"]
 
 
 def test_reset_of_an_unknown_key_says_so(scratch):
