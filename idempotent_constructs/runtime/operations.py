@@ -114,9 +114,10 @@ def _delete(dynamodb: Any, table_name: str, record_id: str, holder: str | None) 
 def holder_state(record: dict[str, Any], *, stepfunctions: Any = None, now: float | None = None) -> tuple[bool, str]:
     """``(ended, why)``: whether the holder of ``record`` (in progress) can no longer act on it, and why.
 
-    A Standard execution: Step Functions is asked (ended: SUCCEEDED, FAILED, TIMED_OUT, ABORTED, or no
-    longer known to it). An Express one, which Step Functions does not describe, or a holder that
-    cannot be asked: ended once its lease has lapsed, as a duplicate would take the record over then.
+    A Standard execution: Step Functions is asked (ended: SUCCEEDED, FAILED, TIMED_OUT, ABORTED). An
+    Express one, which DescribeExecution does not describe, one it does not know (its answers are
+    eventually consistent, so a new execution may be unknown yet), or a holder that cannot be asked:
+    ended once its lease has lapsed, as a duplicate would take the record over then.
     """
     holder = holder_of(record)
     lease = int(record.get(schema.IN_PROGRESS_EXPIRATION, {}).get("N", "0"))
@@ -133,7 +134,8 @@ def holder_state(record: dict[str, Any], *, stepfunctions: Any = None, now: floa
     try:
         status = client.describe_execution(executionArn=holder, includedData="METADATA_ONLY")["status"]
     except client.exceptions.ExecutionDoesNotExist:
-        return True, "Step Functions knows its execution no more"
+        # DescribeExecution is eventually consistent: a holder started a moment ago may be unknown yet.
+        return lapsed, f"{by_lease} (Step Functions does not know its execution, not yet or no more)"
     except client.exceptions.ClientError as error:
         return lapsed, f"{by_lease} (Step Functions could not be asked: {error.response['Error']['Code']})"
     ended = status in schema.EXECUTION_ENDED

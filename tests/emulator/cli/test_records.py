@@ -152,17 +152,22 @@ def test_reset_of_a_key_whose_holder_still_runs_refuses_until_the_holder_is_name
         assert result.exit_code == 0 and f"Reset {record_id}: its INPROGRESS record is deleted." in result.stdout
 
 
-def test_reset_of_a_key_whose_standard_holder_has_ended_deletes_it_without_naming_it(scratch):
-    # The owner token's execution is unknown to Step Functions (ended long ago, or never existed here).
+def test_reset_of_a_key_whose_holder_step_functions_does_not_know_goes_by_its_lease(scratch):
+    # Unknown to Step Functions: ended long ago, or started a moment ago (DescribeExecution is eventually
+    # consistent), so it is judged by its lease.
+    lease_end = str(int(time.time() + 600) * 1000)
     table = scratch(
-        item("Orders#1", schema.INPROGRESS, **{schema.IN_PROGRESS_EXPIRATION: {"N": str(int(time.time() + 600) * 1000)}})
+        item("Orders#1", schema.INPROGRESS, **{schema.IN_PROGRESS_EXPIRATION: {"N": lease_end}}),
+        item("Orders#2", schema.INPROGRESS, **{schema.IN_PROGRESS_EXPIRATION: {"N": "1000"}}),
     )
-    result = run_cli("reset", "Orders#1", "--yes", "--table", table)
+    line = one_line_error(run_cli("reset", "Orders#1", "--yes", "--table", table))
+    assert "(its lease runs until " in line and "Step Functions does not know its execution, not yet or no more)" in line
+    result = run_cli("reset", "Orders#2", "--yes", "--table", table)
     assert result.exit_code == 0, result.output
-    assert "Orders#1 is in progress, but its holder can no longer act on it: Step Functions knows its execution no more." in (
+    assert "Orders#2 is in progress, but its holder can no longer act on it: its lease has lapsed (Step Functions" in (
         result.stdout
     )
-    assert "Reset Orders#1: its INPROGRESS record is deleted." in result.stdout and scratch.ids() == []
+    assert "Reset Orders#2: its INPROGRESS record is deleted." in result.stdout and scratch.ids() == ["Orders#1"]
 
 
 def test_reset_of_a_key_whose_express_holder_is_within_its_lease_refuses_and_says_why(scratch):
@@ -185,13 +190,13 @@ def test_stale_reports_the_records_in_progress_whose_holder_has_ended_and_delete
     live = "arn:aws:states:us-east-1:123456789012:express:Orders:run-2:0f3a"
     lease_end = str(int(time.time() + 600) * 1000)
     table = scratch(
-        item("Orders#ended", schema.INPROGRESS, **{schema.IN_PROGRESS_EXPIRATION: {"N": lease_end}}),  # unknown to Step Functions
+        item("Orders#ended", schema.INPROGRESS, **{schema.IN_PROGRESS_EXPIRATION: {"N": "1000"}}),  # unknown, lapsed
         item("Orders#live", schema.INPROGRESS, owner=live, **{schema.IN_PROGRESS_EXPIRATION: {"N": lease_end}}),
         item("Orders#done", schema.COMPLETED),
     )
     result = run_cli("stale", "--table", table)
     assert result.exit_code == 0, result.output
-    assert "Orders#ended: held by arn:aws:states:us-east-1:123456789012:execution:Orders:run-1; Step Functions knows" in (
+    assert "Orders#ended: held by arn:aws:states:us-east-1:123456789012:execution:Orders:run-1; its lease has lapsed" in (
         result.stdout
     )
     assert "Orders#live" not in result.stdout and "Orders#done" not in result.stdout
