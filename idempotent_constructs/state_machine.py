@@ -184,6 +184,9 @@ class IdempotentStateMachine(Construct):
             body = inline_body(self, rendered)
         else:
             body, substitutions = shared_body(self, rendered, self._own_parts(rendered))
+        role = settings.role or (
+            InlineRole(self, "Role", assumed_by=state_machines_of_this_account()) if InlineRole.fits(rendered) else None
+        )
         state_machine = sfn.StateMachine(
             self,
             "StateMachine",
@@ -194,14 +197,16 @@ class IdempotentStateMachine(Construct):
             timeout=settings.timeout,
             logs=logs,
             tracing_enabled=settings.tracing_enabled,
-            role=settings.role
-            or (InlineRole(self, "Role", assumed_by=state_machines_of_this_account()) if InlineRole.fits(rendered) else None),
+            role=role,
             query_language=query_language,
         )
         # As sfn.StateMachine does for a chain: a Distributed Map's permissions on this state machine.
         graph.bind(state_machine)
-        for statement in graph.policy_statements:
-            state_machine.add_to_role_policy(statement)
+        if isinstance(role, InlineRole):
+            role.document.add_statements(*graph.policy_statements)  # at once: what add_to_role_policy does one by one
+        else:
+            for statement in graph.policy_statements:
+                state_machine.add_to_role_policy(statement)
         self.guard.rendered_by = self.node.path
         if query_language == sfn.QueryLanguage.JSONATA:
             _check_jsonata_definition(self, rendered)

@@ -19,6 +19,7 @@ of the expression around them, and are checked.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -34,15 +35,21 @@ _OPAQUE = {"transform", "descendant", "wildcard", "parent", "regex", "string", "
 def problems(expression: str) -> list[tuple[str, str]]:
     """``(code, message)`` for each thing AWS refuses in ``expression`` (the text between ``{%`` and
     ``%}``), in writing order; empty where it accepts it."""
+    return list(_problems(expression))
+
+
+@functools.lru_cache(maxsize=4096)
+def _problems(expression: str) -> tuple[tuple[str, str], ...]:
+    """``problems``, parsed once a process for each text: the workflows of an app share most of theirs."""
     import jsonata  # imported lazily: synth of most apps does not need it
 
     try:
         tree = jsonata.Jsonata(expression).ast
     except Exception as error:  # jsonata-python reports syntax errors as JException
-        return [(INVALID, _CODE.sub("", str(error)))]
+        return ((INVALID, _CODE.sub("", str(error))),)
     found: list[tuple[str, str]] = []
     _walk(tree, found)
-    return list(dict.fromkeys(found))  # one per name, as AWS reports them
+    return tuple(dict.fromkeys(found))  # one per name, as AWS reports them
 
 
 def _walk(node: Any, found: list[tuple[str, str]]) -> None:

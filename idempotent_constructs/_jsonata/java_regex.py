@@ -17,6 +17,7 @@ pattern breaks it; the emulator fails an evaluation where a pattern that breaks 
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -134,12 +135,19 @@ def nested_problems(pattern: str) -> list[str]:
 
 def expression_patterns(expression: str) -> list[str]:
     """The regular expression literals of the JSONata ``expression``, in writing order."""
+    # A literal is written between slashes: an expression without one has none, and need not be parsed.
+    return list(_patterns(expression)) if "/" in expression else []
+
+
+@functools.lru_cache(maxsize=4096)
+def _patterns(expression: str) -> tuple[str, ...]:
+    """``expression_patterns``, parsed once a process for each text: the workflows of an app share most of theirs."""
     import jsonata  # imported lazily: synth of most apps does not need it
 
     try:
         tree = jsonata.Jsonata(expression).ast
     except Exception:  # what does not parse is refused elsewhere (check.problems)
-        return []
+        return ()
     found: list[str] = []
     seen: set[int] = set()
 
@@ -158,7 +166,7 @@ def expression_patterns(expression: str) -> list[str]:
                     walk(value)
 
     walk(tree)
-    return found
+    return tuple(found)
 
 
 def definition_problems(definition: dict[str, Any]) -> list[tuple[str, str]]:

@@ -20,6 +20,7 @@ import hashlib
 import json
 import re
 import tempfile
+import weakref
 from collections.abc import Callable, Sequence
 from enum import Enum
 from pathlib import Path
@@ -40,7 +41,7 @@ from aws_cdk import (
     TokenizedStringFragments,
 )
 from aws_cdk import aws_stepfunctions as sfn
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from .._readers.asl import JSONATA, JSONPATH, with_json_nulls
 from .._readers.assembly import TOKEN, substitute
@@ -210,27 +211,38 @@ def asset_body(definition: dict[str, Any]) -> tuple[sfn.DefinitionBody, dict[str
 def machines_meeting(scope: Construct, meets: Callable[[Any], bool]) -> list[sfn.CfnStateMachine]:
     """The state machines of ``scope``'s app whose definition (its string and substitutions), resolved, meets
     a token for which ``meets`` is true: a guard's own numbers (``guard.advice.machines_holding``). Call it
-    at synth."""
+    at synth. Each definition is resolved once an app: the tokens it holds stay the ones it was made with."""
+    root = scope.node.root
+    met = _MET.setdefault(root, {})
     found = []
-    for machine in scope.node.root.node.find_all():
+    for machine in root.node.find_all():
         if isinstance(machine, sfn.CfnStateMachine):
-            finding = _Finding(meets)
-            Tokenization.resolve([machine.definition_string, machine.definition_substitutions], scope=machine, resolver=finding)
-            if finding.found:
+            path = machine.node.path
+            if path not in met:
+                collecting = _Collecting()
+                Tokenization.resolve(
+                    [machine.definition_string, machine.definition_substitutions], scope=machine, resolver=collecting
+                )
+                met[path] = collecting.tokens
+            if any(meets(token) for token in met[path]):
                 found.append(machine)
     return found
 
 
-@jsii.implements(ITokenResolver)
-class _Finding:
-    """Resolves as the default resolver does, noting whether it met a token ``meets`` is true of."""
+# The tokens each state machine's definition holds (by its path), for each app (machines_meeting).
+_MET: weakref.WeakKeyDictionary[IConstruct, dict[str, list[Any]]] = weakref.WeakKeyDictionary()
 
-    def __init__(self, meets: Callable[[Any], bool]) -> None:
-        self.meets, self.found = meets, False
+
+@jsii.implements(ITokenResolver)
+class _Collecting:
+    """Resolves as the default resolver does, noting each token it meets."""
+
+    def __init__(self) -> None:
+        self.tokens: list[Any] = []
         self.default = DefaultTokenResolver(StringConcat())
 
     def resolve_token(self, t: IResolvable, context: IResolveContext, post_processor: IPostProcessor) -> Any:
-        self.found = self.found or self.meets(t)
+        self.tokens.append(t)
         return self.default.resolve_token(t, context, post_processor)
 
     def resolve_string(self, s: TokenizedStringFragments, context: IResolveContext) -> Any:

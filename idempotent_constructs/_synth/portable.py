@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,7 @@ def portable(assembly_dir: Path, stack_name: str, out: Path) -> dict[str, Any]:
         for destination in asset["destinations"].values()
         if asset["source"]["path"] != f"{stack_name}.template.json"
     }
-    code = sorted({key for key in sources if sources[key].is_dir()})
+    code = sorted({key for key in sources if _is_code(sources[key])})
     copied: dict[str, str] = {}
     for logical_id, resource in template["Resources"].items():
         for cdk_only in ("aws:cdk:path", "aws:asset:path", "aws:asset:property"):
@@ -64,9 +65,13 @@ def portable(assembly_dir: Path, stack_name: str, out: Path) -> dict[str, Any]:
             continue
         if key not in copied:
             source = sources[key]
-            if source.is_dir():
+            if _is_code(source):
                 relative = "functions" if len(code) == 1 else f"functions-{code.index(key) + 1}"
-                shutil.copytree(source, out / relative, dirs_exist_ok=True)
+                if source.is_dir():
+                    shutil.copytree(source, out / relative, dirs_exist_ok=True)
+                else:  # the library's functions' code, zipped when it was staged (functions.assets)
+                    with zipfile.ZipFile(source) as archive:
+                        archive.extractall(out / relative)
             else:
                 relative = f"statemachine/{_LOGICAL_ID_HASH.sub('', logical_id)}.asl.json"
                 (out / "statemachine").mkdir(parents=True, exist_ok=True)
@@ -85,6 +90,11 @@ def portable(assembly_dir: Path, stack_name: str, out: Path) -> dict[str, Any]:
             ],
         )
     return template
+
+
+def _is_code(source: Path) -> bool:
+    """Whether an asset is a function's code: a directory, or a zip file."""
+    return source.is_dir() or source.suffix == ".zip"
 
 
 def _own_placeholder_names(definition: Path, properties: dict[str, Any], parameters: Mapping[str, Any]) -> None:

@@ -30,7 +30,7 @@ from constructs import Construct, IConstruct, IValidation
 from ..lambda_src import schema
 from . import definition
 from .selection import Selection
-from .starters import SQS_ENVELOPE_CHARACTERS, Source, Start, starts
+from .starters import SQS_ENVELOPE_CHARACTERS, ByPath, Source, Start, starts
 
 REDELIVERY_RUNS_AGAIN = "idempotent-constructs:redelivery-runs-again"
 REDELIVERY_MISMATCHES = "idempotent-constructs:redelivery-mismatches-payload"
@@ -119,7 +119,7 @@ class _Advice:
 
     def validate(self) -> list[str]:
         nodes = self.app.node.find_all()
-        by_path = {node.node.path: node for node in nodes}
+        by_path = ByPath(nodes)
         starters = [start for node in nodes for start in starts(node, by_path)]
         for workflow, state_machine, config in self.workflows:
             machine = state_machine.node.default_child

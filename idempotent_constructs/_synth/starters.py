@@ -8,7 +8,7 @@ source_advice.py's."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,7 +109,7 @@ class Start:
         return f"{'the event source mapping' if self.reports is not None else 'the pipe'} {self.path}"
 
 
-def starts(node: IConstruct, by_path: dict[str, IConstruct]) -> Iterator[Start]:
+def starts(node: IConstruct, by_path: Mapping[str, IConstruct]) -> Iterator[Start]:
     """What ``node`` starts, where it is a pipe, a rule or an API method that starts an execution."""
     if isinstance(node, pipes.CfnPipe):
         target = _resolve(node, node.target_parameters) or {}
@@ -145,7 +145,7 @@ def starts(node: IConstruct, by_path: dict[str, IConstruct]) -> Iterator[Start]:
                 yield Start(str(template), named(node), _api_gateway(str(template)), waits=waits)
 
 
-def _mapping(node: lambda_.CfnEventSourceMapping, by_path: dict[str, IConstruct]) -> Iterator[Start]:
+def _mapping(node: lambda_.CfnEventSourceMapping, by_path: Mapping[str, IConstruct]) -> Iterator[Start]:
     """An event source mapping into a function whose role may start a state machine (a starter function).
     What the function sends the workflow is its own: the mapping is ``shaped``."""
     source = _resolve(node, node.event_source_arn)
@@ -168,11 +168,34 @@ def _mapping(node: lambda_.CfnEventSourceMapping, by_path: dict[str, IConstruct]
         )
 
 
+class ByPath(Mapping[str, IConstruct]):
+    """The constructs ``nodes`` by path, their paths read (two calls into the CDK each) only once one is
+    looked up: most apps start their workflows from nothing the app holds."""
+
+    def __init__(self, nodes: Sequence[IConstruct]) -> None:
+        self._nodes = nodes
+        self._by_path: dict[str, IConstruct] | None = None
+
+    def _paths(self) -> dict[str, IConstruct]:
+        if self._by_path is None:
+            self._by_path = {node.node.path: node for node in self._nodes}
+        return self._by_path
+
+    def __getitem__(self, path: str) -> IConstruct:
+        return self._paths()[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths())
+
+    def __len__(self) -> int:
+        return len(self._paths())
+
+
 # What lets a function start an execution: the actions StartExecution and StartSyncExecution.
 _STARTS = re.compile(r"states:(\*|Start\*|Start(Sync)?Execution)")
 
 
-def _may_start(role: str, by_path: dict[str, IConstruct]) -> Iterator[str]:
+def _may_start(role: str, by_path: Mapping[str, IConstruct]) -> Iterator[str]:
     """The resources (resolved texts) that the policies of the role at the path ``role`` allow it to start."""
     for policy in by_path.values():
         if not isinstance(policy, iam.CfnPolicy) or not any(
@@ -190,12 +213,12 @@ def _listed(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def _referenced(value: Any, by_path: dict[str, IConstruct]) -> IConstruct | None:
+def _referenced(value: Any, by_path: Mapping[str, IConstruct]) -> IConstruct | None:
     reference = _REFERENCE.fullmatch(str(value))
     return by_path.get(reference[1]) if reference is not None else None
 
 
-def _kept(source: Any, by_path: dict[str, IConstruct]) -> tuple[str, int] | None:
+def _kept(source: Any, by_path: Mapping[str, IConstruct]) -> tuple[str, int] | None:
     """How long the queue ``source`` (resolved) keeps a message, or its dead-letter queue if that is longer,
     where the queues are in the app and their retention is known at synth."""
     queue = _queue(source, by_path)
@@ -212,14 +235,14 @@ def _kept(source: Any, by_path: dict[str, IConstruct]) -> tuple[str, int] | None
     return max(kept, key=lambda item: item[1])
 
 
-def _message_bytes(source: Any, by_path: dict[str, IConstruct]) -> int | None:
+def _message_bytes(source: Any, by_path: Mapping[str, IConstruct]) -> int | None:
     """The largest message the queue ``source`` (resolved) accepts, where it is in the app and known at synth."""
     queue = _queue(source, by_path)
     size = (_resolve(queue, queue.maximum_message_size) or SQS_MESSAGE_BYTES) if queue is not None else None
     return size if isinstance(size, int) else None
 
 
-def _queue(arn: Any, by_path: dict[str, IConstruct]) -> sqs.CfnQueue | None:
+def _queue(arn: Any, by_path: Mapping[str, IConstruct]) -> sqs.CfnQueue | None:
     found = _referenced(arn, by_path)
     return found if isinstance(found, sqs.CfnQueue) else None
 

@@ -21,6 +21,7 @@ from ..lambda_src import schema
 from ..policies import FailurePolicy
 from . import lease, record_tasks
 from .protocol import CONDITION_FAILED, ID, OWNER, QUERY_FAILED, TRANSIENT_DYNAMODB_ERRORS, VALIDATION, expression
+from .route import condition
 from .tasks import FunctionTask, ItemTask, fail, invoke, retry_transient
 
 if TYPE_CHECKING:
@@ -310,7 +311,7 @@ def failure(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Fail | None]:
     listed = ", ".join(literal(error) for error in config.cache_errors)
     choose = (
         sfn.Choice.jsonata(guard, "CacheOrRelease", state_name=config.name("CacheOrRelease"))
-        .when(sfn.Condition.jsonata(expression(f"{ERROR}.Error in [{listed}]")), record_failure)
+        .when(condition(f"{ERROR}.Error in [{listed}]"), record_failure)
         .otherwise(release)
     )
     return choose, replay_failure

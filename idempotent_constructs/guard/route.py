@@ -6,6 +6,7 @@ conditions, on the record a poll read, decide whether a waiter keeps waiting (``
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from aws_cdk import aws_stepfunctions as sfn
@@ -36,7 +37,10 @@ def owner_done(holder: str) -> str:
     return f"{holder}.Status in [{ended}] or {holder}.ExecutionArn = $states.context.Execution.Id"
 
 
+@functools.lru_cache(maxsize=1024)
 def condition(text: str) -> sfn.Condition:
+    """The Choice rule's condition ``text`` (JSONata), made once a process: a condition is a value, and
+    each one made is a call into the CDK's Node.js process."""
     return sfn.Condition.jsonata(expression(text))
 
 

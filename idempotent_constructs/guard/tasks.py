@@ -36,16 +36,20 @@ def as_rendered(state: Any) -> Any:
     return state
 
 
+# Made once: each Duration made is a call into the CDK's Node.js process.
+_ONE_SECOND, _TEN_SECONDS, _THIRTY_SECONDS = Duration.seconds(1), Duration.seconds(10), Duration.seconds(30)
+
+
 def retry_transient(task: Any, errors: list[str], *, after_body: bool = False) -> None:
     """Ten retries, jittered, at most 10 s apart: a call fails for good only if eleven attempts in
     about a minute all fail (at a 30% fault rate, about 2 in a million). A write after the body ran
     gets about ten minutes: giving up there would leave the key to a second run."""
     task.add_retry(
         errors=errors,
-        interval=Duration.seconds(1),
+        interval=_ONE_SECOND,
         backoff_rate=2,
         max_attempts=25 if after_body else 10,
-        max_delay=Duration.seconds(30 if after_body else 10),
+        max_delay=_THIRTY_SECONDS if after_body else _TEN_SECONDS,
         jitter_strategy=sfn.JitterType.FULL,
     )
 
@@ -129,11 +133,19 @@ class ItemTask(sfn.CustomState):
         return self.rendering(state)
 
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
+        if self.graph is not None and _same(graph, self.graph):
+            return  # the CDK binds a state again from each of its neighbours: once is enough
         with self.joining():
             super().bind_to_graph(graph)
         for statement in self.statements:
             graph.register_policy_statement(statement)
         self.graph = graph
+
+
+def _same(one: Any, other: Any) -> bool:
+    """Whether two of the CDK's objects are one (jsii hands a new Python proxy of the same object to each callback)."""
+    reference = getattr(one, "__jsii_ref__", None)
+    return reference is not None and reference == getattr(other, "__jsii_ref__", None)
 
 
 def fail(

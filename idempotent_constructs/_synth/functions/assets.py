@@ -9,6 +9,7 @@ import importlib.metadata
 import importlib.util
 import shutil
 import tempfile
+import zipfile
 from importlib import resources
 from pathlib import Path
 
@@ -40,7 +41,23 @@ def lambda_code(scope: Construct) -> lambda_.Code:
     # at the staged directory itself: keep it, beside the assembly, instead of a temporary one.
     stage = Stage.of(scope)
     keep_in = Path(stage.outdir) if stage is not None and scope.node.try_get_context(DISABLE_ASSET_STAGING) else None
-    return lambda_.Code.from_asset(str(_staged(asset_hash, tuple(handlers), keep_in)), asset_hash=asset_hash)
+    staged = _staged(asset_hash, tuple(handlers), keep_in)
+    # Zipped once a process: the CDK copies one file into each cloud assembly, not the packages' hundreds.
+    # (Kept a directory where staging is disabled: SAM reads the code where the assembly points.)
+    return lambda_.Code.from_asset(str(staged if keep_in is not None else _zipped(staged)), asset_hash=asset_hash)
+
+
+@functools.cache
+def _zipped(staged: Path) -> Path:
+    """The directory ``staged`` as a zip file, in a temporary directory of its own (private to this user), removed
+    when the process exits."""
+    archive = Path(tempfile.mkdtemp(prefix=f"{staged.name}-zip-")) / "code.zip"
+    atexit.register(shutil.rmtree, archive.parent, ignore_errors=True)
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as written:
+        for path in sorted(staged.rglob("*")):
+            if path.is_file():
+                written.write(path, path.relative_to(staged).as_posix())
+    return archive
 
 
 @functools.cache

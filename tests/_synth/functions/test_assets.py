@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+import zipfile
 from pathlib import Path
 
 from aws_cdk import App, Stack
@@ -28,8 +29,10 @@ def test_with_asset_staging_disabled_the_functions_code_is_kept_beside_the_cloud
     assert (path / "aws_lambda_powertools").is_dir()
 
 
-def test_the_functions_code_is_staged_in_a_temporary_directory_only_this_user_can_read():
+def test_the_functions_code_is_zipped_in_a_temporary_directory_only_this_user_can_read():
     code = lambda_code(stack())
     staged = Path(code.path)
-    assert staged.parent == Path(tempfile.gettempdir()) and staged.stat().st_mode & 0o077 == 0  # mkdtemp: 0700
-    assert (staged / "compute_key.py").is_file() and (staged / "aws_lambda_powertools").is_dir()
+    assert staged.parent.parent == Path(tempfile.gettempdir()) and staged.parent.stat().st_mode & 0o077 == 0  # mkdtemp: 0700
+    with zipfile.ZipFile(staged) as archive:
+        names = set(archive.namelist())
+    assert "compute_key.py" in names and "aws_lambda_powertools/logging/logger.py" in names
