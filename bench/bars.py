@@ -26,6 +26,8 @@ TEMPLATE_BYTES_PER_WORKFLOW = 8_000
 # to bare workflows is reported, not barred: a bare one synthesizes in milliseconds, so the ratio is mostly
 # the machine's noise, and the wrapper's own resources (a table, functions, checks) are what it buys.
 SYNTH_GROWTH = 1.25
+# Issue 56: 20 wrapped workflows synthesize within this many times 20 bare ones, side by side in one run.
+SYNTH_RATIO = 10
 POLL_CYCLE_STATES = 3
 # Issue 43: the wrapper's states on a first run and a replay, by shape (bench/shapes.py). A body of one Task,
 # Parallel or Map state runs bare, in a whole workflow and in a guard of your own alike: Acquire and
@@ -198,6 +200,15 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
         f"{synth['growth']}x ({synth['seconds_per_workflow']} s a workflow; {synth['ratio']}x as many bare ones)",
         f"<= {SYNTH_GROWTH}x (linear growth)",
         synth["growth"] <= SYNTH_GROWTH,
+    )
+    calls = synth.get("jsii_calls_per_workflow") or {}
+    add(
+        "synth_time",
+        f"synth of {synth['workflows']} wrapped workflows against {synth['workflows']} bare ones, side by side",
+        f"{synth['ratio']}x ({synth['seconds_per_workflow']} s a workflow; {calls.get('wrapped')} calls into jsii a "
+        f"workflow, {calls.get('bare')} bare)",
+        f"<= {SYNTH_RATIO}x",
+        synth["ratio"] <= SYNTH_RATIO,
     )
     for row in results["bounds"]["rows"]:
         for what, met in bounds_bars(row):

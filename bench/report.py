@@ -341,7 +341,9 @@ def growth_section(results: dict[str, Any]) -> list[str]:
         f"   median {_synth_seconds(synth, 'wrapped'):.2f} s wrapped "
         f"({_synth_seconds(synth, 'wrapped', synth['half']):.2f} s for {synth['half']}), "
         f"{_synth_seconds(synth, 'bare'):.2f} s bare: ratio {synth['ratio']:g}x; the second half "
-        f"cost {synth['growth']:g}x the first (bar: at most {bar_rules.SYNTH_GROWTH:g}x, linear growth)",
+        f"cost {synth['growth']:g}x the first (bar: at most {bar_rules.SYNTH_GROWTH:g}x, linear growth); "
+        f"calls into jsii a workflow: {(synth.get('jsii_calls_per_workflow') or {}).get('wrapped')} wrapped, "
+        f"{(synth.get('jsii_calls_per_workflow') or {}).get('bare')} bare (bar on the ratio: at most {bar_rules.SYNTH_RATIO:g}x)",
     ]
     return out
 

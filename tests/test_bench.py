@@ -62,6 +62,8 @@ def test_the_smoke_benchmark_measures_every_section_next_to_the_baseline(tmp_pat
     growth = results["growth"]
     assert growth["per_workflow"]["wrapped"]["resources"] > 0 and growth["per_workflow"]["bare"]["resources"] > 0
     assert results["synth_time"]["ratio"] > 0
+    calls = results["synth_time"]["jsii_calls_per_workflow"]
+    assert calls["wrapped"] > calls["bare"] > 0
     assert results["hashing"]["key_hashing"]["200_kib/realistic (with floats)"]["ratio_key"] > 0
     assert set(results["hashing"]["imports"]["modules"]) == {"compute_key", "release", "results"}
     assert results["bars"] and all(isinstance(bar["met"], bool) for bar in results["bars"])
