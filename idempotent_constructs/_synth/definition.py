@@ -211,26 +211,27 @@ def asset_body(definition: dict[str, Any]) -> tuple[sfn.DefinitionBody, dict[str
 def machines_meeting(scope: Construct, meets: Callable[[Any], bool]) -> list[sfn.CfnStateMachine]:
     """The state machines of ``scope``'s app whose definition (its string and substitutions), resolved, meets
     a token for which ``meets`` is true: a guard's own numbers (``guard.advice.machines_holding``). Call it
-    at synth. Each definition is resolved once an app: the tokens it holds stay the ones it was made with."""
+    at synth. Each definition is resolved once an app (and again if its definition is set anew)."""
     root = scope.node.root
     met = _MET.setdefault(root, {})
     found = []
     for machine in root.node.find_all():
         if isinstance(machine, sfn.CfnStateMachine):
-            path = machine.node.path
-            if path not in met:
+            key = (machine.node.path, str(machine.definition_string), str(machine.definition_substitutions))
+            if key not in met:
                 collecting = _Collecting()
                 Tokenization.resolve(
                     [machine.definition_string, machine.definition_substitutions], scope=machine, resolver=collecting
                 )
-                met[path] = collecting.tokens
-            if any(meets(token) for token in met[path]):
+                met[key] = collecting.tokens
+            if any(meets(token) for token in met[key]):
                 found.append(machine)
     return found
 
 
-# The tokens each state machine's definition holds (by its path), for each app (machines_meeting).
-_MET: weakref.WeakKeyDictionary[IConstruct, dict[str, list[Any]]] = weakref.WeakKeyDictionary()
+# The tokens each state machine's definition holds (by its path and its definition as set), for each app
+# (machines_meeting).
+_MET: weakref.WeakKeyDictionary[IConstruct, dict[tuple[str, str, str], list[Any]]] = weakref.WeakKeyDictionary()
 
 
 @jsii.implements(ITokenResolver)

@@ -72,6 +72,10 @@ def portable(assembly_dir: Path, stack_name: str, out: Path) -> dict[str, Any]:
                 else:  # the library's functions' code, zipped when it was staged (functions.assets)
                     with zipfile.ZipFile(source) as archive:
                         archive.extractall(out / relative)
+                    # Readable by all, whatever the umask: `package` zips the files with their modes, and
+                    # Lambda runs the code as another user.
+                    for path in (out / relative).rglob("*"):
+                        path.chmod(0o755 if path.is_dir() else 0o644)
             else:
                 relative = f"statemachine/{_LOGICAL_ID_HASH.sub('', logical_id)}.asl.json"
                 (out / "statemachine").mkdir(parents=True, exist_ok=True)

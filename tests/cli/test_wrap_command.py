@@ -79,6 +79,9 @@ def test_the_functions_code_and_the_definition_are_local_paths_beside_the_templa
     template = template_of(out)
     codes = {r["Properties"]["Code"] for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"}
     assert codes == {"functions"} and (out / "functions" / "compute_key.py").is_file()
+    # Readable by Lambda's user, as `package` zips them: files 0644, folders 0755.
+    modes = {path.stat().st_mode & 0o777 for path in (out / "functions").rglob("*")}
+    assert modes == {0o644, 0o755}
     (machine,) = [r["Properties"] for r in template["Resources"].values() if r["Type"] == "AWS::StepFunctions::StateMachine"]
     definition = (out / machine["DefinitionS3Location"]).read_text()
     # The file's own placeholders keep their names, each given its template parameter.

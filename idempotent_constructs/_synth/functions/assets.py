@@ -50,13 +50,17 @@ def lambda_code(scope: Construct) -> lambda_.Code:
 @functools.cache
 def _zipped(staged: Path) -> Path:
     """The directory ``staged`` as a zip file, in a temporary directory of its own (private to this user), removed
-    when the process exits."""
+    when the process exits. Each file is readable by all (Lambda runs the code as another user) and dated
+    1980-01-01, whatever its installed mode and date (a zip holds no earlier date: Nix's files are dated 1970)."""
     archive = Path(tempfile.mkdtemp(prefix=f"{staged.name}-zip-")) / "code.zip"
     atexit.register(shutil.rmtree, archive.parent, ignore_errors=True)
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as written:
         for path in sorted(staged.rglob("*")):
             if path.is_file():
-                written.write(path, path.relative_to(staged).as_posix())
+                entry = zipfile.ZipInfo(path.relative_to(staged).as_posix(), date_time=(1980, 1, 1, 0, 0, 0))
+                entry.external_attr = 0o100644 << 16
+                entry.compress_type = zipfile.ZIP_DEFLATED
+                written.writestr(entry, path.read_bytes())
     return archive
 
 

@@ -34,5 +34,7 @@ def test_the_functions_code_is_zipped_in_a_temporary_directory_only_this_user_ca
     staged = Path(code.path)
     assert staged.parent.parent == Path(tempfile.gettempdir()) and staged.parent.stat().st_mode & 0o077 == 0  # mkdtemp: 0700
     with zipfile.ZipFile(staged) as archive:
-        names = set(archive.namelist())
-    assert "compute_key.py" in names and "aws_lambda_powertools/logging/logger.py" in names
+        entries = archive.infolist()
+    assert {"compute_key.py", "aws_lambda_powertools/logging/logger.py"} <= {entry.filename for entry in entries}
+    # Readable by Lambda's user whatever the installed modes, and dated as a zip can hold whatever the installed dates.
+    assert {(entry.external_attr >> 16, entry.date_time) for entry in entries} == {(0o100644, (1980, 1, 1, 0, 0, 0))}
