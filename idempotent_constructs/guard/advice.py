@@ -47,7 +47,10 @@ def advise(guard: IdempotencyGuard, body: Wiring) -> None:
     if config.owner_state_machine_name is None:
         # With the owner check, a holder that still runs is never taken over, whatever its lease.
         Aspects.of(guard).add(_LeaseAgainstBody(guard, body))
-    Aspects.of(guard).add(_FitExpress(guard))
+    if config.defaulted and not config.once_per_execution:
+        # Only a default can be fitted, and an IdempotentStateMachine's guard (once_per_execution) has the defaults
+        # its workflow chose for its run. (An aspect is called back for every construct under the guard: none else.)
+        Aspects.of(guard).add(_FitExpress(guard))
     guard.node.add_validation(_WithinExpress(guard))
     for option, selection in (("key", config.key), ("payload", config.payload)):
         if selection.kind == schema.KIND_JSONATA and not Token.is_unresolved(selection.expression):
@@ -122,10 +125,7 @@ class _FitExpress:
         self.guard = guard
 
     def visit(self, node: IConstruct) -> None:
-        # An IdempotentStateMachine's guard (once_per_execution) has the defaults its workflow chose for its run.
-        config = self.guard.config
-        held = node is self.guard and config.defaulted and not config.once_per_execution
-        if held and any(machine.state_machine_type == "EXPRESS" for machine in machines_holding(self.guard)):
+        if node is self.guard and any(machine.state_machine_type == "EXPRESS" for machine in machines_holding(self.guard)):
             self.guard.config.fit_express()
 
 
