@@ -107,6 +107,7 @@ def reset(record_id: str, yes: bool, holder: str | None, target: Target) -> None
     """
     found = get(target, record_id)
     record = operations.plain(found)
+    lease = None
     if record.get(schema.STATUS) == schema.INPROGRESS:
         held_by = operations.holder_of(found)
         if holder is None:
@@ -115,6 +116,8 @@ def reset(record_id: str, yes: bool, holder: str | None, target: Target) -> None
                 raise in_progress(record, why)
             click.echo(f"{record_id} is in progress, but its holder can no longer act on it: {why}.")
             holder = held_by
+            if not held_by:  # no owner token (another tool's record): deleted while its lease is the one read
+                lease = int(record.get(schema.IN_PROGRESS_EXPIRATION, 0))
         elif holder != held_by:
             raise click.ClickException(f"not reset: {record_id} is held by {held_by or 'an execution'}, not by {holder}")
     click.echo(f"{record_id}: {summary(record)}")
@@ -124,7 +127,7 @@ def reset(record_id: str, yes: bool, holder: str | None, target: Target) -> None
         except click.Abort:
             raise click.ClickException("not reset: not confirmed (pass --yes to reset without asking)") from None
     try:
-        deleted = operations.plain(operations.reset(target.table, record_id, holder=holder, client=target.dynamodb))
+        deleted = operations.plain(operations.reset(target.table, record_id, holder=holder, lease=lease, client=target.dynamodb))
     except RecordInProgressError:  # acquired again, or taken over, since it was read
         raise in_progress(operations.plain(get(target, record_id)), "it changed since it was read") from None
     click.echo(f"Reset {record_id}: its {deleted.get(schema.STATUS, 'record')} record is deleted.")

@@ -54,27 +54,31 @@ def get_record(table_name: str, record_id: str, *, client: Any = None) -> dict[s
     return item
 
 
-def reset(table_name: str, record_id: str, *, holder: str | None = None, client: Any = None) -> dict[str, Any]:
+def reset(
+    table_name: str, record_id: str, *, holder: str | None = None, lease: int | None = None, client: Any = None
+) -> dict[str, Any]:
     """Delete one record, so that the next request with its key runs the work again; returns the
     deleted record (DynamoDB JSON).
 
     A record in progress is refused unless ``holder`` names the execution that holds it (the ARN of its
     owner token, ``holder_of``): its holder may still be running, and a duplicate started after the
     reset would run alongside it (``holder_state`` tells whether it runs). Named, it is deleted only while
-    that execution holds it still. A finished record's result object in S3, if any, is left to the
-    bucket's lifecycle rule.
+    that execution holds it still. A record in progress without an owner token (written by another tool,
+    such as Powertools' idempotency for a function) has no holder to name: ``lease``, its lease as read
+    (``in_progress_expiration``; 0 where it has none), deletes it only while it has no owner token and that
+    lease still. A finished record's result object in S3, if any, is left to the bucket's lifecycle rule.
 
     :raises RecordNotFoundError: no record has that id.
-    :raises RecordInProgressError: the record is in progress, and ``holder`` does not name its holder.
+    :raises RecordInProgressError: the record is in progress, and neither ``holder`` nor ``lease`` is its own.
     """
     dynamodb = _client(client)
     try:
-        return _delete(dynamodb, table_name, record_id, holder)
+        return _delete(dynamodb, table_name, record_id, holder, lease)
     except RecordInProgressError:
         # It may have finished between the delete and the read that explained the refusal: once more.
         if get_record(table_name, record_id, client=dynamodb)[schema.STATUS]["S"] == schema.INPROGRESS:
             raise
-        return _delete(dynamodb, table_name, record_id, holder)
+        return _delete(dynamodb, table_name, record_id, holder, lease)
 
 
 def holder_of(record: dict[str, Any]) -> str:
@@ -82,14 +86,23 @@ def holder_of(record: dict[str, Any]) -> str:
     return schema.owner_execution(record.get(schema.OWNER, {}).get("S", ""))
 
 
-def _delete(dynamodb: Any, table_name: str, record_id: str, holder: str | None) -> dict[str, Any]:
+def _delete(dynamodb: Any, table_name: str, record_id: str, holder: str | None, lease: int | None) -> dict[str, Any]:
     condition = f"attribute_exists(#{schema.ID}) AND (#{schema.STATUS} <> :{schema.INPROGRESS}"
     values: dict[str, Any] = {f":{schema.INPROGRESS}": {"S": schema.INPROGRESS}}
     names = {f"#{schema.ID}": schema.ID, f"#{schema.STATUS}": schema.STATUS}
-    if holder is not None:  # or held by that execution still
+    if holder:  # or held by that execution still
         condition += f" OR begins_with(#{schema.OWNER}, :holder)"
         values[":holder"] = {"S": holder + schema.OWNER_SEPARATOR}
         names[f"#{schema.OWNER}"] = schema.OWNER
+    if lease is not None:  # or without an owner token, under the lease read still (0: without one still)
+        unchanged = (
+            f"#{schema.IN_PROGRESS_EXPIRATION} = :lease" if lease else f"attribute_not_exists(#{schema.IN_PROGRESS_EXPIRATION})"
+        )
+        condition += f" OR (attribute_not_exists(#{schema.OWNER}) AND {unchanged})"
+        if lease:
+            values[":lease"] = {"N": str(lease)}
+        names[f"#{schema.OWNER}"] = schema.OWNER
+        names[f"#{schema.IN_PROGRESS_EXPIRATION}"] = schema.IN_PROGRESS_EXPIRATION
     try:
         response = dynamodb.delete_item(
             TableName=table_name,

@@ -6,8 +6,12 @@ import json
 import re
 import time
 
+import pytest
+
 from idempotent_constructs.cli import Target
+from idempotent_constructs.errors import RecordInProgressError
 from idempotent_constructs.lambda_src import schema
+from idempotent_constructs.runtime import operations
 from idempotent_constructs.runtime.operations import get_record
 from tests.emulator.cli.helpers import item, one_line_error, run_cli
 
@@ -183,6 +187,36 @@ def test_reset_of_a_key_whose_express_holder_is_within_its_lease_refuses_and_say
     lapsed = run_cli("reset", "Orders#2", "--yes", "--table", table)
     assert lapsed.exit_code == 0 and "its lease has lapsed" in lapsed.stdout
     assert scratch.ids() == ["Orders#1"]
+
+
+def test_reset_of_a_record_another_tool_left_in_progress_without_an_owner_goes_by_its_lease_as_read(scratch):
+    # Powertools' idempotency for a function writes records of this schema without an owner token.
+    lease_end = str(int(time.time() + 600) * 1000)
+    table = scratch(
+        item("Orders#1", schema.INPROGRESS, owner=None, **{schema.IN_PROGRESS_EXPIRATION: {"N": lease_end}}),
+        item("Orders#2", schema.INPROGRESS, owner=None, **{schema.IN_PROGRESS_EXPIRATION: {"N": "1000"}}),
+        item("Orders#3", schema.INPROGRESS, owner=None),  # no lease written either
+    )
+    assert "(its lease runs until " in one_line_error(run_cli("reset", "Orders#1", "--yes", "--table", table))
+    for lapsed in ("Orders#2", "Orders#3"):
+        result = run_cli("reset", lapsed, "--yes", "--table", table)
+        assert result.exit_code == 0 and f"Reset {lapsed}: its INPROGRESS record is deleted." in result.stdout, result.output
+    assert scratch.ids() == ["Orders#1"]
+
+
+def test_a_reset_by_the_lease_it_read_keeps_a_record_acquired_again_since(emulator, scratch):
+    table = scratch(item("Orders#1", schema.INPROGRESS, owner=None, **{schema.IN_PROGRESS_EXPIRATION: {"N": "1000"}}))
+    client = emulator.client("dynamodb")
+    client.update_item(
+        TableName=table,
+        Key={schema.ID: {"S": "Orders#1"}},
+        UpdateExpression="SET #lease = :lease",
+        ExpressionAttributeNames={"#lease": schema.IN_PROGRESS_EXPIRATION},
+        ExpressionAttributeValues={":lease": {"N": "2000"}},
+    )
+    with pytest.raises(RecordInProgressError):
+        operations.reset(table, "Orders#1", lease=1000, client=client)
+    assert operations.reset(table, "Orders#1", lease=2000, client=client)[schema.ID] == {"S": "Orders#1"}
 
 
 # --- stale ----------------------------------------------------------------------------------------
