@@ -7,6 +7,7 @@ source_advice.py's."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -174,21 +175,19 @@ class ByPath(Mapping[str, IConstruct]):
 
     def __init__(self, nodes: Sequence[IConstruct]) -> None:
         self._nodes = nodes
-        self._by_path: dict[str, IConstruct] | None = None
 
+    @functools.cached_property
     def _paths(self) -> dict[str, IConstruct]:
-        if self._by_path is None:
-            self._by_path = {node.node.path: node for node in self._nodes}
-        return self._by_path
+        return {node.node.path: node for node in self._nodes}
 
     def __getitem__(self, path: str) -> IConstruct:
-        return self._paths()[path]
+        return self._paths[path]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._paths())
+        return iter(self._paths)
 
     def __len__(self) -> int:
-        return len(self._paths())
+        return len(self._paths)
 
 
 # What lets a function start an execution: the actions StartExecution and StartSyncExecution.
