@@ -175,6 +175,9 @@ def user_app(dist: Path, tmp_path_factory: pytest.TempPathFactory, node_bin: Pat
         "VIRTUAL_ENV": str(app / ".venv"),
         "PIP_CONSTRAINT": str(constraints),
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        # --no-compile, for speed: a module is compiled when first imported (about a minute less per install).
+        # pip reads a `no-` option's variable as the value of the option it negates: "0" means no compile.
+        "PIP_NO_COMPILE": "0",
     }
     user = UserApp(app, root / "idempotent_constructs", bin_dir / "python", environment)
     installed = user.run(readme_install_command())
