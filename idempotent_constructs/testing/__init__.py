@@ -37,7 +37,7 @@ from .._readers.assembly import (
 from .._synth.quotas import TEMPLATE_MAX_BYTES
 from ..errors import TemplateTooLarge
 from . import faults as fault_injection
-from . import gaps, unmodelled
+from . import gaps, parse_once, unmodelled
 from .events import StatusChangeEvents
 from .faults import Faults
 from .holds import Hold, Holds
@@ -124,6 +124,7 @@ class LocalEmulator:
         EXPRESS.clear()  # a fresh emulator may reuse an ARN for a state machine of the other type
         for name, install in gaps.INSTALLERS.items():
             self._patches.install(name, install)
+        self._patches.install("harness.parse_once", parse_once.install)
         self._patches.install("harness.lambdas", self.lambdas.install)
         self._patches.install("harness.faults", lambda patch: fault_injection.install(patch, lambda: self._faults))
         self._patches.install("harness.holds", self._holds.install)
