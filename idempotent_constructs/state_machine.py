@@ -21,7 +21,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from ._readers import asl
-from ._synth import source_advice, state_names
+from ._synth import nag, source_advice, state_names
 from ._synth.definition import DefinitionLocation, Verbatim, asset_body, inline_body, render, shared_body
 from ._synth.documents import DocumentState
 from ._synth.functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
@@ -130,6 +130,7 @@ class IdempotentStateMachine(Construct):
         self.state_machine = self._state_machine(settings, logs)
         if settings.role is None:
             self._acknowledge_role_wildcards()
+        nag.workflow(self)
         self.release_function = self._release_function(settings)
         # At synth: what starts this workflow (a pipe, a rule) is usually made after it.
         source_advice.advise(self, self.state_machine, self.guard.config)
@@ -185,7 +186,9 @@ class IdempotentStateMachine(Construct):
         else:
             body, substitutions = shared_body(self, rendered, self._own_parts(rendered))
         role = settings.role or (
-            InlineRole(self, "Role", assumed_by=state_machines_of_this_account()) if InlineRole.fits(rendered) else None
+            InlineRole(self, "Role", assumed_by=state_machines_of_this_account(settings.state_machine_name))
+            if InlineRole.fits(rendered)
+            else None
         )
         state_machine = sfn.StateMachine(
             self,
@@ -286,6 +289,19 @@ class IdempotentStateMachine(Construct):
     def metric_key_missing(self, **props: Any) -> cloudwatch.IMetric:
         """Inputs without their key (``Idempotency.KeyMissing``)."""
         return self._states_entered("KeyMissing", ["KeyMissing"], props)
+
+    def metric_in_flight(self, **props: Any) -> cloudwatch.IMetric:
+        """Duplicates that failed with ``Idempotency.InFlight``: at once (``on_in_flight=FAIL``), or after waiting
+        ``max_wait`` for a holder that kept the key."""
+        return self._states_entered("InFlight", ["InFlight"], props)
+
+    def metric_lease_lost(self, **props: Any) -> cloudwatch.IMetric:
+        """Runs whose key was taken over while they ran (``Idempotency.LeaseLost``): their result was not stored."""
+        return self._states_entered("LeaseLost", ["LeaseLost"], props)
+
+    def metric_failed(self, **props: Any) -> cloudwatch.IMetric:
+        """Runs whose definition failed, their failure released or stored as ``on_failure`` says."""
+        return self._states_entered("Failed", ["Failed"], props)
 
     def metric_rejected(self, **props: Any) -> cloudwatch.IMetric:
         """Duplicates after success failed with ``Idempotency.AlreadyCompleted`` (``on_completed=REJECT``)."""

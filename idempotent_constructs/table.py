@@ -11,7 +11,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from ._synth import option_kinds, options
+from ._synth import nag, option_kinds, options
 from ._synth.functions import TABLE_KEY_ACTIONS, WORKFLOW_ITEM_ACTIONS, key_statement, leading_keys, leading_keys_condition
 from .errors import Problems
 from .key import namespace_problems
@@ -112,6 +112,8 @@ class IdempotencyTable(Construct):
             # Nobody deletes the records by deleting the table, unless the stack is to take it (DESTROY).
             deletion_protection=removal_policy != RemovalPolicy.DESTROY,
         )
+        if point_in_time_recovery is not False:
+            nag.table(self)
 
     @property
     def table_name(self) -> str:

@@ -20,10 +20,11 @@ from constructs import Construct
 from .._readers import asl
 
 
-def state_machines_of_this_account() -> iam.IPrincipal:
-    """Step Functions, for the state machines of this account and Region only (``aws:SourceArn``): the
-    confused-deputy guard the CDK gives a state machine's own role since aws-cdk-lib 2.274."""
-    arn = f"arn:{Aws.PARTITION}:states:{Aws.REGION}:{Aws.ACCOUNT_ID}:stateMachine:*"
+def state_machines_of_this_account(name: str | None = None) -> iam.IPrincipal:
+    """Step Functions, for the state machine ``name`` of this account and Region only (``aws:SourceArn``), or
+    for any of them where CloudFormation names it (``None``): the confused-deputy guard the CDK gives a state
+    machine's own role since aws-cdk-lib 2.274, narrowed to the one state machine the role is for."""
+    arn = f"arn:{Aws.PARTITION}:states:{Aws.REGION}:{Aws.ACCOUNT_ID}:stateMachine:{name or '*'}"
     return iam.ServicePrincipal("states.amazonaws.com", conditions={"ArnLike": {"aws:SourceArn": arn}})
 
 

@@ -24,6 +24,9 @@ OUTCOME_STATES = {
     "Takeover": "TaskStateEntered",
     "PayloadMismatch": "FailStateEntered",
     "KeyMissing": "FailStateEntered",
+    "InFlight": "FailStateEntered",
+    "LeaseLost": "FailStateEntered",
+    "Failed": "FailStateEntered",
 }
 
 

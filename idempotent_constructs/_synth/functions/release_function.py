@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Acknowledgment, Aws, Duration, Lazy, Validations
+from aws_cdk import Aws, Duration, Lazy
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
@@ -15,6 +15,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct
 
 from ...lambda_src import schema
+from .. import nag
 from .iam import ItemGrants, ListProducer, acknowledge_own_executions, executions_arn
 from .shared import SharedFunction, singleton
 
@@ -83,13 +84,7 @@ class ReleaseFunction(SharedFunction):
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
-        Validations.of(self.dead_letters).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions::AwsSolutions-SQS3",
-                reason="This queue is itself the dead-letter queue of the release function's rule target and "
-                "asynchronous invocations.",
-            )
-        )
+        nag.dead_letters(self.dead_letters, self.alarm)
 
     def watch(self, state_machine_name: str, items: list[tuple[dynamodb.ITable, str]], *, name_prefix: str | None = None) -> None:
         """Release the records that executions of the state machine ``state_machine_name`` hold in

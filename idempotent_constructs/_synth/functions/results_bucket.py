@@ -6,11 +6,12 @@ import math
 from typing import Any
 
 import jsii
-from aws_cdk import Acknowledgment, Duration, IStableAnyProducer, Lazy, RemovalPolicy, Validations
+from aws_cdk import Duration, IStableAnyProducer, Lazy, RemovalPolicy
 from aws_cdk import aws_s3 as s3
 from constructs import Construct, IConstruct
 
 from ...lambda_src import schema
+from .. import nag
 from .shared import singleton
 
 RESULTS_BUCKET_ID = "IdempotencyResults"  # API: see key_function
@@ -42,13 +43,7 @@ class ResultsBucket(Construct):
         cfn = self.bucket.node.default_child
         assert isinstance(cfn, s3.CfnBucket)
         cfn.add_property_override("LifecycleConfiguration", Lazy.any(_LifecycleRules(self._retention_days)))
-        Validations.of(self.bucket).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions::AwsSolutions-S1",
-                reason="Holds short-lived copies of workflow results, written and read only by the result "
-                "function; access is recorded by CloudTrail, and server access logs would need a second bucket.",
-            )
-        )
+        nag.results_bucket(self.bucket)
 
     def retain(self, namespace: str, retention: Duration) -> None:
         """Keep objects under ``namespace/`` at least ``retention``, plus a day."""

@@ -10,6 +10,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct, IConstruct
 
+from .. import nag
 from ..inline_role import InlineRole
 from .assets import RUNTIME, lambda_code
 from .iam import as_nag_renders
@@ -46,6 +47,7 @@ class SharedFunction(Construct):
                 "started before a deploy calls the version it started with, kept by the deploy.",
             )
         )
+        nag.shared_function(self)
         # Only its own log group, instead of the AWSLambdaBasicExecutionRole managed policy.
         self.role.add_to_policy(
             iam.PolicyStatement(

@@ -1,0 +1,104 @@
+"""The findings of cdk-nag's packs (AWS Solutions, NIST 800-53 rev. 5, Serverless) that the library's resources
+draw by design, acknowledged on them with the reason: one function per kind of resource. (The AWS Solutions
+pack's findings of wildcard permissions are acknowledged where each permission is granted.)"""
+
+from __future__ import annotations
+
+from aws_cdk import Acknowledgment, Validations
+from constructs import IConstruct
+
+SOLUTIONS = "AwsSolutions::AwsSolutions-"
+NIST = "NIST.800.53.R5::NIST.800.53.R5-"
+SERVERLESS = "Serverless::Serverless-"
+
+INLINE_POLICY = (
+    "The role's permissions are inline: they belong to this one role and go with it, where a managed policy "
+    "could be attached to other principals."
+)
+LOGS_WITHOUT_PAYLOADS = (
+    "The log group holds no payloads (execution data is not logged; the library's functions log record ids and "
+    "counts only), and CloudWatch Logs encrypts every log group at rest."
+)
+
+
+def acknowledge(construct: IConstruct, reasons: dict[str, str]) -> None:
+    """Acknowledge each finding (``{rule id: reason}``) on ``construct`` and everything under it."""
+    for rule, reason in reasons.items():
+        Validations.of(construct).acknowledge(Acknowledgment(id=rule, reason=reason))
+
+
+def shared_function(construct: IConstruct) -> None:
+    """A function of the library's (key, result, release), its role and its log group."""
+    not_asynchronous = (
+        "Step Functions Tasks invoke the key and result functions synchronously, where a dead-letter queue does "
+        "not apply; the release function, invoked asynchronously, sends what it could not handle to its queue "
+        "through an on-failure destination, which AWS recommends over a dead-letter queue."
+    )
+    acknowledge(
+        construct,
+        {
+            f"{NIST}LambdaInsideVPC": "It calls AWS APIs only (DynamoDB, S3, Step Functions) and no resource in a "
+            "VPC; in one it would need endpoints or a NAT gateway to reach them.",
+            f"{NIST}LambdaConcurrency": "Reserved concurrency would throttle the workflows' own calls to it and take "
+            "from the account's pool; it runs as often as the workflows call it.",
+            f"{NIST}LambdaDLQ": not_asynchronous,
+            f"{SERVERLESS}LambdaDLQ": not_asynchronous,
+            f"{SERVERLESS}LambdaTracing": "The state machines that call it trace each call (X-Ray, on by default); "
+            "active tracing in the function would add a segment a call and a permission on Resource '*'.",
+            f"{NIST}IAMNoInlinePolicy": INLINE_POLICY,
+            f"{NIST}CloudWatchLogGroupEncrypted": LOGS_WITHOUT_PAYLOADS,
+        },
+    )
+
+
+def workflow(construct: IConstruct) -> None:
+    """An ``IdempotentStateMachine``'s role and log group."""
+    acknowledge(
+        construct, {f"{NIST}IAMNoInlinePolicy": INLINE_POLICY, f"{NIST}CloudWatchLogGroupEncrypted": LOGS_WITHOUT_PAYLOADS}
+    )
+
+
+def dead_letters(queue: IConstruct, alarm: IConstruct) -> None:
+    """The release function's dead-letter queue and its alarm."""
+    itself = "This queue is itself the dead-letter queue of the release function's rule target and asynchronous invocations."
+    acknowledge(queue, {f"{SOLUTIONS}SQS3": itself, f"{SERVERLESS}SQSRedrivePolicy": itself})
+    acknowledge(
+        alarm,
+        {
+            f"{NIST}CloudWatchAlarmAction": "Whom to tell is the user's: release_function.alarm.add_alarm_action(...) "
+            "(the runbook's 'Release dead letters')."
+        },
+    )
+
+
+def results_bucket(bucket: IConstruct) -> None:
+    """The bucket of large results."""
+    unlogged = (
+        "Holds short-lived copies of workflow results, written and read only by the result function; access is "
+        "recorded by CloudTrail, and server access logs would need a second bucket."
+    )
+    acknowledge(
+        bucket,
+        {
+            f"{SOLUTIONS}S1": unlogged,
+            f"{NIST}S3BucketLoggingEnabled": unlogged,
+            f"{NIST}S3BucketReplicationEnabled": "Its objects are short-lived copies that expire with their records "
+            "(lifecycle rules); replicating them is a disaster-recovery choice of the account's.",
+            f"{NIST}S3BucketVersioningEnabled": "Each object is written once for its record and expires with it; "
+            "versions would keep results past their expiry.",
+            f"{NIST}S3DefaultEncryptionKMS": "Encrypted at rest with S3-managed keys (SSE-S3), TLS only, reached by "
+            "the result function alone.",
+        },
+    )
+
+
+def table(construct: IConstruct) -> None:
+    """An idempotency table with point-in-time recovery on."""
+    acknowledge(
+        construct,
+        {
+            f"{NIST}DynamoDBInBackupPlan": "Point-in-time recovery is on (restores to any second of the last 35 "
+            "days), and records live until their TTL; a backup plan (AWS Backup selects resources by tag) is the "
+            "account's choice."
+        },
+    )
