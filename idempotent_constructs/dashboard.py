@@ -13,11 +13,11 @@ from .state_machine import IdempotentStateMachine
 
 
 class IdempotencyDashboard(Construct):
-    """A dashboard with one graph per workflow of all eleven outcome metrics, summed per ``period``:
-    executed, replayed, waited, taken over, mismatched, key-missing and in-flight requests, runs that lost
-    their lease and runs that failed, and, where the workflow has them, rejected duplicates
-    (``on_completed=REJECT``) and extended leases (its ``ExtendLease`` states when the dashboard is made);
-    a workflow without them could never count either. Optional: a stack without it has no metric resources.
+    """A dashboard with one graph per workflow of all eight outcome metrics, summed per ``period``:
+    executed, replayed, waited, taken over, mismatched and key-missing requests, and, where the
+    workflow has them, rejected duplicates (``on_completed=REJECT``) and extended leases (its
+    ``ExtendLease`` states when the dashboard is made); a workflow without them could never count
+    either. Optional: a stack without it has no metric resources.
     """
 
     def __init__(
@@ -48,7 +48,7 @@ class IdempotencyDashboard(Construct):
 
 
 def graphed_metrics(workflow: IdempotentStateMachine) -> list[Callable[..., cloudwatch.IMetric]]:
-    """The ``metric_*`` methods of ``workflow`` that can count something: the nine every workflow has,
+    """The ``metric_*`` methods of ``workflow`` that can count something: the six every workflow has,
     ``metric_rejected`` if it may reject and ``metric_lease_extended`` if it has ``ExtendLease`` states
     (the same rule as the states its metric filter matches, ``outcome_states``)."""
     metrics = [
@@ -58,9 +58,6 @@ def graphed_metrics(workflow: IdempotentStateMachine) -> list[Callable[..., clou
         workflow.metric_taken_over,
         workflow.metric_mismatched,
         workflow.metric_key_missing,
-        workflow.metric_in_flight,
-        workflow.metric_lease_lost,
-        workflow.metric_failed,
     ]
     if "Rejected" in outcome_states(workflow.guard):
         metrics.append(workflow.metric_rejected)

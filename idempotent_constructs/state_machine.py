@@ -130,7 +130,6 @@ class IdempotentStateMachine(Construct):
         self.state_machine = self._state_machine(settings, logs)
         if settings.role is None:
             self._acknowledge_role_wildcards()
-        nag.workflow(self)
         self.release_function = self._release_function(settings)
         # At synth: what starts this workflow (a pipe, a rule) is usually made after it.
         source_advice.advise(self, self.state_machine, self.guard.config)
@@ -165,6 +164,7 @@ class IdempotentStateMachine(Construct):
         log_group = logs_module.LogGroup(
             self, "Logs", log_group_name=vended_log_group_name(self), retention=logs_module.RetentionDays.ONE_YEAR
         )
+        nag.workflow(None, log_group)
         return log_group, sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=False)
 
     def _state_machine(self, settings: WorkflowSettings, logs: sfn.LogOptions) -> sfn.StateMachine:
@@ -207,6 +207,7 @@ class IdempotentStateMachine(Construct):
         graph.bind(state_machine)
         if isinstance(role, InlineRole):
             role.document.add_statements(*graph.policy_statements)  # at once: what add_to_role_policy does one by one
+            nag.workflow(role, None)
         else:
             for statement in graph.policy_statements:
                 state_machine.add_to_role_policy(statement)
@@ -289,19 +290,6 @@ class IdempotentStateMachine(Construct):
     def metric_key_missing(self, **props: Any) -> cloudwatch.IMetric:
         """Inputs without their key (``Idempotency.KeyMissing``)."""
         return self._states_entered("KeyMissing", ["KeyMissing"], props)
-
-    def metric_in_flight(self, **props: Any) -> cloudwatch.IMetric:
-        """Duplicates that failed with ``Idempotency.InFlight``: at once (``on_in_flight=FAIL``), or after waiting
-        ``max_wait`` for a holder that kept the key."""
-        return self._states_entered("InFlight", ["InFlight"], props)
-
-    def metric_lease_lost(self, **props: Any) -> cloudwatch.IMetric:
-        """Runs whose key was taken over while they ran (``Idempotency.LeaseLost``): their result was not stored."""
-        return self._states_entered("LeaseLost", ["LeaseLost"], props)
-
-    def metric_failed(self, **props: Any) -> cloudwatch.IMetric:
-        """Runs whose definition failed, their failure released or stored as ``on_failure`` says."""
-        return self._states_entered("Failed", ["Failed"], props)
 
     def metric_rejected(self, **props: Any) -> cloudwatch.IMetric:
         """Duplicates after success failed with ``Idempotency.AlreadyCompleted`` (``on_completed=REJECT``)."""

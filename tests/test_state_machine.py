@@ -142,20 +142,22 @@ def test_standard_workflows_get_a_synth_time_name_and_check_lapsed_holders_with_
     assert f":execution:{name}:*" in json.dumps(role_statements(tpl, "OrdersRole"))
 
 
-def trusted_source(tpl) -> str:
+def trusted_sources(tpl) -> list[str]:
+    """The state machines the workflow's role trusts Step Functions for, each the end of its ARN."""
     (role,) = [r for logical_id, r in resources(tpl, "AWS::IAM::Role").items() if logical_id.startswith("OrdersRole")]
     (statement,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
     assert statement["Principal"] == {"Service": "states.amazonaws.com"}
-    return json.dumps(statement["Condition"]["ArnLike"]["aws:SourceArn"])
+    arns = statement["Condition"]["ArnLike"]["aws:SourceArn"]
+    return [arn["Fn::Join"][1][-1] for arn in (arns if isinstance(arns, list) else [arns])]
 
 
 def test_the_role_trusts_only_its_own_state_machine_where_its_name_is_known_at_synth():
-    named = workflow(state_machine_name="orders")
-    assert trusted_source(named).endswith(':stateMachine:orders"]]}')
+    # Its ARN, or a version's or an alias's of it (which append ":{version or alias}").
+    assert trusted_sources(workflow(state_machine_name="orders")) == [":stateMachine:orders*"]
     (machine,) = resources(workflow(), "AWS::StepFunctions::StateMachine").values()  # Standard: a synth-time name
-    assert trusted_source(workflow()).endswith(f':stateMachine:{machine["Properties"]["StateMachineName"]}"]]}}')
+    assert trusted_sources(workflow()) == [f":stateMachine:{machine['Properties']['StateMachineName']}*"]
     # An Express workflow left unnamed is named by CloudFormation: any state machine of this account and Region.
-    assert trusted_source(workflow(state_machine_type=sfn.StateMachineType.EXPRESS)).endswith(':stateMachine:*"]]}')
+    assert trusted_sources(workflow(state_machine_type=sfn.StateMachineType.EXPRESS)) == [":stateMachine:*"]
 
 
 def test_express_workflows_rely_on_the_lease_alone():

@@ -21,10 +21,12 @@ from .._readers import asl
 
 
 def state_machines_of_this_account(name: str | None = None) -> iam.IPrincipal:
-    """Step Functions, for the state machine ``name`` of this account and Region only (``aws:SourceArn``), or
-    for any of them where CloudFormation names it (``None``): the confused-deputy guard the CDK gives a state
-    machine's own role since aws-cdk-lib 2.274, narrowed to the one state machine the role is for."""
-    arn = f"arn:{Aws.PARTITION}:states:{Aws.REGION}:{Aws.ACCOUNT_ID}:stateMachine:{name or '*'}"
+    """Step Functions, for the state machine ``name`` of this account and Region only (``aws:SourceArn``: its ARN,
+    or a version's or an alias's of it, which append ``:{version or alias}``), or for any of them where
+    CloudFormation names it (``None``): the confused-deputy guard the CDK gives a state machine's own role since
+    aws-cdk-lib 2.274, narrowed to the state machine the role is for. (One pattern, ``{name}*``, rather than the
+    exact name and ``{name}:*``: a role's trust is in every workflow's template, and a hundred workflows' fit one.)"""
+    arn = f"arn:{Aws.PARTITION}:states:{Aws.REGION}:{Aws.ACCOUNT_ID}:stateMachine:{name or ''}*"
     return iam.ServicePrincipal("states.amazonaws.com", conditions={"ArnLike": {"aws:SourceArn": arn}})
 
 

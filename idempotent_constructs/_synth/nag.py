@@ -27,35 +27,49 @@ def acknowledge(construct: IConstruct, reasons: dict[str, str]) -> None:
         Validations.of(construct).acknowledge(Acknowledgment(id=rule, reason=reason))
 
 
-def shared_function(construct: IConstruct) -> None:
-    """A function of the library's (key, result, release), its role and its log group."""
-    not_asynchronous = (
-        "Step Functions Tasks invoke the key and result functions synchronously, where a dead-letter queue does "
-        "not apply; the release function, invoked asynchronously, sends what it could not handle to its queue "
-        "through an on-failure destination, which AWS recommends over a dead-letter queue."
-    )
+def shared_function(function: IConstruct, role: IConstruct, log_group: IConstruct, *, asynchronous: bool) -> None:
+    """A function of the library's, its role and its log group: the key and result functions, which state
+    machines' Tasks invoke, or (``asynchronous``) the release function, which an EventBridge rule invokes."""
+    if asynchronous:
+        callers = {
+            "Dlq": "EventBridge invokes it asynchronously; what it could not handle goes to its queue through an "
+            "on-failure destination, which AWS recommends over a dead-letter queue.",
+            "Concurrency": "Reserved concurrency would hold back releases (Lambda retries throttled events for up "
+            "to their maximum age) and take from the account's pool; it runs once per failed execution.",
+            "Tracing": "It runs once per failed, timed-out or aborted execution and logs each record it releases "
+            "(ids and counts); active tracing would add a permission on Resource '*'.",
+        }
+    else:
+        callers = {
+            "Dlq": "State machines' Tasks invoke it synchronously, where a dead-letter queue does not apply: a "
+            "failed call fails the Task, which retries it.",
+            "Concurrency": "Reserved concurrency would throttle the workflows' own calls to it and take from the "
+            "account's pool; it runs as often as the workflows call it.",
+            "Tracing": "The state machines that call it trace each call where their tracing is on (X-Ray, the "
+            "default of IdempotentStateMachine); active tracing in the function would add a segment a call and a "
+            "permission on Resource '*'.",
+        }
     acknowledge(
-        construct,
+        function,
         {
             f"{NIST}LambdaInsideVPC": "It calls AWS APIs only (DynamoDB, S3, Step Functions) and no resource in a "
             "VPC; in one it would need endpoints or a NAT gateway to reach them.",
-            f"{NIST}LambdaConcurrency": "Reserved concurrency would throttle the workflows' own calls to it and take "
-            "from the account's pool; it runs as often as the workflows call it.",
-            f"{NIST}LambdaDLQ": not_asynchronous,
-            f"{SERVERLESS}LambdaDLQ": not_asynchronous,
-            f"{SERVERLESS}LambdaTracing": "The state machines that call it trace each call (X-Ray, on by default); "
-            "active tracing in the function would add a segment a call and a permission on Resource '*'.",
-            f"{NIST}IAMNoInlinePolicy": INLINE_POLICY,
-            f"{NIST}CloudWatchLogGroupEncrypted": LOGS_WITHOUT_PAYLOADS,
+            f"{NIST}LambdaConcurrency": callers["Concurrency"],
+            f"{NIST}LambdaDLQ": callers["Dlq"],
+            f"{SERVERLESS}LambdaDLQ": callers["Dlq"],
+            f"{SERVERLESS}LambdaTracing": callers["Tracing"],
         },
     )
+    acknowledge(role, {f"{NIST}IAMNoInlinePolicy": INLINE_POLICY})
+    acknowledge(log_group, {f"{NIST}CloudWatchLogGroupEncrypted": LOGS_WITHOUT_PAYLOADS})
 
 
-def workflow(construct: IConstruct) -> None:
-    """An ``IdempotentStateMachine``'s role and log group."""
-    acknowledge(
-        construct, {f"{NIST}IAMNoInlinePolicy": INLINE_POLICY, f"{NIST}CloudWatchLogGroupEncrypted": LOGS_WITHOUT_PAYLOADS}
-    )
+def workflow(role: IConstruct | None, log_group: IConstruct | None) -> None:
+    """An ``IdempotentStateMachine``'s role (where it is the library's ``InlineRole``) and log group (where it made one)."""
+    if role is not None:
+        acknowledge(role, {f"{NIST}IAMNoInlinePolicy": INLINE_POLICY})
+    if log_group is not None:
+        acknowledge(log_group, {f"{NIST}CloudWatchLogGroupEncrypted": LOGS_WITHOUT_PAYLOADS})
 
 
 def dead_letters(queue: IConstruct, alarm: IConstruct) -> None:

@@ -24,9 +24,6 @@ OUTCOME_STATES = {
     "Takeover": "TaskStateEntered",
     "PayloadMismatch": "FailStateEntered",
     "KeyMissing": "FailStateEntered",
-    "InFlight": "FailStateEntered",
-    "LeaseLost": "FailStateEntered",
-    "Failed": "FailStateEntered",
 }
 
 

@@ -38,6 +38,7 @@ class ReleaseFunction(SharedFunction):
             scope,
             construct_id,
             handler="release.handler",
+            asynchronous=True,
             description="idempotent-constructs: releases keys of crashed Standard executions",
         )
         self._state_machine_arns: list[Any] = []

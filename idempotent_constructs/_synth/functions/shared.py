@@ -17,9 +17,12 @@ from .iam import as_nag_renders
 
 
 class SharedFunction(Construct):
-    """A function of lambda_src with its own log group and a role that may write only there."""
+    """A function of lambda_src with its own log group and a role that may write only there; ``asynchronous``
+    for one an EventBridge rule invokes rather than state machines' Tasks (what cdk-nag is told: ``nag``)."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, handler: str, description: str) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, *, handler: str, description: str, asynchronous: bool = False
+    ) -> None:
         super().__init__(scope, construct_id)
         self.log_group = logs.LogGroup(self, "Logs", retention=logs.RetentionDays.ONE_YEAR)
         self.role = InlineRole(self, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"), description=description)
@@ -47,7 +50,7 @@ class SharedFunction(Construct):
                 "started before a deploy calls the version it started with, kept by the deploy.",
             )
         )
-        nag.shared_function(self)
+        nag.shared_function(self.function, self.role, self.log_group, asynchronous=asynchronous)
         # Only its own log group, instead of the AWSLambdaBasicExecutionRole managed policy.
         self.role.add_to_policy(
             iam.PolicyStatement(
