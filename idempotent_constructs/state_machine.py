@@ -164,7 +164,7 @@ class IdempotentStateMachine(Construct):
         log_group = logs_module.LogGroup(
             self, "Logs", log_group_name=vended_log_group_name(self), retention=logs_module.RetentionDays.ONE_YEAR
         )
-        nag.workflow(None, log_group)
+        nag.payload_free_logs(log_group)
         return log_group, sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=False)
 
     def _state_machine(self, settings: WorkflowSettings, logs: sfn.LogOptions) -> sfn.StateMachine:
@@ -207,7 +207,7 @@ class IdempotentStateMachine(Construct):
         graph.bind(state_machine)
         if isinstance(role, InlineRole):
             role.document.add_statements(*graph.policy_statements)  # at once: what add_to_role_policy does one by one
-            nag.workflow(role, None)
+            nag.inline_role(role)
         else:
             for statement in graph.policy_statements:
                 state_machine.add_to_role_policy(statement)

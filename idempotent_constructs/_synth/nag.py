@@ -60,16 +60,18 @@ def shared_function(function: IConstruct, role: IConstruct, log_group: IConstruc
             f"{SERVERLESS}LambdaTracing": callers["Tracing"],
         },
     )
+    inline_role(role)
+    payload_free_logs(log_group)
+
+
+def inline_role(role: IConstruct) -> None:
+    """A role the library creates, its permissions inline (``InlineRole``)."""
     acknowledge(role, {f"{NIST}IAMNoInlinePolicy": INLINE_POLICY})
+
+
+def payload_free_logs(log_group: IConstruct) -> None:
+    """A log group the library creates, which no payload reaches."""
     acknowledge(log_group, {f"{NIST}CloudWatchLogGroupEncrypted": LOGS_WITHOUT_PAYLOADS})
-
-
-def workflow(role: IConstruct | None, log_group: IConstruct | None) -> None:
-    """An ``IdempotentStateMachine``'s role (where it is the library's ``InlineRole``) and log group (where it made one)."""
-    if role is not None:
-        acknowledge(role, {f"{NIST}IAMNoInlinePolicy": INLINE_POLICY})
-    if log_group is not None:
-        acknowledge(log_group, {f"{NIST}CloudWatchLogGroupEncrypted": LOGS_WITHOUT_PAYLOADS})
 
 
 def dead_letters(queue: IConstruct, alarm: IConstruct) -> None:
