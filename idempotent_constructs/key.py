@@ -68,7 +68,7 @@ class IdempotencyKey(Selection):
 
         Raises ``KeyMissing`` (named ``Idempotency.KeyMissing``) when the selection is missing,
         null or empty."""
-        return canonical.selection_id(namespace, self.kind, self.expression, self.select(payload))
+        return canonical.selection_id(namespace, self.kind, self.select(payload))
 
 
 def namespace_problems(namespace: Any, option: str = "namespace") -> list[str]:

@@ -65,4 +65,4 @@ class IdempotencyPayload(Selection):
     def validation(self, payload: Any) -> str:
         """The ``validation`` that ``payload`` (a state's input) writes in its record: exactly what the
         generated states compute (docs/explanation/canonical-key.md)."""
-        return canonical.payload_validation(self.kind, self.expression, self.select(payload))
+        return canonical.payload_validation(self.select(payload))

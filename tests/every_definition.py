@@ -51,10 +51,10 @@ def install() -> None:
     """Check what ``state_machine_definitions`` returns, wherever it is imported from later; name the
     run's folder now, before pytest-xdist starts its workers."""
     folder()
-    read: Callable[[dict[str, Any]], dict[str, dict[str, Any]]] = assembly.state_machine_definitions
+    read: Callable[..., dict[str, dict[str, Any]]] = assembly.state_machine_definitions
 
-    def checked(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        definitions = read(template)
+    def checked(template: dict[str, Any], assets: Path | None = None) -> dict[str, dict[str, Any]]:
+        definitions = read(template, assets)
         for logical_id, definition in definitions.items():
             text = json.dumps(definition, sort_keys=True)
             digest = hashlib.sha256(text.encode()).hexdigest()

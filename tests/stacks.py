@@ -296,7 +296,7 @@ class BehaviourStack(Stack):
         IdempotentStateMachine(self, "Echo", table=table, definition=sfn.Pass(self, "Identity"), **FAST)
         # B3: same body and key, another namespace (its own construct path).
         IdempotentStateMachine(self, "EchoTwin", table=table, definition=sfn.Pass(self, "TwinIdentity"), **FAST)
-        # B3: one explicit namespace, two key expressions.
+        # B3: one explicit namespace, two key expressions: an id is what a key selects, not how.
         for field in ("a", "b"):
             IdempotentStateMachine(
                 self,

@@ -152,7 +152,7 @@ def test_the_command_line_guides_key_example_prints_what_the_command_prints():
 
     from idempotent_constructs.cli import cli
 
-    (transcript,) = [body for language, body in FENCE.findall((DOCS / "guides" / "cli.md").read_text()) if language == "console"]
+    transcript, *_ = [body for language, body in FENCE.findall((DOCS / "guides" / "cli.md").read_text()) if language == "console"]
     command, shown = transcript.splitlines()[:2]
     payload, arguments = re.fullmatch(r"\$ echo '(.*)' \| idempotent-constructs (key .*)", command).groups()
     printed = CliRunner().invoke(cli, arguments.split(), input=payload)

@@ -57,12 +57,7 @@ def synthesized(app: App) -> dict[str, tuple[dict[str, Any], int, Path]]:
 def asset_definition(template: dict[str, Any], logical_id: str, directory: Path) -> dict[str, Any]:
     """The definition a state machine's asset holds, with its substitutions made as CloudFormation makes
     them, rendered as the template's definitions are."""
-    properties = template["Resources"][logical_id]["Properties"]
-    text = (directory / f"asset.{properties['DefinitionS3Location']['Key']}").read_text()
-    resource = {"DefinitionString": text, "DefinitionSubstitutions": properties["DefinitionSubstitutions"]}
-    return state_machine_definitions(
-        {"Resources": {logical_id: {"Type": "AWS::StepFunctions::StateMachine", "Properties": resource}}}
-    )[logical_id]
+    return state_machine_definitions(template, directory)[logical_id]
 
 
 @pytest.mark.scale

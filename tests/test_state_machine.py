@@ -41,7 +41,7 @@ def test_by_default_it_is_a_standard_state_machine_that_logs_everything_but_payl
         },
     )
     assert only_definition(tpl)["StartAt"] == "Idempotency.Acquire"
-    assert "'Test/Orders#' & $digest(" in only_definition(tpl)["States"]["Idempotency.Acquire"]["Arguments"]
+    assert "'Test/Orders#' & $v" in only_definition(tpl)["States"]["Idempotency.Acquire"]["Arguments"]
 
 
 def test_the_role_may_do_exactly_the_record_operations_on_the_table_and_invoke_the_key_and_result_functions():

@@ -168,32 +168,23 @@ def record_id_and_validation(
     payload's together, is beyond the native bounds (``$native``): cost follows what is hashed, never the
     envelope around it. A ``from_paths`` payload is the list of its values, written from their texts (an
     array constructor would flatten a value that is itself an array)."""
-    prefix = literal(canonical.key_prefix(kind, expression))
     if kind == schema.KIND_WHOLE_INPUT and payload_kind == schema.KIND_WHOLE_INPUT:
-        body = f"$native($measured({source}));$payload := $text({selection(kind, expression, source)});$key := $payload;"
-        validation = "$digest($payload)"
-    else:
-        body = f"$ks := {selection(kind, expression, source)};"
-        measured = "$measured($ks)"
-        if payload_kind == schema.KIND_WHOLE_INPUT:
-            measured += f" & ',' & $measured({source})"
-            payload = f"$text({source})"
-        elif payload_kind in (schema.KIND_PATHS, schema.KIND_JSONATA):
-            assigned, values, payload = payload_parts(payload_kind, payload_expression, source)
-            body += assigned
-            measured += f" & ',' & {values}"
-        body += f"$native({measured});$key := $text($ks);"
-        if payload_kind == schema.KIND_NONE:
-            validation = literal(canonical.payload_validation(payload_kind, payload_expression, None))
-        elif payload_kind == schema.KIND_WHOLE_INPUT:
-            body += f"$payload := {payload};"
-            validation = "$digest($payload)"
-        else:
-            body += f"$payload := {payload};"
-            validation = f"$digest({literal(canonical.key_prefix(payload_kind, payload_expression))} & $payload & ']')"
+        # The id and the validation are one digest: of the input's one canonical text.
+        body = f"$native($measured({source}));$v := $digest($text({selection(kind, expression, source)}));"
+        return f"({_FUNCTIONS}{body}{{'id': {literal(schema.id_prefix(namespace))} & $v, 'validation': $v}})"
+    body = f"$ks := {selection(kind, expression, source)};"
+    measured = "$measured($ks)"
+    if payload_kind == schema.KIND_WHOLE_INPUT:
+        measured += f" & ',' & $measured({source})"
+        payload = f"$text({source})"
+    elif payload_kind in (schema.KIND_PATHS, schema.KIND_JSONATA):
+        assigned, values, payload = payload_parts(payload_kind, payload_expression, source)
+        body += assigned
+        measured += f" & ',' & {values}"
+    body += f"$native({measured});"
+    validation = literal(canonical.payload_validation(None)) if payload_kind == schema.KIND_NONE else f"$digest({payload})"
     return (
-        f"({_FUNCTIONS}{body}"
-        f"{{'id': {literal(schema.id_prefix(namespace))} & $digest({prefix} & $key & ']'), 'validation': {validation}}})"
+        f"({_FUNCTIONS}{body}{{'id': {literal(schema.id_prefix(namespace))} & $digest($text($ks)), 'validation': {validation}}})"
     )
 
 

@@ -1,7 +1,7 @@
 """A cloud assembly (``cdk.out``) read as `cdk deploy` reads it: its file assets, published to the CDK
 bootstrap bucket, the construct path of each resource, and each state machine's definition. Needs no
 emulator: the embedded one (moto) and the cross-check against ministack (``crosscheck/``) deploy with
-it, and the command-line tool's ``graph`` reads templates with it. Also the one replacement of ``${Name}``
+it, and the command-line tool's ``graph`` and ``key-changes`` read templates with it (``machines_in``). Also the one replacement of ``${Name}``
 placeholders as CloudFormation makes it (``substitute``), which the synth uses as well."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import io
 import json
 import re
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,56 @@ def construct_paths(assembly_dir: Path, stack_name: str) -> dict[str, str]:
         for entry in entries
         if entry["type"] == "aws:cdk:logicalId"
     }
+
+
+def resource_paths(template: dict[str, Any], template_path: Path) -> dict[str, str | None]:
+    """Logical id -> construct path of each resource of a template read from ``template_path``: from the
+    cloud assembly the template is in, or from the template's own path metadata; None where neither says."""
+    paths: dict[str, str] = {}
+    if (template_path.parent / "manifest.json").exists():
+        with contextlib.suppress(KeyError, ValueError):  # a manifest of another assembly, or none we can read
+            paths = construct_paths(template_path.parent, template_path.name.removesuffix(".template.json"))
+    return {
+        logical_id: paths.get(logical_id) or resource.get("Metadata", {}).get("aws:cdk:path")
+        for logical_id, resource in template.get("Resources", {}).items()
+    }
+
+
+@dataclass(frozen=True)
+class FoundMachine:
+    """A state machine of a template read from a file: its stack, logical id, construct path (None where
+    the files do not say), a readable name (the path without ``/Resource``, or ``{stack}/{logical id}``)
+    and its definition as Step Functions gets it."""
+
+    stack: str
+    logical_id: str
+    path: str | None
+    name: str
+    definition: dict[str, Any]
+
+
+class UnreadableTemplate(ValueError):
+    """A template file that is not there, not JSON, or whose definitions are elsewhere."""
+
+
+def machines_in(source: Path) -> Iterator[FoundMachine]:
+    """Each state machine of a template file (``*.template.json``) or of each template of a cloud assembly
+    directory (``cdk.out``), a definition in S3 read from the directory the template is in."""
+    templates = sorted(source.glob("*.template.json")) if source.is_dir() else [source]
+    if not templates:
+        raise UnreadableTemplate(f"no template in {source}: give a *.template.json or a cloud assembly directory (cdk.out)")
+    for template_path in templates:
+        try:
+            template = json.loads(template_path.read_text(encoding="utf-8"))
+            definitions = state_machine_definitions(template, template_path.parent)
+        except (OSError, ValueError, DefinitionNotHere) as error:
+            raise UnreadableTemplate(f"cannot read the template {template_path}: {error}") from None
+        stack = template_path.name.removesuffix(".template.json")
+        paths = resource_paths(template, template_path)
+        for logical_id, definition in definitions.items():
+            path = paths[logical_id]
+            name = path.removesuffix("/Resource") if path else f"{stack}/{logical_id}"
+            yield FoundMachine(stack, logical_id, path, name, definition)
 
 
 def names_resource(wanted: str, *, stack_name: str, logical_id: str, path: str | None) -> bool:
@@ -133,14 +184,19 @@ def unfilled(text: str, substitutions: Mapping[str, str]) -> list[str]:
     )
 
 
-def state_machine_definitions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+class DefinitionNotHere(LookupError):
+    """A definition in S3 (``DefinitionS3Location``) whose asset is not in the directory given."""
+
+
+def state_machine_definitions(template: dict[str, Any], assets: Path | None = None) -> dict[str, dict[str, Any]]:
     """Each state machine's definition in a synthesized template, by logical id, as JSON.
 
     The CDK emits definitions as ``Fn::Join`` with references to other resources; each reference is
     replaced by a stable placeholder (``${LogicalId.Attribute}``, and an ARN-shaped one for
     ``Fn::GetAtt ... Arn``) so that the result can be validated and snapshot-tested. A definition
-    shared through the template's Mappings (``Fn::FindInMap``) is looked up, and its
-    ``DefinitionSubstitutions`` are made as CloudFormation makes them.
+    shared through the template's Mappings (``Fn::FindInMap``) is looked up, one in S3 read from the
+    directory ``assets`` (a cloud assembly, where the CDK leaves it as ``asset.{key}``, or the template's, for a
+    path as ``aws cloudformation package`` reads it; ``DefinitionNotHere`` if it is not there), and its ``DefinitionSubstitutions`` are made as CloudFormation makes them.
     """
 
     pseudo = {"AWS::Partition": "aws", "AWS::Region": REGION, "AWS::AccountId": ACCOUNT, "AWS::URLSuffix": "amazonaws.com"}
@@ -172,5 +228,18 @@ def state_machine_definitions(template: dict[str, Any]) -> dict[str, dict[str, A
             continue
         properties = resource["Properties"]
         substitutions = {name: render(value) for name, value in properties.get("DefinitionSubstitutions", {}).items()}
-        definitions[logical_id] = json.loads(substitute(render(properties.get("DefinitionString")), substitutions))
+        location = properties.get("DefinitionS3Location")
+        if location is None or "DefinitionString" in properties:
+            text = render(properties.get("DefinitionString"))
+        else:
+            # The CDK's asset (its key), or a path relative to the template as `aws cloudformation package` reads it.
+            key = location if isinstance(location, str) else f"asset.{location.get('Key')}"
+            asset = assets / key if assets is not None else None
+            if asset is None or not asset.is_file():
+                raise DefinitionNotHere(
+                    f"the definition of {logical_id} is in S3 ({json.dumps(location)}), not in the template: give the "
+                    "cloud assembly directory it was synthesized into"
+                )
+            text = asset.read_text(encoding="utf-8")
+        definitions[logical_id] = json.loads(substitute(text, substitutions))
     return definitions

@@ -200,8 +200,26 @@ def shared_body(scope: Construct, definition: dict[str, Any], own: dict[str, Any
 
 
 def asset_body(definition: dict[str, Any]) -> tuple[sfn.DefinitionBody, dict[str, str]]:
-    """``(a DefinitionBody read from an asset file, its DefinitionSubstitutions)`` for ``definition``."""
-    text, substitutions = placeholders(_text(definition))
+    """``(a DefinitionBody read from an asset file, its DefinitionSubstitutions)`` for ``definition``. A
+    number known only at synth (a nested guard's retrier's ``MaxAttempts``: ``AtSynth``) is written as a
+    placeholder outside quotes, which CloudFormation replaces with its digits before it reads the JSON."""
+    numbers: list[float] = []
+
+    def marked(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {name: marked(item) for name, item in value.items()}
+        if isinstance(value, list):
+            return [marked(item) for item in value]
+        if isinstance(value, float) and Token.is_unresolved(value):
+            numbers.append(value)
+            return f"\0number{len(numbers) - 1}\0"
+        return value
+
+    text, substitutions = placeholders(_text(marked(definition)))
+    for index, number in enumerate(numbers):
+        name = f"{SUBSTITUTION_PREFIX}{len(substitutions)}"
+        text = text.replace(json.dumps(f"\0number{index}\0"), "${" + name + "}")
+        substitutions[name] = Tokenization.stringify_number(number)
     # The CDK copies the file into the cloud assembly, named by its content's hash, when it synthesizes.
     path = Path(tempfile.mkdtemp(prefix="idempotent-definition-")) / "definition.asl.json"
     path.write_text(text, encoding="utf-8")

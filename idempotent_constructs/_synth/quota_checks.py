@@ -254,17 +254,10 @@ def _definition(template: dict[str, Any], logical_id: str, properties: dict[str,
     """The state machine's definition as Step Functions gets it: from ``DefinitionString``, or from its
     asset file in ``directory`` (``DefinitionS3Location``: its key, or a path relative to ``directory`` as
     ``aws cloudformation package`` reads it), with its substitutions made; None if unreadable."""
-    if "DefinitionString" not in properties:
-        location = properties.get("DefinitionS3Location", {})
-        key = location if isinstance(location, str) else f"asset.{location.get('Key')}"
-        asset = directory / key if directory is not None else None
-        if asset is None or not asset.is_file():
-            return None
-        properties = {**properties, "DefinitionString": asset.read_text()}
     single = {"Resources": {logical_id: {"Type": "AWS::StepFunctions::StateMachine", "Properties": properties}}}
     try:
-        return next(iter(state_machine_definitions({**single, "Mappings": template.get("Mappings", {})}).values()))
-    except (AttributeError, KeyError, TypeError, ValueError):
+        return next(iter(state_machine_definitions({**single, "Mappings": template.get("Mappings", {})}, directory).values()))
+    except (AttributeError, LookupError, TypeError, ValueError):  # LookupError: DefinitionNotHere too
         return None
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -41,30 +40,23 @@ def graph(source: Path, wanted: str | None, collapse_guards: bool) -> None:
     draws that guard as the outermost one.
     """
     from .._readers import graph as graphs
-    from .._readers.assembly import names_resource, state_machine_definitions
+    from .._readers.assembly import UnreadableTemplate, machines_in, names_resource
 
-    templates = sorted(source.glob("*.template.json")) if source.is_dir() else [source]
     found: dict[str, dict[str, Any]] = {}
     guarded: dict[str, dict[str, Any]] = {}  # the state machines holding a guard named `wanted`
     every: list[str] = []  # every state machine's name and its guards', for a --state-machine that matches none
-    for template_path in templates:
-        try:
-            template = json.loads(template_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            raise click.ClickException(f"cannot read the template {template_path}: {error}") from None
-        stack = template_path.name.removesuffix(".template.json")
-        paths = _construct_paths(template_path.parent, stack)
-        for logical_id, definition in state_machine_definitions(template).items():
-            metadata = template["Resources"][logical_id].get("Metadata", {})
-            path = paths.get(logical_id) or metadata.get("aws:cdk:path")
-            name = path.removesuffix("/Resource") if path else f"{stack}/{logical_id}"
-            guards = graphs.guard_names(definition)
-            every.append(name)
-            every += [f"guard {guard} in {name}" for guard in guards]
-            if wanted is None or names_resource(wanted, stack_name=stack, logical_id=logical_id, path=path):
-                found[name] = definition
-            elif wanted in guards:
-                guarded[name] = definition
+    try:
+        machines = list(machines_in(source))
+    except UnreadableTemplate as error:
+        raise click.ClickException(str(error)) from None
+    for machine in machines:
+        guards = graphs.guard_names(machine.definition)
+        every.append(machine.name)
+        every += [f"guard {guard} in {machine.name}" for guard in guards]
+        if wanted is None or names_resource(wanted, stack_name=machine.stack, logical_id=machine.logical_id, path=machine.path):
+            found[machine.name] = machine.definition
+        elif wanted in guards:
+            guarded[machine.name] = machine.definition
     guard = None
     if not found and guarded:  # a state machine of that name is preferred to a guard of it
         found, guard = guarded, wanted
@@ -86,13 +78,3 @@ def graph(source: Path, wanted: str | None, collapse_guards: bool) -> None:
         click.echo(graphs.mermaid(definition, title=title, guard=guard, collapse_guards=collapse_guards), nl=False)
     except graphs.NoGuard as error:
         raise click.ClickException(f"{path}: {error}") from None
-
-
-def _construct_paths(assembly_dir: Path, stack: str) -> dict[str, str]:
-    """Logical id -> construct path from the cloud assembly the template is in, if it is in one."""
-    from .._readers.assembly import construct_paths
-
-    try:
-        return construct_paths(assembly_dir, stack) if (assembly_dir / "manifest.json").exists() else {}
-    except (KeyError, ValueError):  # a manifest of another assembly, or none we can read
-        return {}

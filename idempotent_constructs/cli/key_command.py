@@ -32,10 +32,19 @@ def check_namespace(ctx: click.Context, param: click.Parameter, value: str | Non
 @cli.command(short_help="Compute the record id of a payload, as the workflow does.")
 @click.option(
     "--namespace",
-    required=True,
     callback=check_namespace,
     help="The workflow's namespace: the part of its record ids before '#' (by default "
     "the construct path, for example Stack/Orders).",
+)
+@click.option(
+    "--from",
+    "source",
+    type=click.Path(exists=True, path_type=Path),
+    help="Read the namespace, key and payload from a guard in this template or cloud assembly (cdk.out), "
+    "as deployed: no key option is then given.",
+)
+@click.option(
+    "--guard", metavar="NAME", help="With --from: the guard, by namespace or by part of its state machine's path or state name."
 )
 @click.option("--whole-input", is_flag=True, help="The whole payload is the key (the default).")
 @click.option("--jmespath", metavar="EXPR", help='The key is what a JMESPath expression selects, e.g. "[order.id, customer.id]".')
@@ -70,7 +79,9 @@ def check_namespace(ctx: click.Context, param: click.Parameter, value: str | Non
 )
 @click.argument("payload", type=click.Path(exists=True, dir_okay=False, allow_dash=True), default="-")
 def key(
-    namespace: str,
+    namespace: str | None,
+    source: Path | None,
+    guard: str | None,
     whole_input: bool,
     jmespath: str | None,
     paths: tuple[str, ...],
@@ -87,20 +98,28 @@ def key(
     It is computed as ``IdempotencyKey.record_id`` computes it, to the canonical key spec the states follow,
     so the id printed is the id of the record that the workflow reads and writes for this input.
     """
-    if sum((whole_input, jmespath is not None, bool(paths), jsonata is not None)) > 1:
+    given = (whole_input, jmespath is not None, bool(paths), jsonata is not None)
+    if sum(given) > 1:
         raise click.UsageError(
             "choose one key spec: --whole-input, --jmespath EXPR, --path JSONPATH (repeatable) or --jsonata EXPR"
         )
-    kind, expression = spec(jmespath, paths, jsonata, "--")
-    payload_kind, payload_expression = payload_spec(payload_paths, payload_jsonata, payload_jmespath, no_payload)
+    if source is not None:
+        if any(given) or namespace or payload_paths or payload_jsonata or payload_jmespath or no_payload:
+            raise click.UsageError("--from reads the namespace, key and payload from the template: give none of them")
+        settings = from_template(source, guard)
+        namespace, kind, expression = settings.namespace, settings.key_kind, settings.key_expression
+        payload_kind, payload_expression = settings.payload_kind, settings.payload_expression
+    elif namespace is None:
+        raise click.UsageError("give --namespace (with the key's options), or --from a template")
+    else:
+        kind, expression = spec(jmespath, paths, jsonata, "--")
+        payload_kind, payload_expression = payload_spec(payload_paths, payload_jsonata, payload_jmespath, no_payload)
     document = read_json(payload)
     try:
         selection = key_expressions.select(document, kind, expression)
-        record_id = canonical.selection_id(namespace, kind, expression, selection)
+        record_id = canonical.selection_id(namespace, kind, selection)
         # The workflow computes the payload's validation too, and fails where this fails.
-        validation = canonical.payload_validation(
-            payload_kind, payload_expression, key_expressions.select_payload(document, payload_kind, payload_expression)
-        )
+        validation = canonical.payload_validation(key_expressions.select_payload(document, payload_kind, payload_expression))
     except canonical.KeyMissing as error:
         raise click.ClickException(
             f"{schema.KEY_MISSING}: {error}; the workflow fails this input before writing any record"
@@ -124,6 +143,24 @@ def key(
         )
     else:
         click.echo(record_id)
+
+
+def from_template(source: Path, wanted: str | None) -> Any:
+    """The key settings of the one guard in ``source`` that ``wanted`` names (any, if there is one)."""
+    from .key_changes_command import settings_in
+
+    every = settings_in(source)
+    found = {
+        where: settings for where, settings in every.items() if wanted is None or wanted == settings.namespace or wanted in where
+    }
+    if len(found) != 1:
+        listed = "; ".join(
+            f"{where} (namespace {settings.namespace})" for where, settings in sorted(found.items() or every.items())
+        )
+        raise click.ClickException(
+            f"{len(found)} guards in {source} match{f' {wanted!r}' if wanted else ''} ({listed or 'none'}): name one with --guard"
+        )
+    return next(iter(found.values()))
 
 
 def payload_spec(paths: tuple[str, ...], jsonata: str | None, jmespath: str | None, no_payload: bool) -> tuple[str, Any]:

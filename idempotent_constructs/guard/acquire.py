@@ -15,7 +15,8 @@ from aws_cdk import aws_stepfunctions as sfn
 
 from .._jsonata import key_expressions, sizes
 from .._jsonata.key_expressions import literal
-from ..lambda_src import canonical, schema
+from .._readers import key_settings
+from ..lambda_src import schema
 from . import record_tasks
 from .protocol import CONDITION_FAILED, OWNER, QUERY_FAILED, TRANSIENT_DYNAMODB_ERRORS, expression
 from .tasks import SAME_INPUT, ItemTask, fail, invoke, retry_transient
@@ -30,6 +31,7 @@ def _assign(guard: IdempotencyGuard, fields: dict[str, str]) -> dict[str, str]:
 
 
 def _holding(guard: IdempotencyGuard, state: str, arguments: str) -> ItemTask:
+    """A write that takes the key; ``Acquire``, which every guard has, says what makes its ids (``key_settings``)."""
     task = ItemTask(
         guard,
         state,
@@ -37,6 +39,7 @@ def _holding(guard: IdempotencyGuard, state: str, arguments: str) -> ItemTask:
         action="updateItem",
         arguments=arguments,
         assign=_assign(guard, record_tasks.held(guard.config)),
+        comment=key_settings.comment(settings(guard.config)) if state == "Acquire" else None,
     )
     retry_transient(task, TRANSIENT_DYNAMODB_ERRORS)
     return task
@@ -114,6 +117,12 @@ def _input_limit(config: GuardConfig) -> int:
     return 262_144 - (sizes.TASK_OVERHEAD + len(json.dumps(_fields(config))) + expressions)
 
 
+def settings(config: GuardConfig) -> key_settings.KeySettings:
+    """What this guard's record ids and validations are computed from."""
+    key, payload = config.key, config.payload
+    return key_settings.KeySettings(config.namespace, key.kind, key.expression, payload.kind, payload.expression)
+
+
 def key_texts(guard: IdempotencyGuard) -> dict[str, str]:
     """The texts of this phase's states that name the guard's namespace or key, by what each is, as
     JSONata holds them: everything else a guard generates is the same for every guard of the same
@@ -129,7 +138,6 @@ def key_texts(guard: IdempotencyGuard) -> dict[str, str]:
     }
     if kind not in (schema.KIND_JMESPATH, schema.KIND_WHOLE_INPUT):
         texts["KeySelection"] = key_expressions.selection(kind, expression, "$states.input")
-        texts["KeyPrefix"] = literal(canonical.key_prefix(kind, expression))
     if kind == schema.KIND_JSONATA:
         texts["KeyJSONata"] = str(expression)
     payload = config.payload
@@ -138,7 +146,6 @@ def key_texts(guard: IdempotencyGuard) -> dict[str, str]:
     if payload.kind in (schema.KIND_PATHS, schema.KIND_JSONATA):
         parts = key_expressions.payload_parts(payload.kind, payload.expression, "$states.input")
         texts.update(zip(("PayloadSelection", "PayloadMeasured", "PayloadText"), parts, strict=True))
-        texts["PayloadPrefix"] = literal(canonical.key_prefix(payload.kind, payload.expression))
     if payload.kind == schema.KIND_JSONATA:
         texts["PayloadJSONata"] = str(payload.expression)
         texts["PayloadRaised"] = _payload_raised(config)

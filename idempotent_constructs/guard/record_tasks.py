@@ -30,6 +30,9 @@ def _n(value: str) -> str:
     return "{'N': $string(" + value + ")}"
 
 
+KEY_FORMAT = "{'N': '" + str(schema.KEY_FORMAT) + "'}"  # written with every id and validation the states write
+
+
 def _request(
     config: GuardConfig,
     record_id: str,
@@ -122,6 +125,7 @@ def _hold(config: GuardConfig, facts: Facts, key_value: str, condition: str, val
             schema.IN_PROGRESS_EXPIRATION: _n(f"$now + {lease_ms}"),
             schema.OWNER: _s(owner_written(config, facts)),
             schema.VALIDATION: _s("$k.validation"),
+            schema.KEY_FORMAT_ATTRIBUTE: KEY_FORMAT,
         },
         remove=(*_RESULTS, schema.ERROR, schema.CAUSE),
         values=values,
@@ -210,6 +214,7 @@ def _finish(config: GuardConfig, facts: Facts, set_values: dict[str, str], remov
             schema.EXPIRATION: _n(f"$floor($millis() / 1000) + {int(config.expires_after.to_seconds())}"),
             schema.OWNER: _s(facts(OWNER)),
             schema.VALIDATION: _s(facts(VALIDATION)),
+            schema.KEY_FORMAT_ATTRIBUTE: KEY_FORMAT,
             **set_values,
         },
         remove=remove,

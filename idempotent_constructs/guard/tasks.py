@@ -105,8 +105,10 @@ class ItemTask(sfn.CustomState):
         arguments: str,
         output: str | None = SAME_INPUT,
         assign: dict[str, Any] | None = None,
+        comment: str | None = None,
     ) -> None:
-        super().__init__(scope, construct_id, state_json=item_fields(action, arguments, output=output, assign=assign))
+        fields = item_fields(action, arguments, output=output, assign=assign)
+        super().__init__(scope, construct_id, state_json={"Comment": comment, **fields} if comment else fields)
         self.add_prefix(config.prefix)
         self.graph: sfn.StateGraph | None = None  # the graph it joined: its state machine's, or a branch's
         self.statements = item_statements(config, action)

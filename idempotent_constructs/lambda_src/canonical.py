@@ -4,7 +4,7 @@ this module's too.
 
 Stdlib only, so the same code runs in the key function, in the constructs' synth-time validation and in tools.
 
-It implements the canonical key specification, ``docs/explanation/canonical-key.md`` (version 3), which the
+It implements the canonical key specification, ``docs/explanation/canonical-key.md`` (version ``schema.KEY_FORMAT``), which the
 generated JSONata states implement too (``idempotent_constructs._jsonata.key_expressions``): numbers are the
 doubles they read as, written in a form no engine's number formatting can change (the digits of a whole
 number below 2**53, ``m p e`` otherwise), strings escaped as ``JSON.stringify`` escapes them, object members
@@ -148,27 +148,19 @@ def digest(value: Any) -> str:
 
 def idempotency_id(namespace: str, document: Any, kind: str, expression: Any = None) -> str:
     """The record id of ``document`` under a key spec: ``{namespace}#{digest of the selection}``."""
-    selection = select(document, kind, expression)
-    return record_id(namespace, kind, expression, _canonical_input(selection, exact=_exact(kind)))
+    return selection_id(namespace, kind, select(document, kind, expression))
 
 
-def selection_id(namespace: str, kind: str, expression: Any, selection: Any) -> str:
-    """The record id of a key ``selection`` already made (a JSONata key's, evaluated elsewhere)."""
-    return record_id(namespace, kind, expression, _canonical_input(selection, exact=_exact(kind)))
+def selection_id(namespace: str, kind: str, selection: Any) -> str:
+    """The record id of a key ``selection`` already made (a JSONata key's, evaluated elsewhere). Only what
+    was selected counts, never how (``kind`` says only whether its numbers must be exact)."""
+    return record_id(namespace, _canonical_input(selection, exact=_exact(kind)))
 
 
-def payload_validation(kind: str, expression: Any, selection: Any) -> str:
-    """The ``validation`` of a payload ``selection``: ``D(C(input))`` for the whole input, else
-    ``D([C(kind),C(expression),C(S)])``, so that two payload specs never compare equal by chance."""
-    text = _canonical_input(selection, exact=False)
-    if kind == schema.KIND_WHOLE_INPUT:
-        return text_digest(text)
-    return text_digest(key_prefix(kind, expression) + text + "]")
-
-
-def payload_digest(document: Any) -> str:
-    """The ``validation`` digest of a whole payload; raises ``KeyMissing`` where it has no canonical form."""
-    return payload_validation(schema.KIND_WHOLE_INPUT, None, document)
+def payload_validation(selection: Any) -> str:
+    """The ``validation`` of a payload ``selection``: ``D(C(selection))``, whatever selected it (``None`` for
+    ``Payload.none()``, whose validation the route never compares)."""
+    return text_digest(_canonical_input(selection, exact=False))
 
 
 def key_and_validation(
@@ -184,11 +176,10 @@ def key_and_validation(
     selection = select(document, kind, expression)
     payload = select_payload(document, payload_kind, payload_expression)
     if payload_kind == schema.KIND_WHOLE_INPUT and selection is document:
-        # One canonical text serves both.
-        text = _canonical_input(document, exact=_exact(kind))
-        return record_id(namespace, kind, expression, text), text_digest(text)
-    selection_text = _canonical_input(selection, exact=_exact(kind))
-    return record_id(namespace, kind, expression, selection_text), payload_validation(payload_kind, payload_expression, payload)
+        # One canonical text, and one digest, serve both.
+        digest = text_digest(_canonical_input(document, exact=_exact(kind)))
+        return schema.id_prefix(namespace) + digest, digest
+    return selection_id(namespace, kind, selection), payload_validation(payload)
 
 
 def _exact(kind: str) -> bool:
@@ -211,14 +202,9 @@ def _canonical_input(value: Any, *, exact: bool) -> str:
         ) from None
 
 
-def key_prefix(kind: str, expression: Any) -> str:
-    """The constant start of the hashed text of a key spec's record ids: ``[C(kind),C(expression),``."""
-    return f"[{canonical_json(kind)},{canonical_json(expression)},"
-
-
-def record_id(namespace: str, kind: str, expression: Any, selection_text: str) -> str:
-    """``{namespace}#D([C(kind),C(expression),C(selection)])`` from the selection's canonical text."""
-    return schema.id_prefix(namespace) + text_digest(key_prefix(kind, expression) + selection_text + "]")
+def record_id(namespace: str, selection_text: str) -> str:
+    """``{namespace}#D(C(selection))`` from the selection's canonical text (canonical key, version 4)."""
+    return schema.id_prefix(namespace) + text_digest(selection_text)
 
 
 def _sha256(text: str) -> str:

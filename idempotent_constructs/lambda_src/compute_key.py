@@ -57,8 +57,8 @@ def _key(event: dict[str, Any]) -> tuple[str, str]:
     else:
         payload = canonical.select_payload(document, payload_kind, payload_expression)
     return (
-        canonical.selection_id(namespace, kind, expression, selection),
-        canonical.payload_validation(payload_kind, payload_expression, payload),
+        canonical.selection_id(namespace, kind, selection),
+        canonical.payload_validation(payload),
     )
 
 

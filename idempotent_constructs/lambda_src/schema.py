@@ -19,6 +19,7 @@ EXPIRATION = "expiration"  # N: epoch seconds, the table's TTL attribute; past i
 IN_PROGRESS_EXPIRATION = "in_progress_expiration"  # N: epoch milliseconds, end of the holder's lease
 OWNER = "owner"  # S: "{execution ARN}#{holder id}", the fencing token of every write after acquire
 VALIDATION = "validation"  # S: sha256 of the canonical payload, to detect a key reused for another payload
+KEY_FORMAT_ATTRIBUTE = "key_format"  # N: the canonical key's version (KEY_FORMAT) that made the id and validation
 DATA = "data"  # S: the result as JSON (absent when the result is stored in one of the two forms below)
 # With ``ResultStorage.large()``, a result above the inline threshold is gzip-compressed and kept
 DATA_GZIP = "data_gzip"  # B: in the record, if it then fits under the threshold,
@@ -33,6 +34,9 @@ RECORD_GZIP_LIMIT = 300_000
 
 
 # --- the record id: "{namespace}#{hash}" --------------------------------------------------------
+# The canonical key specification's version (docs/explanation/canonical-key.md) every id and validation is
+# computed by, written with each record (KEY_FORMAT_ATTRIBUTE). Another version computes other ids.
+KEY_FORMAT = 4
 ID_SEPARATOR = "#"  # never in a namespace (see NAMESPACE_PATTERN) nor in a hash
 
 
@@ -55,7 +59,20 @@ def object_prefix(namespace: str) -> str:
 
 ERROR = "error"  # S: error name of a cached failure
 CAUSE = "cause"  # S: error cause of a cached failure
-ATTRIBUTES = (ID, STATUS, EXPIRATION, IN_PROGRESS_EXPIRATION, OWNER, VALIDATION, DATA, DATA_GZIP, DATA_LOCATION, ERROR, CAUSE)
+ATTRIBUTES = (
+    ID,
+    STATUS,
+    EXPIRATION,
+    IN_PROGRESS_EXPIRATION,
+    OWNER,
+    VALIDATION,
+    KEY_FORMAT_ATTRIBUTE,
+    DATA,
+    DATA_GZIP,
+    DATA_LOCATION,
+    ERROR,
+    CAUSE,
+)
 
 # --- namespaces -----------------------------------------------------------------------------------
 # A namespace prefixes every record id ("{namespace}#{hash}"). Letters, digits and ``_ . : / = + @ -``

@@ -130,7 +130,7 @@ def _keys(evaluate: Evaluate, name: str, document: Any) -> Iterator[Line]:
             record_id = canonical.idempotency_id(NAMESPACE, given, kind, expression)
             expected: Any = {
                 "id": record_id,
-                "validation": canonical.payload_validation(payload_kind, payload_expression, payload),
+                "validation": canonical.payload_validation(payload),
             }
         except (canonical.KeyMissing, canonical.PayloadMissing) as error:
             expected = error

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from idempotent_constructs import (
     DefinitionLocation,
     FailurePolicy,
+    IdempotencyGuard,
     IdempotencyKey,
     IdempotencyPayload,
     IdempotencyTable,
@@ -107,6 +109,26 @@ def _machine(body: Callable[[Stack], sfn.IChainable], **options: Any) -> dict:
         **options,
     )
     return stack.node.root.synth().get_stack_by_name("Orders").template
+
+
+def test_a_definition_in_an_asset_is_the_one_written_whole_a_nested_guards_numbers_known_at_synth_included(tmp_path):
+    def machine(location: DefinitionLocation, outdir: str | None = None) -> tuple[dict, Any]:
+        app = App(outdir=outdir)
+        stack = Stack(app, "Orders")
+        table = IdempotencyTable(stack, "Idempotency")
+        inner = IdempotencyGuard(stack, "Charge", table=table, body=sfn.Pass(stack, "ChargeCard"))
+        IdempotentStateMachine(stack, "Orders", table=table, definition=inner, definition_location=location)
+        assembly = app.synth()
+        return assembly.get_stack_by_name("Orders").template, Path(assembly.directory)
+
+    in_asset, directory = machine(DefinitionLocation.ASSET, str(tmp_path))
+    (location,) = [
+        r["Properties"]["DefinitionS3Location"]
+        for r in in_asset["Resources"].values()
+        if r["Type"] == "AWS::StepFunctions::StateMachine"
+    ]
+    assert '"MaxAttempts":${IdempotencyToken' in (directory / f"asset.{location['Key']}").read_text()  # the poll's, at synth
+    assert state_machine_definitions(in_asset, directory) == state_machine_definitions(machine(DefinitionLocation.INLINE)[0])
 
 
 def test_a_body_that_holds_a_placeholder_of_ours_keeps_its_definition_whole():

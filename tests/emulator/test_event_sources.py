@@ -54,6 +54,7 @@ def test_a_redelivery_replays_the_first_result_without_running_the_body_again(re
     ((record_id, record),) = recipes.records_of(first, table="Idempotency").items()
     assert record_id == recipe.key.record_id(first.input, namespace=f"Sources/{name}")
     assert record[schema.VALIDATION]["S"] == recipe.payload.validation(first.input)
+    assert record[schema.KEY_FORMAT_ATTRIBUTE] == {"N": str(schema.KEY_FORMAT)}  # natively or through the key function
     if recipe.key.kind != schema.KIND_JMESPATH and recipe.payload.kind != schema.KIND_JMESPATH:
         assert guard_states(first) == NATIVE_FIRST_RUN and guard_states(replay) == NATIVE_REPLAY
         assert first.lambda_invocations() == replay.lambda_invocations() == 0

@@ -66,10 +66,14 @@ def test_different_namespaces_never_share_a_record(behaviour, unique):
     assert ran_body(behaviour.run("EchoTwin", payload), "TwinIdentity")
 
 
-def test_different_key_expressions_in_one_namespace_never_collide(behaviour, unique):
-    payload = {"a": unique, "b": unique}
-    assert ran_body(behaviour.run("ByFieldA", payload), "Fielda")
-    assert ran_body(behaviour.run("ByFieldB", payload), "Fieldb")
+def test_keys_in_one_namespace_that_select_the_same_value_share_its_record_and_other_values_do_not(behaviour, unique):
+    # One operation reached from two entry points, each keyed where its input holds the identity.
+    both = {"a": unique, "b": unique}
+    first = behaviour.run("ByFieldA", both)
+    assert ran_body(first, "Fielda")
+    again = behaviour.run("ByFieldB", both)
+    assert not ran_body(again, "Fieldb") and again.output == first.output
+    assert ran_body(behaviour.run("ByFieldB", {"a": unique, "b": f"{unique}-b"}), "Fieldb")
 
 
 def test_a_duplicate_during_a_run_waits_and_then_returns_the_holders_result(behaviour, emulator, unique):

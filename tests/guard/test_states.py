@@ -33,7 +33,9 @@ def test_by_default_the_guard_acquires_the_key_natively_runs_the_body_and_comple
     assert all(name.startswith("ChargeOnce.") for name in states if name != "Charge")
     acquire = states["ChargeOnce.Acquire"]
     assert (acquire["QueryLanguage"], acquire["Output"], acquire["Next"]) == ("JSONata", "{% $states.input %}", "ChargeOnce.Body")
-    assert "'Test/ChargeOnce#' & $digest(" in acquire["Arguments"]  # the namespace prefixes the id
+    assert "'Test/ChargeOnce#' & $v" in acquire["Arguments"]  # the namespace prefixes the id
+    assert "':key_format': {'N': '4'}" in acquire["Arguments"]  # the canonical key's version, with each record
+    assert acquire["Comment"] == "idempotency key: format 4, namespace 'Test/ChargeOnce', key whole_input, payload whole_input"
     assert "$now + 900000" in acquire["Arguments"]  # the lease
     assert "$floor($millis() / 1000) + 86400" in states["ChargeOnce.Complete"]["Arguments"]  # kept a day from completion
     body = states["ChargeOnce.Body"]
@@ -406,7 +408,7 @@ def test_a_payload_selection_is_digested_natively_and_a_selection_that_selects_n
     ]
     acquire = states["ChargeOnce.Acquire"]["Arguments"]
     assert "the payload path $[0].body is missing in the input" in acquire
-    assert "'[\"paths\",[\"$[0].body\"],' & $payload & ']'" in acquire  # D([C(kind),C(expression),C(P)])
+    assert "'validation': $digest('[' & $join([$text($p0)], ',') & ']')" in acquire  # D(C(P)), P the paths' values
     compute = states["ChargeOnce.ComputeKey"]
     assert "'payload_kind': 'paths'" in compute["Arguments"]
     assert {"ErrorEquals": ["Idempotency.PayloadMissing"], "Next": "ChargeOnce.PayloadMissing"} in compute["Catch"]

@@ -80,8 +80,8 @@ def test_a_jsonata_key_is_computed_from_the_selection_the_state_made():
     document = {"order": {"id": 1042}, "note": "x"}
     result = compute_key.handler(event(document, kind=schema.KIND_JSONATA, expression="$states.input.order.id", selection=1042))
     assert result == {
-        "id": canonical.selection_id("Stack/Orders", schema.KIND_JSONATA, "$states.input.order.id", 1042),
-        "validation": canonical.payload_digest(document),
+        "id": canonical.selection_id("Stack/Orders", schema.KIND_JSONATA, 1042),
+        "validation": canonical.payload_validation(document),
     }
 
 
