@@ -237,6 +237,23 @@ class LocalEmulator:
         publish_file_assets(self.client("s3"), assembly_dir, stack_name, account=ACCOUNT, region=self.region)
         return self._create(stack_name, template, without_bootstrap_checks(template), construct_paths(assembly_dir, stack_name))
 
+    def update_stack(self, stack: Any) -> Deployment:
+        """Synthesize the app that holds ``stack`` and update the deployed stack of its name to it."""
+        assembly = stack.node.root.synth()
+        return self.update(assembly.directory, stack.artifact_id)
+
+    def update(self, assembly_dir: str | Path, stack_name: str) -> Deployment:
+        """Update a deployed stack to a cloud assembly's template as ``cdk deploy`` does (assets uploaded,
+        then UpdateStack), while executions run: as on AWS, each one started before goes on with the
+        definition it started with, and a resource the new template leaves out is deleted unless its
+        ``DeletionPolicy`` keeps it (``gaps.stack_updates``)."""
+        assembly_dir = Path(assembly_dir)
+        template = json.loads((assembly_dir / f"{stack_name}.template.json").read_text())
+        publish_file_assets(self.client("s3"), assembly_dir, stack_name, account=ACCOUNT, region=self.region)
+        return self._create(
+            stack_name, template, without_bootstrap_checks(template), construct_paths(assembly_dir, stack_name), update=True
+        )
+
     def deploy_template(self, template_file: str | Path, stack_name: str, parameters: dict[str, str] | None = None) -> Deployment:
         """Deploy a CloudFormation template whose functions' code and definitions are local paths beside
         it (``idempotent-constructs wrap`` writes one) as ``aws cloudformation package`` and ``deploy``
@@ -258,21 +275,23 @@ class LocalEmulator:
         body: dict[str, Any],
         paths: dict[str, str],
         parameters: dict[str, str] | None = None,
+        *,
+        update: bool = False,
     ) -> Deployment:
         cloudformation = self.client("cloudformation")
         with unmodelled.recorded() as skipped:  # gap: resource types moto does not model (unmodelled.py)
-            cloudformation.create_stack(
+            (cloudformation.update_stack if update else cloudformation.create_stack)(
                 StackName=stack_name,
                 TemplateBody=json.dumps(body),
                 Parameters=[{"ParameterKey": key, "ParameterValue": value} for key, value in (parameters or {}).items()],
                 Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"],
             )
             status = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]["StackStatus"]
-            if status != "CREATE_COMPLETE":
+            if status != ("UPDATE_COMPLETE" if update else "CREATE_COMPLETE"):
                 raise RuntimeError(f"stack {stack_name} ended in {status}")
             deployment = Deployment(self, stack_name, template, paths)
         deployment.unmodelled = tuple(sorted(skipped))
         for name, after_deploy in gaps.AFTER_DEPLOY.items():
             if name not in self._skipped_deploy_steps:
-                after_deploy(deployment, account=ACCOUNT, region=self.region)
+                after_deploy(deployment, account=ACCOUNT, region=self.region, update=update)
         return deployment

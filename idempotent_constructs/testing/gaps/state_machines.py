@@ -10,13 +10,16 @@ Evidence: tests/emulator/gaps/test_state_machines.py.
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..runs import Deployment
 
 
-def after_deploy(deployment: Deployment, *, account: str, region: str) -> None:
+def after_deploy(deployment: Deployment, *, account: str, region: str, update: bool = False) -> None:
+    """Each state machine made again in the interpreter's backend; on a stack update, one it has already
+    is updated there instead, so that executions started before go on with the definition they started
+    with (the interpreter's executions run a copy of it), as UpdateStateMachine leaves them on AWS."""
     from moto.stepfunctions.models import stepfunctions_backends
     from moto.stepfunctions.parser.models import stepfunctions_parser_backends
 
@@ -26,6 +29,9 @@ def after_deploy(deployment: Deployment, *, account: str, region: str) -> None:
         arn = deployment.resources[logical_id]
         created = plain.describe_state_machine(arn)
         properties = deployment.template["Resources"][logical_id]["Properties"]
+        if update and _exists(interpreter, arn):
+            interpreter.update_state_machine(arn, definition=created.definition, role_arn=created.roleArn)
+            continue
         with contextlib.suppress(Exception):
             interpreter.delete_state_machine(arn)
         interpreter.create_state_machine(
@@ -34,3 +40,11 @@ def after_deploy(deployment: Deployment, *, account: str, region: str) -> None:
             roleArn=created.roleArn,
             sm_type=properties.get("StateMachineType", "STANDARD"),
         )
+
+
+def _exists(backend: Any, arn: str) -> bool:
+    try:
+        backend.describe_state_machine(arn)
+    except Exception:  # moto's StateMachineDoesNotExist
+        return False
+    return True

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ..runs import Deployment
 
 
-def after_deploy(deployment: Deployment, *, account: str, region: str) -> None:
+def after_deploy(deployment: Deployment, *, account: str, region: str, update: bool = False) -> None:
     import boto3
 
     dynamodb = boto3.client("dynamodb", region_name=region)
