@@ -20,7 +20,8 @@ from .lambda_src import schema
 # What Powertools' DynamoDBPersistenceLayer does to its records: get_item, put_item (to acquire),
 # update_item and delete_item. A workflow's states never put (WORKFLOW_ITEM_ACTIONS).
 POWERTOOLS_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
-READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:DescribeTable")
+# What the command line and operations read with: items, the namespace index (Query, then BatchGetItem), scans.
+READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:DescribeTable")
 TABLE = "IdempotencyTable"
 # Every option of an IdempotencyTable: what it takes, what it does, its default (options.Option).
 TABLE_MODEL = options.Options(
@@ -112,6 +113,12 @@ class IdempotencyTable(Construct):
             # Nobody deletes the records by deleting the table, unless the stack is to take it (DESTROY).
             deletion_protection=removal_policy != RemovalPolicy.DESTROY,
         )
+        self.table.add_global_secondary_index(
+            index_name=schema.NAMESPACE_INDEX,
+            partition_key=dynamodb.Attribute(name=schema.SHARD, type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name=schema.ID, type=dynamodb.AttributeType.STRING),
+            projection_type=dynamodb.ProjectionType.KEYS_ONLY,
+        )
         if point_in_time_recovery is not False:
             nag.table(self)
 
@@ -131,7 +138,10 @@ class IdempotencyTable(Construct):
         On every record of the table: the roles the library creates are limited further, to their
         workflow's namespace.
         """
-        grant = self.table.grant(grantee, *WORKFLOW_ITEM_ACTIONS)
+        # On the table's items only (Table.grant would add its indexes, which no item action reaches).
+        grant = iam.Grant.add_to_principal(
+            grantee=grantee, actions=list(WORKFLOW_ITEM_ACTIONS), resource_arns=[self.table.table_arn]
+        )
         if self.table.encryption_key is None:
             return grant
         # Table.grant leaves a customer managed key to the caller (its grant_*_data methods add more table actions).
@@ -142,7 +152,7 @@ class IdempotencyTable(Construct):
         )
 
     def grant_read_records(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Read records for inspection tools: get, query, scan and describe the table."""
+        """Read records for inspection tools: get, query (the namespace index too), scan and describe the table."""
         return self.table.grant(grantee, *READ_ACTIONS)
 
     def grant_powertools_idempotency(self, function: lambda_.Function, *, key_prefix: str | None = None) -> iam.Grant:

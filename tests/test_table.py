@@ -18,7 +18,7 @@ from idempotent_constructs._synth.functions import RUNTIME, TABLE_KEY_ACTIONS
 from tests.synth import resources, role_statements, stack, template
 
 
-def test_by_default_the_table_is_on_demand_encrypted_backed_up_retained_protected_from_deletion_and_expires_records():
+def test_by_default_the_table_is_on_demand_encrypted_backed_up_retained_protected_indexed_by_namespace_and_expires_records():
     tpl = template(lambda s: IdempotencyTable(s, "Idempotency"))
     tpl.has_resource(
         "AWS::DynamoDB::Table",
@@ -27,7 +27,17 @@ def test_by_default_the_table_is_on_demand_encrypted_backed_up_retained_protecte
             "UpdateReplacePolicy": "Retain",
             "Properties": {
                 "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
-                "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+                "AttributeDefinitions": [
+                    {"AttributeName": "id", "AttributeType": "S"},
+                    {"AttributeName": "shard", "AttributeType": "S"},
+                ],
+                "GlobalSecondaryIndexes": [
+                    {
+                        "IndexName": "by-namespace",
+                        "KeySchema": [{"AttributeName": "shard", "KeyType": "HASH"}, {"AttributeName": "id", "KeyType": "RANGE"}],
+                        "Projection": {"ProjectionType": "KEYS_ONLY"},
+                    }
+                ],
                 "BillingMode": "PAY_PER_REQUEST",
                 "TimeToLiveSpecification": {"AttributeName": "expiration", "Enabled": True},
                 "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
@@ -83,13 +93,17 @@ def test_fails_when_an_existing_table_comes_with_options_for_a_new_one():
 
 
 @pytest.mark.parametrize(
-    ("grant", "actions"),
+    ("grant", "actions", "indexes"),
     [
-        ("grant_workflow_access", ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:UpdateItem"]),
-        ("grant_read_records", ["dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan"]),
+        ("grant_workflow_access", ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:UpdateItem"], False),
+        (
+            "grant_read_records",
+            ["dynamodb:BatchGetItem", "dynamodb:DescribeTable", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan"],
+            True,
+        ),
     ],
 )
-def test_grants_give_exactly_the_actions_needed_on_the_table_only(grant, actions):
+def test_grants_give_exactly_the_actions_needed_on_the_table_and_its_index_only_to_readers(grant, actions, indexes):
     def build(s):
         table = IdempotencyTable(s, "Idempotency")
         role = iam.Role(s, "Reader", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
@@ -100,7 +114,10 @@ def test_grants_give_exactly_the_actions_needed_on_the_table_only(grant, actions
     (policy,) = resources(tpl, "AWS::IAM::Policy").values()
     (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
     assert sorted(statement["Action"]) == actions
-    assert [r for r in statement["Resource"] if r != {"Ref": "AWS::NoValue"}] == [{"Fn::GetAtt": [table_id, "Arn"]}]
+    table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
+    index_arns = [{"Fn::Join": ["", [table_arn, "/index/*"]]}] if indexes else []
+    resources_granted = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+    assert [r for r in resources_granted if r != {"Ref": "AWS::NoValue"}] == [table_arn, *index_arns]
 
 
 def test_workflow_access_is_what_the_librarys_own_workflow_roles_may_do_on_the_table():

@@ -94,8 +94,8 @@ def connect(ctx: click.Context, table: str | None, stack: str | None, region: st
     return Target(table=table, dynamodb=dynamodb, session=session)
 
 
-def check_record_id(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    if schema.ID_SEPARATOR in value:
+def check_record_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None or schema.ID_SEPARATOR in value:
         return value
     raise click.BadParameter(
         f"{value!r} is not a record id: ids look like NAMESPACE#HASH; find them with `list`, or compute one with `key`"

@@ -33,6 +33,12 @@ def _n(value: str) -> str:
 KEY_FORMAT = "{'N': '" + str(schema.KEY_FORMAT) + "'}"  # written with every id and validation the states write
 
 
+def shard(record_id: str) -> str:
+    """JSONata for the record's ``schema.SHARD`` (``schema.shard_of``): the id but the last 63 of its hash's
+    64 hex digits (the same text for every namespace, so that workflows alike share their definition's)."""
+    return f"$substring({record_id}, 0, $length({record_id}) - 63)"
+
+
 def _request(
     config: GuardConfig,
     record_id: str,
@@ -126,6 +132,7 @@ def _hold(config: GuardConfig, facts: Facts, key_value: str, condition: str, val
             schema.OWNER: _s(owner_written(config, facts)),
             schema.VALIDATION: _s("$k.validation"),
             schema.KEY_FORMAT_ATTRIBUTE: KEY_FORMAT,
+            schema.SHARD: _s(shard("$k.id")),
         },
         remove=(*_RESULTS, schema.ERROR, schema.CAUSE),
         values=values,
@@ -215,6 +222,7 @@ def _finish(config: GuardConfig, facts: Facts, set_values: dict[str, str], remov
             schema.OWNER: _s(facts(OWNER)),
             schema.VALIDATION: _s(facts(VALIDATION)),
             schema.KEY_FORMAT_ATTRIBUTE: KEY_FORMAT,
+            schema.SHARD: _s(shard(facts(ID))),
             **set_values,
         },
         remove=remove,

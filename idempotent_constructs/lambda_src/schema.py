@@ -20,6 +20,7 @@ IN_PROGRESS_EXPIRATION = "in_progress_expiration"  # N: epoch milliseconds, end 
 OWNER = "owner"  # S: "{execution ARN}#{holder id}", the fencing token of every write after acquire
 VALIDATION = "validation"  # S: sha256 of the canonical payload, to detect a key reused for another payload
 KEY_FORMAT_ATTRIBUTE = "key_format"  # N: the canonical key's version (KEY_FORMAT) that made the id and validation
+SHARD = "shard"  # S: "{namespace}#{the hash's first digit}", the partition key of NAMESPACE_INDEX (shard_of)
 DATA = "data"  # S: the result as JSON (absent when the result is stored in one of the two forms below)
 # With ``ResultStorage.large()``, a result above the inline threshold is gzip-compressed and kept
 DATA_GZIP = "data_gzip"  # B: in the record, if it then fits under the threshold,
@@ -45,6 +46,20 @@ def id_prefix(namespace: str) -> str:
     return namespace + ID_SEPARATOR
 
 
+# A namespace's records, by id, without a scan: a global secondary index, keys only, whose partition key is the
+# namespace and the hash's first hex digit (SHARD), so that one busy namespace writes to 16 index partitions,
+# not one (an index partition takes about 1,000 writes a second, and an index that throttles throttles the
+# table), and a namespace's 16 shards, queried in order, give its ids in order. Written once, with the id.
+NAMESPACE_INDEX = "by-namespace"
+SHARDS = "0123456789abcdef"
+
+
+def shard_of(record_id: str) -> str:
+    """The ``SHARD`` of a record id: its namespace, the separator and the hash's first digit."""
+    namespace, digest = split_id(record_id)
+    return id_prefix(namespace) + digest[:1]
+
+
 def split_id(record_id: str) -> tuple[str, str]:
     """``(namespace, hash)`` of a record id."""
     namespace, _, digest = record_id.rpartition(ID_SEPARATOR)
@@ -67,6 +82,7 @@ ATTRIBUTES = (
     OWNER,
     VALIDATION,
     KEY_FORMAT_ATTRIBUTE,
+    SHARD,
     DATA,
     DATA_GZIP,
     DATA_LOCATION,

@@ -1,4 +1,4 @@
-"""Operating on records at run time: look one up, list them, reset one so that its work runs again,
+"""Operating on records at run time: look one up, list them (``listing``), reset one so that its work runs again,
 purge expired ones, find a stack's table (``table_of_stack``, from ``stack_table``).
 
 Plain boto3, no CDK: for scripts, runbooks and the command-line tool, which must start fast. Pass a
@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from ..errors import RecordInProgressError, RecordNotFoundError
 from ..lambda_src import schema
+from .listing import dynamodb_client, list_records
 from .stack_table import table_of_stack
 
 __all__ = [
@@ -33,21 +34,13 @@ __all__ = [
 ]
 
 
-def _client(client: Any) -> Any:
-    if client is not None:
-        return client
-    import boto3
-
-    return boto3.client("dynamodb")
-
-
 def get_record(table_name: str, record_id: str, *, client: Any = None) -> dict[str, Any]:
     """The record ``record_id`` as DynamoDB JSON (a consistent read).
 
     :raises RecordNotFoundError: no record has that id.
     """
     item: dict[str, Any] | None = (
-        _client(client).get_item(TableName=table_name, Key={schema.ID: {"S": record_id}}, ConsistentRead=True).get("Item")
+        dynamodb_client(client).get_item(TableName=table_name, Key={schema.ID: {"S": record_id}}, ConsistentRead=True).get("Item")
     )
     if item is None:
         raise RecordNotFoundError(f"no idempotency record {record_id!r} in table {table_name!r}")
@@ -71,7 +64,7 @@ def reset(
     :raises RecordNotFoundError: no record has that id.
     :raises RecordInProgressError: the record is in progress, and neither ``holder`` nor ``lease`` is its own.
     """
-    dynamodb = _client(client)
+    dynamodb = dynamodb_client(client)
     try:
         return _delete(dynamodb, table_name, record_id, holder, lease)
     except RecordInProgressError:
@@ -156,56 +149,6 @@ def holder_state(record: dict[str, Any], *, stepfunctions: Any = None, now: floa
 
 
 # --- listing --------------------------------------------------------------------------------------
-def list_records(
-    table_name: str,
-    *,
-    namespace: str | None = None,
-    status: str | None = None,
-    after: str | None = None,
-    client: Any = None,
-    on_page: Callable[[int], None] | None = None,
-) -> Iterator[dict[str, Any]]:
-    """The table's records (DynamoDB JSON), optionally of one namespace and one status, lazily.
-
-    A paginated Scan with a filter: ids are hashes, so no query can select a namespace, and a scan
-    reads (and is billed for) the whole table whatever the filter. Records come in the table's scan
-    order, not sorted, so that a listing never has to hold the table in memory.
-
-    :param namespace: only records of this namespace (ids ``"{namespace}#..."``). A trailing ``*``
-        selects every namespace that starts with the rest, for example ``"Orders/*"`` (a namespace
-        never contains ``*``). Default: every namespace.
-    :param status: only records with this status (``INPROGRESS``, ``COMPLETED``, ``FAILED``).
-        Default: any status.
-    :param after: resume after the record with this id, the last one a previous listing returned
-        (it need not exist any more). Default: from the start.
-    :param on_page: called with the number of records each page of the scan read, to show progress.
-    """
-    dynamodb = _client(client)
-    conditions, names, values = [], {}, {}
-    if namespace is not None:
-        prefix = namespace[:-1] if namespace.endswith("*") else schema.id_prefix(namespace)
-        conditions.append(f"begins_with(#{schema.ID}, :prefix)")
-        names[f"#{schema.ID}"] = schema.ID
-        values[":prefix"] = {"S": prefix}
-    if status is not None:
-        conditions.append(f"#{schema.STATUS} = :status")
-        names[f"#{schema.STATUS}"] = schema.STATUS
-        values[":status"] = {"S": status}
-    request: dict[str, Any] = {"TableName": table_name}
-    if conditions:
-        request |= {
-            "FilterExpression": " AND ".join(conditions),
-            "ExpressionAttributeNames": names,
-            "ExpressionAttributeValues": values,
-        }
-    if after is not None:
-        request["ExclusiveStartKey"] = {schema.ID: {"S": after}}
-    for page in dynamodb.get_paginator("scan").paginate(**request):
-        if on_page is not None:
-            on_page(page.get("ScannedCount", 0))
-        yield from page["Items"]
-
-
 # --- purging --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PurgeSummary:
@@ -254,7 +197,7 @@ def purge_expired(
     :param dry_run: count what would be deleted, delete nothing. Default: ``False``.
     :param on_page: called with the number of records each page of the scan read, to show progress.
     """
-    dynamodb = _client(client)
+    dynamodb = dynamodb_client(client)
     cutoff = (int(time.time()) if now is None else int(now)) - grace_seconds
     names = {f"#{name}": name for name in (schema.ID, schema.STATUS, schema.EXPIRATION, schema.OWNER)}
     pages = dynamodb.get_paginator("scan").paginate(

@@ -119,6 +119,29 @@ def test_a_listing_shows_a_progress_bar_on_a_terminal_and_none_when_piped(scratc
     assert piped.stderr == ""
 
 
+def test_one_namespaces_records_are_read_through_the_tables_index_in_id_order_and_a_prefix_is_scanned(behaviour, unique):
+    # Issue 52: the namespace index (schema.NAMESPACE_INDEX), not a scan that reads the whole table.
+    runs = [behaviour.run("Echo", {"indexed": unique, "n": n}) for n in range(5)]
+    ours = {record_id for run in runs for record_id in behaviour.records_of(run, "Idempotency")}
+    client, calls = behaviour.emulator.client("dynamodb"), []
+    client.meta.events.register("before-call.dynamodb.*", lambda model, **_: calls.append(model.name))
+    table = behaviour.table_name("Idempotency")
+    listed = [record[schema.ID]["S"] for record in operations.list_records(table, namespace="Behaviour/Echo", client=client)]
+    assert ours <= set(listed) and listed == sorted(listed) and all(i.startswith("Behaviour/Echo#") for i in listed)
+    assert "Scan" not in calls and "Query" in calls and "BatchGetItem" in calls
+    after = sorted(ours)[2]
+    resumed = [r[schema.ID]["S"] for r in operations.list_records(table, namespace="Behaviour/Echo", after=after, client=client)]
+    assert resumed == [record_id for record_id in listed if record_id > after]
+    calls.clear()
+    prefixed = {r[schema.ID]["S"] for r in operations.list_records(table, namespace="Behaviour/Ec*", client=client)}
+    assert ours <= prefixed and "Scan" in calls
+
+
+def test_a_table_without_the_namespace_index_is_listed_by_a_scan(scratch):
+    table = scratch(item("Orders#1", schema.COMPLETED), item("Other#1", schema.COMPLETED))
+    assert [r[schema.ID]["S"] for r in operations.list_records(table, namespace="Orders")] == ["Orders#1"]
+
+
 # --- reset ----------------------------------------------------------------------------------------
 def test_reset_asks_first_and_keeps_the_record_when_the_answer_is_no(behaviour, unique):
     execution = behaviour.run("Echo", {"kept": unique})
@@ -217,6 +240,36 @@ def test_a_reset_by_the_lease_it_read_keeps_a_record_acquired_again_since(emulat
     with pytest.raises(RecordInProgressError):
         operations.reset(table, "Orders#1", lease=1000, client=client)
     assert operations.reset(table, "Orders#1", lease=2000, client=client)[schema.ID] == {"S": "Orders#1"}
+
+
+def test_a_namespace_reset_says_first_what_it_would_do_keeps_running_holders_and_logs_what_it_deleted(scratch, tmp_path):
+    lease_end = str(int(time.time() + 600) * 1000)
+    table = scratch(
+        item("Orders#1", schema.COMPLETED),
+        item("Orders#2", schema.FAILED),
+        item("Orders#3", schema.INPROGRESS, owner=None, **{schema.IN_PROGRESS_EXPIRATION: {"N": lease_end}}),
+        item("Other#1", schema.COMPLETED),
+    )
+    dry = run_cli("reset", "--namespace", "Orders", "--dry-run", "--table", table)
+    assert dry.exit_code == 0, dry.output
+    assert "Kept: Orders#3 is in progress" in dry.stdout and "Would reset 2 records in " in dry.stdout
+    assert "  Orders#1: COMPLETED" in dry.stdout and scratch.ids() == ["Orders#1", "Orders#2", "Orders#3", "Other#1"]
+    log = tmp_path / "reset.jsonl"
+    done = run_cli("reset", "--namespace", "Orders", "--status", "completed", "--yes", "--log", str(log), "--table", table)
+    assert done.exit_code == 0, done.output
+    assert f"Reset 1 record in {table}, namespace Orders, status COMPLETED. What was reset is in {log}." in done.stdout
+    assert scratch.ids() == ["Orders#2", "Orders#3", "Other#1"]
+    (entry,) = [json.loads(line) for line in log.read_text().splitlines()]
+    assert (entry["id"], entry["status"], entry["table"]) == ("Orders#1", schema.COMPLETED, table)
+    refused = run_cli("reset", "--namespace", "Orders", "--table", table, input="n\n")
+    assert "not reset: not confirmed" in one_line_error(refused) and scratch.ids() == ["Orders#2", "Orders#3", "Other#1"]
+
+
+def test_a_reset_takes_a_record_id_or_a_namespace_and_the_namespace_options_only_with_a_namespace():
+    assert run_cli("reset", "--table", "any").exit_code == 2
+    assert run_cli("reset", "Orders#1", "--namespace", "Orders", "--table", "any").exit_code == 2
+    assert run_cli("reset", "Orders#1", "--dry-run", "--table", "any").exit_code == 2
+    assert run_cli("reset", "--namespace", "Orders", "--holder", "arn", "--table", "any").exit_code == 2
 
 
 # --- stale ----------------------------------------------------------------------------------------
