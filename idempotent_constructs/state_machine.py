@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aws_cdk import Acknowledgment, Duration, Validations
-from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs_module
@@ -27,7 +26,7 @@ from ._synth.documents import DocumentState
 from ._synth.functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
 from ._synth.inline_role import InlineRole, state_machines_of_this_account
 from ._synth.names import name_prefix, vended_log_group_name
-from ._synth.outcome_metrics import states_entered
+from ._synth.outcome_metrics import CountedGuard, Outcomes
 from .errors import IdempotencyConfigurationError
 from .guard import IdempotencyGuard, acquire, placement
 from .guard.config import WHOLE_WORKFLOWS
@@ -70,7 +69,7 @@ def _check_jsonata_definition(construct: Construct, definition: dict[str, Any]) 
         )
 
 
-class IdempotentStateMachine(Construct):
+class IdempotentStateMachine(Outcomes, Construct):
     """A Step Functions state machine that runs its definition once per idempotency key.
 
     The first execution with a key runs the definition and stores its output; every duplicate gets
@@ -264,57 +263,16 @@ class IdempotentStateMachine(Construct):
             own["IdempotencyBody"] = body["Branches"]
         return own
 
-    # --- metrics: outcomes counted from the execution log (outcome_metrics) -------------------------
-    def metric_executed(self, **props: Any) -> cloudwatch.IMetric:
-        """Runs of the definition (first runs, runs after a release, takeovers)."""
-        return self._states_entered("Executed", ["Body"], props)
-
-    def metric_replayed(self, **props: Any) -> cloudwatch.IMetric:
-        """Duplicates answered with the stored result: entries of Replay (which restores a result the result
-        function keeps), less those of Route, which a run enters only from a Replay with no result to give."""
-        routed = [] if self.guard.config.rejects_completed else ["Route"]
-        return self._states_entered("Replayed", ["Replay"], props, minus=routed)
-
-    def metric_waited(self, **props: Any) -> cloudwatch.IMetric:
-        """Duplicates that arrived while another execution held the key and waited for it."""
-        return self._states_entered("Waited", ["Backoff"], props)
-
-    def metric_taken_over(self, **props: Any) -> cloudwatch.IMetric:
-        """Keys taken over from a holder whose lease lapsed (and whose execution ended, for Standard)."""
-        return self._states_entered("TakenOver", ["Takeover"], props)
-
-    def metric_mismatched(self, **props: Any) -> cloudwatch.IMetric:
-        """Requests that reused a key with another payload (``Idempotency.PayloadMismatch``)."""
-        return self._states_entered("Mismatched", ["PayloadMismatch"], props)
-
-    def metric_key_missing(self, **props: Any) -> cloudwatch.IMetric:
-        """Inputs without their key (``Idempotency.KeyMissing``)."""
-        return self._states_entered("KeyMissing", ["KeyMissing"], props)
-
-    def metric_rejected(self, **props: Any) -> cloudwatch.IMetric:
-        """Duplicates after success failed with ``Idempotency.AlreadyCompleted`` (``on_completed=REJECT``)."""
-        return self._states_entered("Rejected", ["Rejected"], props)
-
-    def metric_lease_extended(self, **props: Any) -> cloudwatch.IMetric:
-        """Leases pushed forward by the definition's ``ExtendLease`` states."""
-        if not self.guard.extend_states:
-            raise IdempotencyConfigurationError(
-                self.node.path, ["metric_lease_extended: this workflow's definition has no ExtendLease state"]
-            )
-        return self._states_entered("LeaseExtended", self.guard.extend_states, props)
-
-    def _states_entered(
-        self, label: str, states: list[str], props: dict[str, Any], minus: list[str] | None = None
-    ) -> cloudwatch.IMetric:
+    # --- metrics: outcomes counted from the execution log (outcome_metrics.Outcomes) -----------------
+    def _outcomes(self) -> tuple[Construct, CountedGuard, logs_module.ILogGroup]:
         if self.log_group is None:
             raise IdempotencyConfigurationError(
                 self.node.path,
                 [
-                    f"metric_{label}: metrics count states in the execution log, which this workflow "
-                    "sends elsewhere (logs=...); leave logs at its default to use them"
+                    "metrics count states in the execution log, which this workflow sends elsewhere (logs=...); leave logs at its default to use them"
                 ],
             )
-        return states_entered(self, self.guard, self.log_group, label, states, props, minus=minus or [])
+        return self, self.guard, self.log_group
 
     @property
     def key_function(self) -> KeyFunction:

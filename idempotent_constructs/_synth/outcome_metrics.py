@@ -1,19 +1,37 @@
-"""Outcome metrics: the outcome states a workflow's executions entered, counted from its execution log
-by one metric filter (created on first use, so a stack without metrics gets no extra resource; more
-if the names overflow one filter pattern), by state name; no Lambda call."""
+"""Outcome metrics: the outcome states a guard's executions entered, counted from the execution log of the
+state machine that holds it by one metric filter (created on first use, so a stack without metrics gets
+no extra resource; more if the names overflow one filter pattern), by state name; no Lambda call. The
+``metric_*`` methods (``Outcomes``) are an ``IdempotentStateMachine``'s, and a guard of your own's
+(``IdempotencyGuard.outcome_metrics(log_group)``: ``GuardOutcomes``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from ..errors import IdempotencyConfigurationError
 from ..lambda_src import schema
 
-if TYPE_CHECKING:
-    from ..guard import IdempotencyGuard
+
+class CountedGuard(Protocol):
+    """What the metrics read of a guard (an ``IdempotencyGuard``; a protocol, so that the guard may import
+    this module)."""
+
+    namespace: str
+    config: Any  # GuardConfig: rejects_completed
+    extend_states: list[str]  # the ids of its extend_lease() states
+
+    @property
+    def node(self) -> Any: ...
+
+    @property
+    def body_entered(self) -> str: ...  # the type of its body's "entered" log event
+
+    def state_name(self, state: str) -> str: ...
+
 
 # The states whose entries the outcome metrics count, with the type of their "entered" log event (Body's
 # is the guard's ``body_entered``: a body that runs bare is a Task, Parallel or Map state).
@@ -29,7 +47,7 @@ OUTCOME_STATES = {
 
 def states_entered(
     scope: Construct,
-    guard: IdempotencyGuard,
+    guard: CountedGuard,
     log_group: logs.ILogGroup,
     label: str,
     states: list[str],
@@ -63,7 +81,7 @@ def states_entered(
     )
 
 
-def outcome_states(guard: IdempotencyGuard) -> dict[str, str]:
+def outcome_states(guard: CountedGuard) -> dict[str, str]:
     """The outcome states the guard has, with the type of their "entered" log event: the optional
     ones (``Rejected``, ``extend_lease()`` states) only if it has them, so that templates without
     them are unchanged."""
@@ -80,7 +98,7 @@ def outcome_states(guard: IdempotencyGuard) -> dict[str, str]:
 MAX_FILTER_PATTERN = 1024
 
 
-def filter_patterns(guard: IdempotencyGuard) -> list[str]:
+def filter_patterns(guard: CountedGuard) -> list[str]:
     """The filter patterns that match the entries of the guard's outcome states: their names grouped by
     the type of their "entered" event, in as few patterns of at most ``MAX_FILTER_PATTERN`` characters as
     they fit."""
@@ -105,7 +123,7 @@ def _group(event: str, names: list[str]) -> str:
     return f'($.type = "{event}" && ({matches}))' if len(names) > 1 else f'($.type = "{event}" && {matches})'
 
 
-def _metric_filter(scope: Construct, guard: IdempotencyGuard, log_group: logs.ILogGroup) -> None:
+def _metric_filter(scope: Construct, guard: CountedGuard, log_group: logs.ILogGroup) -> None:
     """The filters "Outcomes" (and "Outcomes2", ... if the guard has more outcome states than one pattern
     holds), made once the guard's graph is rendered, so that its ``extend_lease()`` states are known."""
     if scope.node.try_find_child("Outcomes") is not None:
@@ -127,3 +145,69 @@ def entries_filter(scope: Construct, filter_id: str, log_group: logs.ILogGroup, 
         metric_value="1",
         dimensions={"State": "$.details.name"},
     )
+
+
+class Outcomes:
+    """The ``metric_*`` methods of whatever counts a guard's outcomes (``_outcomes``: the construct the metric
+    filter joins, the guard, and the log group of the state machine that holds it, logging at level ALL)."""
+
+    def _outcomes(self) -> tuple[Construct, CountedGuard, logs.ILogGroup]:
+        raise NotImplementedError
+
+    def metric_executed(self, **props: Any) -> cloudwatch.IMetric:
+        """Runs of the body (first runs, runs after a release, takeovers)."""
+        return self._entered("Executed", ["Body"], props)
+
+    def metric_replayed(self, **props: Any) -> cloudwatch.IMetric:
+        """Duplicates answered with the stored result: entries of Replay (which restores a result the result
+        function keeps), less those of Route, which a run enters only from a Replay with no result to give."""
+        _, guard, _ = self._outcomes()
+        return self._entered("Replayed", ["Replay"], props, minus=[] if guard.config.rejects_completed else ["Route"])
+
+    def metric_waited(self, **props: Any) -> cloudwatch.IMetric:
+        """Duplicates that arrived while another execution held the key and waited for it."""
+        return self._entered("Waited", ["Backoff"], props)
+
+    def metric_taken_over(self, **props: Any) -> cloudwatch.IMetric:
+        """Keys taken over from a holder whose lease lapsed (and whose execution ended, for Standard)."""
+        return self._entered("TakenOver", ["Takeover"], props)
+
+    def metric_mismatched(self, **props: Any) -> cloudwatch.IMetric:
+        """Requests that reused a key with another payload (``Idempotency.PayloadMismatch``)."""
+        return self._entered("Mismatched", ["PayloadMismatch"], props)
+
+    def metric_key_missing(self, **props: Any) -> cloudwatch.IMetric:
+        """Inputs without their key (``Idempotency.KeyMissing``)."""
+        return self._entered("KeyMissing", ["KeyMissing"], props)
+
+    def metric_rejected(self, **props: Any) -> cloudwatch.IMetric:
+        """Duplicates after success failed with ``Idempotency.AlreadyCompleted`` (``on_completed=REJECT``)."""
+        return self._entered("Rejected", ["Rejected"], props)
+
+    def metric_lease_extended(self, **props: Any) -> cloudwatch.IMetric:
+        """Leases pushed forward by the definition's ``ExtendLease`` states."""
+        scope, guard, _ = self._outcomes()
+        if not guard.extend_states:
+            raise IdempotencyConfigurationError(
+                scope.node.path, ["metric_lease_extended: this guard's definition has no ExtendLease state"]
+            )
+        return self._entered("LeaseExtended", guard.extend_states, props)
+
+    def _entered(
+        self, label: str, states: list[str], props: dict[str, Any], minus: list[str] | None = None
+    ) -> cloudwatch.IMetric:
+        scope, guard, log_group = self._outcomes()
+        return states_entered(scope, guard, log_group, label, states, props, minus=minus or [])
+
+
+class GuardOutcomes(Outcomes):
+    """The outcome metrics of a guard of your own (``IdempotencyGuard.outcome_metrics``): counted from the
+    execution log of the state machine that holds it, which must log at level ALL (``sfn.LogLevel.ALL``;
+    without execution data, which the metrics never read)."""
+
+    def __init__(self, scope: Construct, guard: CountedGuard, log_group: logs.ILogGroup) -> None:
+        """``scope``: the guard as a construct, which its metric filter joins."""
+        self.scope, self.guard, self.log_group = scope, guard, log_group
+
+    def _outcomes(self) -> tuple[Construct, CountedGuard, logs.ILogGroup]:
+        return self.scope, self.guard, self.log_group

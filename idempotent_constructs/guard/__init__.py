@@ -36,6 +36,7 @@ from collections.abc import Sequence
 
 from aws_cdk import Duration
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
@@ -43,6 +44,7 @@ from constructs import Construct
 from .._synth import options, quota_plugin, state_names
 from .._synth.documents import DocumentState
 from .._synth.functions import KeyFunction, ResultFunction, key_function, records_of, result_function, results_bucket
+from .._synth.outcome_metrics import GuardOutcomes
 from ..errors import IdempotencyConfigurationError
 from ..key import IdempotencyKey
 from ..payload import IdempotencyPayload
@@ -247,6 +249,20 @@ class IdempotencyGuard(sfn.StateMachineFragment):
     @property
     def end_states(self) -> list[sfn.INextable]:
         return self._end_states
+
+    def outcome_metrics(self, log_group: logs.ILogGroup) -> GuardOutcomes:
+        """The ``metric_*`` of this guard's outcomes (executed, replayed, waited, taken over, mismatched,
+        key missing, rejected, lease extended), as an ``IdempotentStateMachine`` has them, counted from
+        ``log_group``: the execution log of the state machine that holds the guard, which must log at
+        level ALL (``sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL)``; execution data is
+        never read). ``IdempotencyDashboard(workflows=[guard.outcome_metrics(log_group)])`` graphs them. The
+        metric filter is added to this guard on the first metric asked for."""
+        if getattr(self, "_outcome_log", log_group) is not log_group:
+            raise IdempotencyConfigurationError(
+                self.node.path, ["outcome_metrics: its metrics count one log group, the one first given; give that one"]
+            )
+        self._outcome_log = log_group
+        return GuardOutcomes(self, self, log_group)
 
     def records_in_its_graph(self) -> list[tuple[dynamodb.ITable, str]]:
         """``(table, namespace)`` of the records an execution of the graph this guard is bound into
