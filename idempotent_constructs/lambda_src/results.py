@@ -105,14 +105,15 @@ def _store(event: dict[str, Any]) -> None:
     returned = len(json.dumps(event["result"]).encode())
     if returned > RETURN_LIMIT:
         raise ResultTooLarge(
-            f"the result ({returned} bytes as a function returns it) is too large to be given back on a replay; it was not stored"
+            f"the result ({returned} bytes as a function returns it) is too large to be given back on a replay; it was not "
+            f"stored (record {meta['id']})"
         )
     text = serialize(event["result"])
     attribute, payload = storage_form(text, int(event["inline_threshold"]), event.get("record_limit"))
     if attribute == schema.DATA_LOCATION and not event.get("bucket"):
         raise ResultTooLarge(
-            f"the result ({len(text)} bytes of JSON, {len(payload)} compressed) is too large for the record; "
-            "use ResultStorage.large() to keep it in S3"
+            f"the result ({len(text)} bytes of JSON, {len(payload)} compressed) is too large for the record "
+            f"{meta['id']}; use ResultStorage.large() to keep it in S3"
         )
     if attribute == schema.DATA_LOCATION:
         namespace, digest = schema.split_id(meta["id"])

@@ -130,7 +130,9 @@ def test_a_restore_of_a_record_that_is_gone_is_reported_missing(aws):
 
 
 def test_without_a_bucket_a_result_that_needs_one_fails_as_result_too_large(aws):
-    with pytest.raises(results.ResultTooLarge, match=r"ResultStorage\.large") as raised:
+    with pytest.raises(
+        results.ResultTooLarge, match=rf"too large for the record {META['id']}; use ResultStorage\.large"
+    ) as raised:
         store(NOISY, bucket=None)
     assert type(raised.value).__name__ == schema.RESULT_TOO_LARGE
 
@@ -179,7 +181,7 @@ def test_a_record_without_a_result_is_reported_missing(aws):
 def test_a_result_a_restore_could_not_return_within_the_payload_limit_is_refused_before_anything_is_written(aws):
     # 200 KiB of compact JSON, but json.dumps (as the Lambda runtime returns it) escapes each é as \\u00e9.
     result = {"text": "é" * 100_000}
-    with pytest.raises(results.ResultTooLarge, match="given back on a replay"):
+    with pytest.raises(results.ResultTooLarge, match=rf"given back on a replay; it was not stored \(record {META['id']}\)"):
         store(result, bucket="results")
     assert aws.get_item(TableName="records", Key={"id": {"S": META["id"]}})["Item"]["status"]["S"] == schema.INPROGRESS
 
