@@ -33,7 +33,9 @@ def list_records(
     ``IdempotencyTable`` creates): its records only, in id order, each read consistently. Every namespace, or
     those starting with a prefix, is a paginated Scan with a filter, in the table's scan order, which reads
     (and is billed for) the whole table; so is one namespace where the table has no such index (a table of
-    your own), or records written without the index's attribute (Powertools' for a function). A listing
+    your own) or where the index holds none of its records. Records written without the index's attribute
+    (Powertools' for a function; the library's before the index) are listed only by a scan: a prefix
+    (``"Orders*"``) scans. A listing
     never holds the table in memory.
 
     :param namespace: only records of this namespace (ids ``"{namespace}#..."``). A trailing ``*``
@@ -58,7 +60,9 @@ def list_records(
             if first is not None:
                 yield first
                 yield from indexed
-            return
+                return
+            # Nothing in the index: the namespace may hold records written without a shard (Powertools', or
+            # written before the index was added), which only a scan finds.
     yield from _scanned(dynamodb, table_name, namespace, status, after, on_page)
 
 

@@ -16,10 +16,12 @@ function configuration is a new ``AWS::Lambda::Version`` of another logical id, 
 the template, so whether an execution that started before a deploy can still call the version its
 definition names depends on it.
 
-Here an update changes the changed resources (a reference to a new one creates it, as moto resolves
-references), then creates the rest of the new ones, and last removes the old ones: a removed resource
-whose policy is ``Retain`` (or ``RetainExceptOnCreate``) is kept, and a removed version without it is
-deleted.
+Here an update changes the changed resources, functions first (a reference to a new resource creates it,
+as moto resolves references: a function's new version is published once the function is changed), then
+creates the rest of the new ones, and last removes the old ones: a removed resource whose policy is
+``Retain`` (or ``RetainExceptOnCreate``) is kept, and a removed version without it is deleted. A version
+deleted here is never numbered again (moto numbers a new one after those it holds; AWS after every one
+published).
 
 Evidence: tests/emulator/gaps/test_stack_updates.py.
 """
@@ -55,7 +57,7 @@ def _in_passes(names: list[str], act: Callable[[str], None], attempts: int) -> N
 
 
 def install(patch: Patch) -> None:
-    from moto.awslambda.models import lambda_backends
+    from moto.awslambda.models import LambdaStorage, lambda_backends
     from moto.cloudformation import parsing
 
     def update(self: Any, template: dict[str, Any], parameters: dict[str, Any] | None = None) -> None:
@@ -75,20 +77,42 @@ def install(patch: Patch) -> None:
             )
 
         def remove(name: str) -> None:
-            resource, resource_json = self._parsed_resources.pop(name, None), removed[name]
+            resource, resource_json = self._parsed_resources.get(name), removed[name]
             arn = str(getattr(resource, "physical_resource_id", ""))  # a version's ARN (lambda_versions)
-            if resource is None or resource_json.get("DeletionPolicy") in KEPT:
-                return
-            if resource_json.get("Type") == "AWS::Lambda::Version" and ":function:" in arn:
-                *_, function, version = arn.split(":")
-                with contextlib.suppress(Exception):  # its function already deleted, with every version
-                    lambda_backends[self._account_id][self._region_name].delete_function(function, version)
-                return
-            self._delete_resource(resource, resource_json)
+            if resource is not None and resource_json.get("DeletionPolicy") not in KEPT:
+                if resource_json.get("Type") == "AWS::Lambda::Version" and ":function:" in arn:
+                    *_, function, version = arn.split(":")
+                    storage = lambda_backends[self._account_id][self._region_name]._lambdas
+                    with contextlib.suppress(Exception):  # its function already deleted, with every version
+                        storage.del_function(function, version)
+                        gone = storage.__dict__.setdefault("_idempotent_deleted_versions", {})
+                        gone[function] = gone.get(function, 0) + 1
+                else:
+                    self._delete_resource(resource, resource_json)  # raises: tried again in the next pass
+            self._parsed_resources.pop(name, None)
 
-        _in_passes(actions["Modify"], modify, parsing.MAX_UPDATE_ATTEMPTS)
+        # A function's new configuration before anything that refers to its new version (which publishes it).
+        changed = sorted(actions["Modify"], key=lambda name: self._resource_json_map[name].get("Type") != "AWS::Lambda::Function")
+        _in_passes(changed, modify, parsing.MAX_UPDATE_ATTEMPTS)
         for name in actions["Add"]:
             _ = self[name]  # made as moto makes a resource: by reading it
         _in_passes(actions["Remove"], remove, parsing.MAX_UPDATE_ATTEMPTS)
 
     patch(parsing.ResourceMap, "update", update)
+    publish = LambdaStorage.publish_version
+
+    def publish_version(self: Any, name_or_arn: str, description: str = "") -> Any:
+        """Numbers a new version after every version ever published, as AWS does: moto numbers it after the
+        versions it holds, and would give a deleted version's number again."""
+        name = name_or_arn.rpartition(":function:")[2].split(":")[0]  # a name, or an ARN's
+        gone = self.__dict__.get("_idempotent_deleted_versions", {}).get(name, 0)
+        versions = self._functions.get(name, {}).get("versions")
+        if not gone or versions is None:
+            return publish(self, name_or_arn, description)
+        versions[:0] = [None] * gone  # counted by len(), never read: the last one is the latest published
+        try:
+            return publish(self, name_or_arn, description)
+        finally:
+            del versions[:gone]
+
+    patch(LambdaStorage, "publish_version", publish_version)

@@ -137,6 +137,14 @@ def test_one_namespaces_records_are_read_through_the_tables_index_in_id_order_an
     assert ours <= prefixed and "Scan" in calls
 
 
+def test_a_namespace_the_index_holds_nothing_of_is_scanned_for_records_written_without_a_shard(behaviour, unique):
+    # Powertools' records, or the library's written before the index: no shard attribute.
+    table, client = behaviour.table_name("Idempotency"), behaviour.emulator.client("dynamodb")
+    client.put_item(TableName=table, Item=item(f"Legacy{unique}#1", schema.COMPLETED))
+    listed = [r[schema.ID]["S"] for r in operations.list_records(table, namespace=f"Legacy{unique}", client=client)]
+    assert listed == [f"Legacy{unique}#1"]
+
+
 def test_a_table_without_the_namespace_index_is_listed_by_a_scan(scratch):
     table = scratch(item("Orders#1", schema.COMPLETED), item("Other#1", schema.COMPLETED))
     assert [r[schema.ID]["S"] for r in operations.list_records(table, namespace="Orders")] == ["Orders#1"]

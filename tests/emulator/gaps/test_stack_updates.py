@@ -77,3 +77,12 @@ def test_without_the_workaround_moto_deletes_the_retained_queue_keeps_every_vers
         v for v in lambda_client.list_versions_by_function(FunctionName=f"{name}-Kept")["Versions"] if v["Version"] != "$LATEST"
     ]
     assert old["Environment"]["Variables"] == {"REVISION": "1"}  # the new template's version, of the old configuration
+
+
+@pytest.mark.parametrize("updated", [True], indirect=True)
+def test_a_version_deleted_by_an_update_is_never_numbered_again(emulator, updated):
+    name, lambda_client = updated, emulator.client("lambda")
+    emulator.update_stack(versioned(name, 3))  # Dropped's version 2 removed, as 1 was: the new one is 3
+    assert not exists(lambda: lambda_client.get_function(FunctionName=f"{name}-Dropped", Qualifier="2"))
+    third = lambda_client.get_function(FunctionName=f"{name}-Dropped", Qualifier="3")["Configuration"]
+    assert third["Environment"]["Variables"] == {"REVISION": "3"}
