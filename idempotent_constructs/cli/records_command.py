@@ -198,7 +198,7 @@ def _reset_many(target: Target, namespace: str, status: str | None, *, yes: bool
     if dry_run or not chosen:
         verb = "Would reset" if dry_run else "Reset"
         click.echo(f"{verb} {count(len(chosen), 'record')} in {where}; {count(len(kept), 'record')} kept in progress.")
-        for found, *_ in chosen if dry_run else []:
+        for found, *_ in chosen:  # none unless a dry run
             click.echo(f"  {found[schema.ID]['S']}: {summary(operations.plain(found))}")
         return
     if not yes:

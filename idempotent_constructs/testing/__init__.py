@@ -223,19 +223,7 @@ class LocalEmulator:
     def deploy(self, assembly_dir: str | Path, stack_name: str) -> Deployment:
         """Deploy a stack from a cloud assembly directory (``cdk.out``): upload its file assets,
         create it with CloudFormation and wait until it is complete."""
-        assembly_dir = Path(assembly_dir)
-        template_file = assembly_dir / f"{stack_name}.template.json"
-        # cdk deploy uploads the template to S3, whose TemplateURL CloudFormation refuses past 1,000,000
-        # bytes ("Template may not exceed 1000000 bytes in size."); moto creates the stack whatever its size.
-        if template_file.stat().st_size > TEMPLATE_MAX_BYTES:
-            raise TemplateTooLarge(
-                f"{stack_name}: the template has {template_file.stat().st_size:,} bytes, and CloudFormation refuses "
-                f"one over {TEMPLATE_MAX_BYTES:,} (Template may not exceed {TEMPLATE_MAX_BYTES} bytes in size.): "
-                "split the stack, or store large definitions as assets"
-            )
-        template = json.loads(template_file.read_text())
-        publish_file_assets(self.client("s3"), assembly_dir, stack_name, account=ACCOUNT, region=self.region)
-        return self._create(stack_name, template, without_bootstrap_checks(template), construct_paths(assembly_dir, stack_name))
+        return self._from_assembly(Path(assembly_dir), stack_name, update=False)
 
     def update_stack(self, stack: Any) -> Deployment:
         """Synthesize the app that holds ``stack`` and update the deployed stack of its name to it."""
@@ -247,12 +235,22 @@ class LocalEmulator:
         then UpdateStack), while executions run: as on AWS, each one started before goes on with the
         definition it started with, and a resource the new template leaves out is deleted unless its
         ``DeletionPolicy`` keeps it (``gaps.stack_updates``)."""
-        assembly_dir = Path(assembly_dir)
-        template = json.loads((assembly_dir / f"{stack_name}.template.json").read_text())
+        return self._from_assembly(Path(assembly_dir), stack_name, update=True)
+
+    def _from_assembly(self, assembly_dir: Path, stack_name: str, *, update: bool) -> Deployment:
+        template_file = assembly_dir / f"{stack_name}.template.json"
+        # cdk deploy uploads the template to S3, whose TemplateURL CloudFormation refuses past 1,000,000
+        # bytes ("Template may not exceed 1000000 bytes in size."); moto creates the stack whatever its size.
+        if template_file.stat().st_size > TEMPLATE_MAX_BYTES:
+            raise TemplateTooLarge(
+                f"{stack_name}: the template has {template_file.stat().st_size:,} bytes, and CloudFormation refuses "
+                f"one over {TEMPLATE_MAX_BYTES:,} (Template may not exceed {TEMPLATE_MAX_BYTES} bytes in size.): "
+                "split the stack, or store large definitions as assets"
+            )
+        template = json.loads(template_file.read_text())
         publish_file_assets(self.client("s3"), assembly_dir, stack_name, account=ACCOUNT, region=self.region)
-        return self._create(
-            stack_name, template, without_bootstrap_checks(template), construct_paths(assembly_dir, stack_name), update=True
-        )
+        paths = construct_paths(assembly_dir, stack_name)
+        return self._create(stack_name, template, without_bootstrap_checks(template), paths, update=update)
 
     def deploy_template(self, template_file: str | Path, stack_name: str, parameters: dict[str, str] | None = None) -> Deployment:
         """Deploy a CloudFormation template whose functions' code and definitions are local paths beside
