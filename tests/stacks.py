@@ -715,7 +715,7 @@ class ControlStack(Stack):
         late = IdempotencyGuard(self, "Late", table=table, body=body, key=IdempotencyKey.from_paths("$.id"), lease=short, **FAST)
         tick.next(late.extend_lease()).next(more)
         sfn.StateMachine(self, "ExtendingLate", definition_body=sfn.DefinitionBody.from_chainable(late))
-        # The ten ticks again, in a Parallel branch, and four 1 s items of a Map one at a time: each extends
+        # The ten ticks again, in a Parallel branch, and six 1 s items of a Map one at a time: each extends
         # the lease with an ExtendLease placed before the guard exists, which adopts it.
         body, tick, more = counting_body(self, "InBranch", ticks=10, tick=Duration.seconds(1))
         tick.next(ExtendLease(self, "BranchExtend")).next(more)
@@ -730,10 +730,10 @@ class ControlStack(Stack):
         )
         sfn.StateMachine(self, "ExtendingInBranch", definition_body=sfn.DefinitionBody.from_chainable(in_branch))
         item = sfn.Wait.jsonata(self, "ItemTick", time=sfn.WaitTime.duration(Duration.seconds(1)))
-        each = sfn.Map.jsonata(self, "EachItem", items=sfn.ProvideItems.jsonata("{% [1, 2, 3, 4] %}"), max_concurrency=1)
+        each = sfn.Map.jsonata(self, "EachItem", items=sfn.ProvideItems.jsonata("{% [1, 2, 3, 4, 5, 6] %}"), max_concurrency=1)
         each.item_processor(item.next(ExtendLease(self, "ItemExtend")))
-        per_item = IdempotencyGuard(  # 4 s of items, 3 s leases: 2 s to spare for each extension
-            self, "PerItem", table=table, body=each, key=IdempotencyKey.from_paths("$.id"), lease=Duration.seconds(3), **FAST
+        per_item = IdempotencyGuard(  # 6 s of items, 4 s leases: 3 s to spare for each extension, as above
+            self, "PerItem", table=table, body=each, key=IdempotencyKey.from_paths("$.id"), lease=lease, **FAST
         )
         sfn.StateMachine(self, "ExtendingPerItem", definition_body=sfn.DefinitionBody.from_chainable(per_item))
 

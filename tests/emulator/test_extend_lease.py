@@ -51,7 +51,7 @@ def test_a_body_that_extends_its_lease_in_each_item_of_a_map_is_never_taken_over
     holder, duplicate = start_holder_and_duplicate(control, "ExtendingPerItem", "PerItem", unique, body="EachItem")
     assert holder.entered_states()[:2] == ["PerItem.Acquire", "EachItem"]
     assert holder.status == "SUCCEEDED"
-    assert holder.entered_states().count("PerItem.ItemExtend") == 4  # one per item, 4 s of 3 s leases
+    assert holder.entered_states().count("PerItem.ItemExtend") == 6  # one per item, 6 s of 4 s leases
     assert (duplicate.status, duplicate.output) == ("SUCCEEDED", holder.output)
     assert "PerItem.Takeover" not in duplicate.entered_states()
     assert "ItemTick" not in duplicate.entered_states()
