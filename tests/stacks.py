@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aws_cdk import App, Duration, RemovalPolicy, Size, Stack
+from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
@@ -30,7 +32,7 @@ from idempotent_constructs import (
     ResultStorage,
 )
 from idempotent_constructs._synth.functions import RUNTIME
-from tests.synth import filter_pattern_entries
+from tests.synth import matches
 
 if TYPE_CHECKING:
     from idempotent_constructs.testing import Deployment, Execution
@@ -134,20 +136,19 @@ def counted(deployment: Deployment, construct: str, execution: Execution) -> Cou
     """What the metric filters under ``construct`` (a path part) count in one execution's log, by state name.
     The emulator keeps no execution log: each history event is read as the execution log carries it (its
     ``type``, and its details with the state's ``name``) and matched against the filters' clauses."""
-    clauses = {
-        clause
+    patterns = [
+        resource["Properties"]["FilterPattern"]
         for logical_id, resource in deployment.template["Resources"].items()
         if resource["Type"] == "AWS::Logs::MetricFilter" and f"/{construct}/" in deployment.paths[logical_id]
-        for clause in filter_pattern_entries(resource["Properties"]["FilterPattern"])
-    }
-    assert clauses
+    ]
+    assert patterns
     logged = (
         (event["type"], details.get("name"))
         for event in execution.history
         for field, details in event.items()
         if field.endswith("EventDetails")
     )
-    return Counter(name for event_type, name in logged if (event_type, name) in clauses)
+    return Counter(name for event_type, name in logged if any(matches(pattern, event_type, name) for pattern in patterns))
 
 
 class DocumentsStack(Stack):
@@ -308,10 +309,10 @@ class BehaviourStack(Stack):
                 **FAST,
             )
 
-        def slow(construct_id: str, prefix: str, seconds: int = 2, **options: Any) -> None:
+        def slow(construct_id: str, prefix: str, seconds: int = 2, **options: Any) -> IdempotentStateMachine:
             """A workflow whose body takes ``seconds``, keyed on $.id (FAST timing unless given)."""
             timing = {} if {"poll_interval", "max_wait"} & set(options) else FAST
-            IdempotentStateMachine(
+            return IdempotentStateMachine(
                 self,
                 construct_id,
                 table=table,
@@ -321,9 +322,9 @@ class BehaviourStack(Stack):
                 **options,
             )
 
-        def flaky(construct_id: str, prefix: str, error: str | None = None, **options: Any) -> None:
+        def flaky(construct_id: str, prefix: str, error: str | None = None, **options: Any) -> IdempotentStateMachine:
             """A workflow whose body fails on request, keyed on order.id (JMESPath)."""
-            IdempotentStateMachine(
+            return IdempotentStateMachine(
                 self,
                 construct_id,
                 table=table,
@@ -342,7 +343,9 @@ class BehaviourStack(Stack):
         # parses the definition in pure Python for each of 40 concurrent starts).
         slow("SlowPatient", "Patient", poll_interval=Duration.seconds(1), max_wait=Duration.minutes(5))
         # B5: a duplicate gives up after max_wait.
-        slow("Impatient", "Impatient", seconds=6, poll_interval=Duration.seconds(1), max_wait=Duration.seconds(2))
+        slow(
+            "Impatient", "Impatient", seconds=6, poll_interval=Duration.seconds(1), max_wait=Duration.seconds(2)
+        ).metric_in_flight()
         # B7: holders that overrun a short lease, are aborted, time out or die.
         slow("ShortLease", "ShortLease", seconds=5, lease=Duration.seconds(2))
         # A holder that runs long past its lease, so that a duplicate arriving after the lease lapsed
@@ -376,7 +379,7 @@ class BehaviourStack(Stack):
             max_wait=Duration.seconds(2),
         )
         # B6, B9, B10: a body that fails on request, JMESPath keys; failures released or cached.
-        flaky("Flaky", "Flaky")
+        flaky("Flaky", "Flaky").metric_failed()
         flaky("FlakyCached", "Cached", on_failure=FailurePolicy.CACHE)
         flaky("FlakyCachedSome", "CachedSome", error="$.error", on_failure=FailurePolicy.CACHE, cache_errors=["Declined"])
         # Issue 43: the chain runs bare, its failure freed by the release function from the execution's event.
@@ -526,7 +529,7 @@ class BehaviourStack(Stack):
             ("LargeResults", ResultStorage.large(), sfn.StateMachineType.STANDARD),
             ("ExpressInlineResults", None, sfn.StateMachineType.EXPRESS),
         ):
-            IdempotentStateMachine(
+            workflow = IdempotentStateMachine(
                 self,
                 construct_id,
                 table=table,
@@ -542,6 +545,8 @@ class BehaviourStack(Stack):
                 state_machine_type=kind,
                 **FAST,
             )
+            if construct_id == "LargeResults":
+                workflow.metric_result_missing()
 
 
 class CompositionStack(Stack):
@@ -714,7 +719,14 @@ class ControlStack(Stack):
         body, tick, more = counting_body(self, "Late", ticks=1, tick=Duration.seconds(6))
         late = IdempotencyGuard(self, "Late", table=table, body=body, key=IdempotencyKey.from_paths("$.id"), lease=short, **FAST)
         tick.next(late.extend_lease()).next(more)
-        sfn.StateMachine(self, "ExtendingLate", definition_body=sfn.DefinitionBody.from_chainable(late))
+        late_log = logs.LogGroup(self, "ExtendingLateLog", removal_policy=RemovalPolicy.DESTROY)
+        sfn.StateMachine(
+            self,
+            "ExtendingLate",
+            definition_body=sfn.DefinitionBody.from_chainable(late),
+            logs=sfn.LogOptions(destination=late_log, level=sfn.LogLevel.ALL),
+        )
+        late.outcome_metrics(late_log).metric_lease_lost()
         # The ten ticks again, in a Parallel branch, and six 1 s items of a Map one at a time: each extends
         # the lease with an ExtendLease placed before the guard exists, which adopts it.
         body, tick, more = counting_body(self, "InBranch", ticks=10, tick=Duration.seconds(1))
@@ -882,5 +894,9 @@ def everything_on(app: App) -> Stack:
         state_machine_type=sfn.StateMachineType.EXPRESS,
         timeout=Duration.minutes(5),
     )
-    IdempotencyDashboard(stack, "Dashboard", workflows=[orders, quotes])
+    # The on-call topic's own key must let CloudWatch use it, or its alarms cannot publish (nag: SNS with KMS).
+    on_call_key = kms.Key(stack, "OnCallKey", enable_key_rotation=True)
+    on_call_key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*")
+    on_call = sns.Topic(stack, "OnCall", enforce_ssl=True, master_key=on_call_key)
+    IdempotencyDashboard(stack, "Dashboard", workflows=[orders, quotes], alarm_actions=[cloudwatch_actions.SnsAction(on_call)])
     return stack

@@ -96,3 +96,13 @@ def filter_pattern_entries(pattern: str) -> set[tuple[str, str]]:
     for event, names in re.findall(group, pattern):
         found |= {(event, name) for name in re.findall(r'"([^"]+)"', names)}
     return found
+
+
+def matches(pattern: str, event: str, state: str) -> bool:
+    """Whether a filter pattern of ``filter_pattern_entries``' form matches the entry of ``state`` logged as
+    ``event``: a name in it that ends in ``*`` matches every name that starts with what precedes it, as
+    CloudWatch Logs matches a quoted JSON value with a wildcard."""
+    return any(
+        kind == event and (name == state or (name.endswith("*") and state.startswith(name[:-1])))
+        for kind, name in filter_pattern_entries(pattern)
+    )

@@ -14,6 +14,7 @@ from constructs import Construct
 
 from ..errors import IdempotencyConfigurationError
 from ..lambda_src import schema
+from .state_names import LOST
 
 
 class CountedGuard(Protocol):
@@ -21,7 +22,8 @@ class CountedGuard(Protocol):
     this module)."""
 
     namespace: str
-    config: Any  # GuardConfig: rejects_completed
+    prefix: str  # of its state names
+    config: Any  # GuardConfig: rejects_completed, replay_marker, on_in_flight
     extend_states: list[str]  # the ids of its extend_lease() states
 
     @property
@@ -34,15 +36,15 @@ class CountedGuard(Protocol):
 
 
 # The states whose entries the outcome metrics count, with the type of their "entered" log event (Body's
-# is the guard's ``body_entered``: a body that runs bare is a Task, Parallel or Map state).
+# is the guard's ``body_entered``: a body that runs bare is a Task, Parallel or Map state). Its Fail states
+# are counted besides, all of them by one clause (``fail_states``).
 OUTCOME_STATES = {
     "Body": "ParallelStateEntered",
     "Replay": "MapStateEntered",
     "Backoff": "WaitStateEntered",
     "Takeover": "TaskStateEntered",
-    "PayloadMismatch": "FailStateEntered",
-    "KeyMissing": "FailStateEntered",
 }
+FAIL_ENTERED = "FailStateEntered"
 
 
 def states_entered(
@@ -58,9 +60,11 @@ def states_entered(
     labelled ``label``; ``props`` are the caller's metric options. Adds the metric filter "Outcomes" to
     ``scope`` on first use."""
     _metric_filter(scope, guard, log_group)
+    # Ids of the metric's own (a graph or an alarm may hold several of these expressions).
+    ids = [f"{label[0].lower()}{label[1:]}{index}" for index in range(len(states) + len(minus))]
     label = props.pop("label", label)
     metrics = {
-        f"m{index}": cloudwatch.Metric(
+        ids[index]: cloudwatch.Metric(
             namespace=schema.metrics_namespace(guard.namespace),
             metric_name=schema.STATES_ENTERED_METRIC,
             dimensions_map={"State": guard.state_name(state)},
@@ -70,7 +74,7 @@ def states_entered(
         for index, state in enumerate([*states, *minus])
     }
     if len(metrics) == 1:
-        return metrics["m0"].with_(label=label)
+        return metrics[ids[0]].with_(label=label)
     # A period in which one state was never entered has no data point for it: count it as 0.
     terms = [f"{'-' if index >= len(states) else '+'} FILL({name}, 0)" for index, name in enumerate(metrics)]
     return cloudwatch.MathExpression(
@@ -86,12 +90,20 @@ def outcome_states(guard: CountedGuard) -> dict[str, str]:
     ones (``Rejected``, ``extend_lease()`` states) only if it has them, so that templates without
     them are unchanged."""
     states = {**OUTCOME_STATES, "Body": guard.body_entered}
-    if guard.config.rejects_completed:
-        states["Rejected"] = "FailStateEntered"
-    else:
+    if not guard.config.rejects_completed:
         states["Route"] = "ChoiceStateEntered"  # entered only from a Replay without a result: not replays
     states.update(dict.fromkeys(guard.extend_states, "TaskStateEntered"))
     return states
+
+
+def fail_states(guard: CountedGuard) -> str:
+    """The name that matches every Fail state of the guard's (its outcomes ``KeyMissing``, ``PayloadMismatch``,
+    ``Rejected``, ``InFlight``, ``LeaseLost`` and its ``extend_lease()`` states', ``ResultMissing``,
+    ``Unreadable``, ``Failed``...): its prefix and a wildcard, which a filter pattern takes in a quoted JSON
+    value (AWS's own example for CloudTrail alarms, "Creating CloudWatch alarms for CloudTrail events":
+    ``$.errorCode = "AccessDenied*"``). One clause, however many Fail states a guard has, so that a pattern
+    does not outgrow CloudWatch Logs' 1,024 characters as extend states add their ``LeaseLost``."""
+    return f"{guard.prefix}*"
 
 
 # CloudWatch Logs' longest filter pattern ("CloudWatch Logs quotas": 1,024 characters; cfn-lint E3033).
@@ -103,8 +115,8 @@ def filter_patterns(guard: CountedGuard) -> list[str]:
     the type of their "entered" event, in as few patterns of at most ``MAX_FILTER_PATTERN`` characters as
     they fit."""
     patterns: list[dict[str, list[str]]] = [{}]
-    for state, event in outcome_states(guard).items():
-        name = guard.state_name(state)
+    named = [(guard.state_name(state), event) for state, event in outcome_states(guard).items()]
+    for name, event in [*named, (fail_states(guard), FAIL_ENTERED)]:
         grown = {**patterns[-1], event: [*patterns[-1].get(event, []), name]}
         if patterns[-1] and len(pattern_of(grown)) > MAX_FILTER_PATTERN:
             patterns.append({event: [name]})
@@ -160,9 +172,12 @@ class Outcomes:
 
     def metric_replayed(self, **props: Any) -> cloudwatch.IMetric:
         """Duplicates answered with the stored result: entries of Replay (which restores a result the result
-        function keeps), less those of Route, which a run enters only from a Replay with no result to give."""
+        function keeps), less those of Route, which a run enters only from a Replay with no result to give,
+        and of ResultMissing, where a restore found none."""
         _, guard, _ = self._outcomes()
-        return self._entered("Replayed", ["Replay"], props, minus=[] if guard.config.rejects_completed else ["Route"])
+        return self._entered(
+            "Replayed", ["Replay"], props, minus=[] if guard.config.rejects_completed else ["Route", "ResultMissing"]
+        )
 
     def metric_waited(self, **props: Any) -> cloudwatch.IMetric:
         """Duplicates that arrived while another execution held the key and waited for it."""
@@ -183,6 +198,28 @@ class Outcomes:
     def metric_rejected(self, **props: Any) -> cloudwatch.IMetric:
         """Duplicates after success failed with ``Idempotency.AlreadyCompleted`` (``on_completed=REJECT``)."""
         return self._entered("Rejected", ["Rejected"], props)
+
+    def metric_in_flight(self, **props: Any) -> cloudwatch.IMetric:
+        """Duplicates that failed with ``Idempotency.InFlight``: another execution held the key (at once with
+        ``InFlightPolicy.FAIL``; after ``max_wait`` with ``WAIT``, a holder that outlasted the wait)."""
+        return self._entered("InFlight", ["InFlight"], props)
+
+    def metric_lease_lost(self, **props: Any) -> cloudwatch.IMetric:
+        """Runs that failed with ``Idempotency.LeaseLost``: their key was taken over after their lease lapsed,
+        so another run did the work as well (at the end of the body, or at an ``ExtendLease`` state)."""
+        _, guard, _ = self._outcomes()
+        return self._entered("LeaseLost", ["LeaseLost", *(state + LOST for state in guard.extend_states)], props)
+
+    def metric_result_missing(self, **props: Any) -> cloudwatch.IMetric:
+        """Duplicates that failed with ``Idempotency.ResultMissing``: the record says the work completed, but
+        its result is gone (``ResultMissing``) or unreadable (``Unreadable``)."""
+        _, guard, _ = self._outcomes()
+        return self._entered("ResultMissing", ["ResultMissing", *([] if guard.config.replay_marker else ["Unreadable"])], props)
+
+    def metric_failed(self, **props: Any) -> cloudwatch.IMetric:
+        """Runs whose body failed (or whose result could not be stored): the guard released the key, or
+        recorded the failure (``FailurePolicy.CACHE``), and failed the run with the error."""
+        return self._entered("Failed", ["Failed"], props)
 
     def metric_lease_extended(self, **props: Any) -> cloudwatch.IMetric:
         """Leases pushed forward by the definition's ``ExtendLease`` states."""

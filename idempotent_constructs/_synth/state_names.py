@@ -26,6 +26,7 @@ from constructs import IConstruct, IValidation
 from .._readers.asl import all_states
 
 MAX_LENGTH = 80
+LOST = ".LeaseLost"  # the name of an ExtendLease state's Fail state: the extend state's, then this
 
 
 def problems(definition: dict[str, Any]) -> list[str]:

@@ -32,6 +32,7 @@ import jsii
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct, IValidation
 
+from .._synth.state_names import LOST
 from ..errors import IdempotencyConfigurationError
 from ..lambda_src import schema
 from . import record_tasks
@@ -42,7 +43,6 @@ from .tasks import fail, item_fields, item_statements, retry_transient
 if TYPE_CHECKING:
     from . import IdempotencyGuard
 
-LOST = ".LeaseLost"  # the name of an extend state's Fail state: the extend state's, then this
 ACTION = "updateItem"
 
 # The guards whose body is being bound, innermost last: a state bound meanwhile belongs to the innermost

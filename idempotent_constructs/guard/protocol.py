@@ -119,6 +119,7 @@ STATE_NAMES = (
     "Rejected",
     "NotAnObject",
     "Unreadable",
+    "ResultMissing",
     "CacheOrRelease",
     "Release",
     "RecordFailure",

@@ -169,13 +169,26 @@ def replay(guard: IdempotencyGuard) -> sfn.Map:
     )
     restore.add_retry(errors=[schema.RESULT_MISSING], max_attempts=0)
     retry_transient(restore, ["States.ALL"])
-    return sfn.Map.jsonata(
+    # The function's ResultMissing ends the run in a Fail state of the guard's, as the same error of an inline
+    # result does (``Unreadable``), so that the execution log names it (metric_result_missing).
+    missing = fail(
         guard,
-        "Replay",
-        state_name=config.name("Replay"),
-        items=sfn.ProvideItems.jsonata(expression(replay_items(guard))),
-        outputs=expression(marker.marked(config, facts, f"($count($states.result) = 0 ? {stored} : $states.result[0])")),
-    ).item_processor(restore)
+        config,
+        "ResultMissing",
+        error=schema.RESULT_MISSING,
+        cause=expression("$exists($states.input.Cause) ? $states.input.Cause : ''"),
+    )
+    return (
+        sfn.Map.jsonata(
+            guard,
+            "Replay",
+            state_name=config.name("Replay"),
+            items=sfn.ProvideItems.jsonata(expression(replay_items(guard))),
+            outputs=expression(marker.marked(config, facts, f"($count($states.result) = 0 ? {stored} : $states.result[0])")),
+        )
+        .item_processor(restore)
+        .add_catch(missing, errors=[schema.RESULT_MISSING], outputs=expression("$states.errorOutput"))
+    )
 
 
 NOT_REPLAYABLE = "no result to replay"

@@ -16,7 +16,7 @@ from idempotent_constructs import (
     IdempotentStateMachine,
     ResultStorage,
 )
-from tests.synth import filter_pattern_entries, resources, stack, template
+from tests.synth import filter_pattern_entries, matches, resources, stack, template
 
 OUTCOMES = ("executed", "replayed", "waited", "taken_over", "mismatched", "key_missing")
 
@@ -58,8 +58,16 @@ def test_outcome_metrics_count_the_outcome_states_entered_in_the_execution_log_b
         ("TaskStateEntered", "Takeover"),
         ("FailStateEntered", "PayloadMismatch"),
         ("FailStateEntered", "KeyMissing"),
+        ("FailStateEntered", "InFlight"),
+        ("FailStateEntered", "LeaseLost"),
+        ("FailStateEntered", "ResultMissing"),
+        ("FailStateEntered", "Failed"),
     ):
-        assert (event, f"Idempotency.{state}") in filter_pattern_entries(properties["FilterPattern"])
+        assert matches(properties["FilterPattern"], event, f"Idempotency.{state}")
+    # Every Fail state of the guard's by one clause, and no state of anyone else's.
+    assert ("FailStateEntered", "Idempotency.*") in filter_pattern_entries(properties["FilterPattern"])
+    assert not matches(properties["FilterPattern"], "FailStateEntered", "Work")
+    assert not matches(properties["FilterPattern"], "TaskStateEntered", "Idempotency.Release")
 
 
 def test_each_metric_names_its_namespace_metric_and_state():
@@ -89,7 +97,7 @@ def test_replays_add_up_with_missing_periods_counted_as_zero_and_keep_your_perio
     target = stack()
     workflow = orders(target, result_storage=ResultStorage.large())
     replayed = workflow.metric_replayed(period=Duration.minutes(1), label="Duplicates")
-    assert replayed.expression == "FILL(m0, 0) - FILL(m1, 0)"
+    assert replayed.expression == "FILL(replayed0, 0) - FILL(replayed1, 0) - FILL(replayed2, 0)"
     assert (replayed.period.to_seconds(), replayed.label) == (60, "Duplicates")
     assert {m.period.to_seconds() for m in replayed.using_metrics.values()} == {60}
 
@@ -121,9 +129,10 @@ def test_rejections_and_lease_extensions_are_counted_only_by_workflows_that_have
 
     assert "Rejected" not in filter_pattern(plain) and "KeepAlive" not in filter_pattern(plain)
     pattern = filter_pattern(rejecting_and_extending)
-    assert ("FailStateEntered", "Idempotency.Rejected") in filter_pattern_entries(pattern)
+    assert matches(pattern, "FailStateEntered", "Idempotency.Rejected")
     for state in ("KeepAlive", "KeepAliveAgain"):
-        assert ("TaskStateEntered", f"Idempotency.{state}") in filter_pattern_entries(pattern)
+        assert matches(pattern, "TaskStateEntered", f"Idempotency.{state}")
+        assert matches(pattern, "FailStateEntered", f"Idempotency.{state}.LeaseLost")
     assert len(pattern) <= 1024  # CloudWatch Logs' limit on a filter pattern
 
 
@@ -133,18 +142,20 @@ def test_lease_extensions_add_up_over_every_extend_state():
         orders(target).metric_lease_extended()
     other = stack()
     extended = orders(other, definition=ExtendLease(other, "A").next(ExtendLease(other, "B"))).metric_lease_extended()
-    assert (extended.expression, extended.label) == ("FILL(m0, 0) + FILL(m1, 0)", "LeaseExtended")
+    assert (extended.expression, extended.label) == ("FILL(leaseExtended0, 0) + FILL(leaseExtended1, 0)", "LeaseExtended")
 
 
-def test_replays_are_counted_as_entries_of_replay_less_those_of_route():
-    # Route is entered only from a Replay with no result to give (guard.route.route).
+def test_replays_are_counted_as_entries_of_replay_less_those_of_route_and_of_result_missing():
+    # Route is entered only from a Replay with no result to give (guard.route.route), ResultMissing from one
+    # whose restore found none.
     target = stack()
     replayed = orders(target).metric_replayed()
     states = {
         name: target.resolve(metric.to_metric_config().metric_stat.dimensions) for name, metric in replayed.using_metrics.items()
     }
     assert states == {
-        f"m{index}": [{"name": "State", "value": f"Idempotency.{state}"}] for index, state in enumerate(("Replay", "Route"))
+        f"replayed{index}": [{"name": "State", "value": f"Idempotency.{state}"}]
+        for index, state in enumerate(("Replay", "Route", "ResultMissing"))
     }
 
 

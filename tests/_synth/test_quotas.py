@@ -32,7 +32,19 @@ from idempotent_constructs.testing import state_machine_definitions
 from tests.synth import only_definition, template
 
 WORKFLOWS = 120
-METRICS = ("executed", "replayed", "waited", "taken_over", "mismatched", "key_missing", "lease_extended")
+METRICS = (
+    "executed",
+    "replayed",
+    "waited",
+    "taken_over",
+    "mismatched",
+    "key_missing",
+    "in_flight",
+    "lease_lost",
+    "result_missing",
+    "failed",
+    "lease_extended",
+)
 
 
 def namespace(index: int) -> str:

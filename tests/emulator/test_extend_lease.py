@@ -6,6 +6,7 @@ and in each item of a Map keep the lease as well (issue 24)."""
 from __future__ import annotations
 
 from idempotent_constructs.lambda_src import schema
+from tests.stacks import counted
 
 
 def start_holder_and_duplicate(control, state_machine: str, guard: str, unique: str, body: str | None = None):
@@ -34,6 +35,8 @@ def test_a_body_that_extends_too_late_is_taken_over_and_fails_with_lease_lost(co
     assert (duplicate.status, duplicate.output) == ("SUCCEEDED", {"ticks": 1})
     assert (holder.status, holder.error) == ("FAILED", schema.LEASE_LOST)
     assert "Late.ExtendLease.LeaseLost" in holder.entered_states()
+    # Counted from its state machine's log by metric_lease_lost (guard.outcome_metrics(log_group)).
+    assert counted(control, "Late", holder)["Late.ExtendLease.LeaseLost"] == 1
 
 
 def test_a_body_that_extends_its_lease_in_a_parallel_branch_is_never_taken_over(control, unique):

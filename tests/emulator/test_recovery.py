@@ -6,6 +6,7 @@ import json
 import time
 
 from idempotent_constructs.lambda_src import canonical, schema
+from tests.stacks import counted
 
 
 def record_id(namespace: str, payload: dict) -> str:
@@ -23,6 +24,7 @@ def test_a_waiting_duplicate_gives_up_after_max_wait_with_in_flight(behaviour, u
     assert (waiter.status, waiter.error) == ("FAILED", schema.IN_FLIGHT)
     assert json.loads(waiter.cause)["holder_execution_arn"] == holder  # as the last poll read it
     assert "Idempotency.Await" in waiter.entered_states()
+    assert counted(behaviour, "Impatient", waiter)["Idempotency.InFlight"] == 1  # metric_in_flight
     assert waited < 6  # it did not sit out the holder's 6 s body
     assert behaviour.wait(holder).status == "SUCCEEDED"
 

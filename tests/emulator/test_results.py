@@ -10,6 +10,7 @@ import pytest
 from idempotent_constructs.lambda_src import schema
 from idempotent_constructs.testing import write_units
 from tests.lambdas import sized
+from tests.stacks import counted
 
 STORAGE_ATTRIBUTES = {schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION}
 
@@ -134,6 +135,9 @@ def test_a_replay_whose_result_object_is_gone_fails_with_result_missing_and_neve
     replay = behaviour.run("LargeResults", payload)
     assert (replay.status, replay.error) == ("FAILED", schema.RESULT_MISSING)
     assert "reset the record" in replay.cause and "LargeResultsMake" not in replay.entered_states()
+    # It ends in the guard's Fail state, with the function's cause, which metric_result_missing counts.
+    assert replay.entered_states()[-1] == "Idempotency.ResultMissing"
+    assert counted(behaviour, "LargeResults", replay) == {"Idempotency.Replay": 1, "Idempotency.ResultMissing": 1}
 
 
 def test_a_completed_record_whose_inline_result_is_not_json_fails_its_replay_once_and_never_loops(behaviour, unique):

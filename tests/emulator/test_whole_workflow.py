@@ -12,6 +12,7 @@ from idempotent_constructs import IdempotencyKey
 from idempotent_constructs.lambda_src import schema
 from idempotent_constructs.runtime.executions import IdempotentStart, in_flight_holder
 from idempotent_constructs.testing import Deployment, Execution
+from tests.stacks import counted
 
 
 def ran_body(execution: Execution, body_state: str) -> bool:
@@ -136,6 +137,7 @@ def test_a_failure_releases_the_key_and_the_next_duplicate_runs_the_body_again(b
     assert (failed.error, failed.cause) == ("Boom", "the body failed on purpose")
     # This key's record is gone (deleted by Release), not merely out of progress.
     assert "Idempotency.Release" in failed.entered_states()
+    assert counted(behaviour, "Flaky", failed) == {"Idempotency.Body": 1, "Idempotency.Failed": 1}  # metric_failed
     assert record(behaviour, record_id) == []
     retried = behaviour.run("Flaky", {"order": {"id": unique}, "fail": False})
     assert retried.status == "SUCCEEDED"

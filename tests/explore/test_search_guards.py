@@ -18,7 +18,8 @@ def test_every_interleaving_of_a_guard_of_your_own_within_the_bounds_keeps_every
 def test_the_clock_and_a_fault_take_the_guard_through_every_state_but_those_no_run_of_one_payload_needs():
     entered_never = set(explored("guard", "clock").unentered) & set(explored("guard", "faults").unentered)
     # The explorer's input holds its key within the native bounds (no key function), one payload (no mismatch);
-    # its result is small (no result function: guard-large-result's), and no record is another's (Unreadable).
+    # its result is small (no result function: guard-large-result's, nor its ResultMissing), and no record is
+    # another's (Unreadable).
     # (AcquireComputed is entered: the key is free again when a failed body released it after the read.)
     assert entered_never == {
         "Once.ComputeKey",
@@ -26,6 +27,7 @@ def test_the_clock_and_a_fault_take_the_guard_through_every_state_but_those_no_r
         "Once.PayloadMismatch",
         "Once.StoreResult",
         "Once.Restore",
+        "Once.ResultMissing",
         "Once.Unreadable",
     }
 
