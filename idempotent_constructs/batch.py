@@ -45,8 +45,11 @@ class BatchSource(Enum):
     and DynamoDB, this is the eventID", EventBridge user guide, "Amazon EventBridge Pipes batching and
     concurrency"), and what keys a record and what it must repeat."""
 
-    SQS = ("messageId", "$.messageId", "$.body")
-    """An SQS queue, through a pipe or an event source mapping: the message id; the body."""
+    SQS = ("messageId", "$.body", None)
+    """An SQS queue, through a pipe or an event source mapping: the message's body, which its redeliveries, a
+    producer's re-sent copy and a redrive from the dead-letter queue keep (AWS gives a redriven message a new
+    ``messageId``: SQS developer guide, "Learn how to configure a dead-letter queue redrive"); being the key, it
+    is compared by it."""
 
     KINESIS = ("eventID", "$.eventID", "$.data")
     """A Kinesis stream through a pipe: the record's event id; its data."""
@@ -54,7 +57,7 @@ class BatchSource(Enum):
     DYNAMODB_STREAMS = ("eventID", "$.eventID", "$.dynamodb.NewImage")
     """A DynamoDB stream through a pipe: the change's event id; its new image."""
 
-    def __init__(self, identifier: str, key: str, payload: str) -> None:
+    def __init__(self, identifier: str, key: str, payload: str | None) -> None:
         self.identifier, self.key, self.payload = identifier, key, payload
 
 
@@ -123,7 +126,8 @@ class IdempotentBatch(sfn.StateMachineFragment):
             table=table,
             body=body,
             key=key or IdempotencyKey.from_paths(self.source.key),
-            payload=payload or IdempotencyPayload.from_paths(self.source.payload),
+            payload=payload
+            or (IdempotencyPayload.from_paths(self.source.payload) if self.source.payload else IdempotencyPayload.none()),
             namespace=namespace,
             expires_after=expires_after,
             # A batch is meant for the Express workflow a pipe or a starter function waits for: its defaults fit the run.

@@ -17,7 +17,7 @@ def batch(self: Construct, table: IdempotencyTable, process_one_record: sfn.ICha
         "Payments",
         table=table,
         body=process_one_record,  # its input: one record, {"messageId", "body", ...}
-        source=BatchSource.SQS,  # each record keyed on its messageId, its body compared
+        source=BatchSource.SQS,  # each record keyed on its body, which a dead-letter queue redrive keeps
         max_concurrency=4,
         **options,  # the guard's other options
     )

@@ -46,7 +46,7 @@ def payments_workflow(self: Construct, table: IdempotencyTable, charge: sfn.ICha
         table=table,
         body=charge,  # one record: {"messageId", "body", ...}
         expires_after=Duration.days(14),  # as long as the dead-letter queue keeps a message
-        **options,  # the record's key and payload, by default its messageId and body
+        **options,  # the record's key and payload; by default its body is its key
     )
     log_group = logs.LogGroup(self, "PaymentsLog", retention=logs.RetentionDays.ONE_MONTH)
     machine = sfn.StateMachine(

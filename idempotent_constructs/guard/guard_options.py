@@ -51,7 +51,11 @@ GUARD_MODEL = Options(
         "how the key is derived from the input.",
         "``IdempotencyKey.whole_input()``.",
         _ALL,
-        {BATCH: "the record's id, as its ``source`` names it: ``$.messageId`` for SQS, ``$.eventID`` for a stream."},
+        {
+            BATCH: "what identifies the record, as its ``source`` names it: ``$.body`` for SQS (the message itself, which a "
+            "redelivery, a producer's re-sent copy and a dead-letter queue redrive keep; its ``messageId`` does not "
+            "survive a redrive), ``$.eventID`` for a stream."
+        },
     ),
     Option(
         "payload",
@@ -61,7 +65,10 @@ GUARD_MODEL = Options(
         "for SQS through a pipe), or ``IdempotencyPayload.none()``.",
         "``IdempotencyPayload.whole_input()``.",
         _ALL,
-        {BATCH: "the record's message: ``$.body`` for SQS, ``$.data`` for Kinesis, ``$.dynamodb.NewImage`` for DynamoDB."},
+        {
+            BATCH: "the record's message: none for SQS (the body is its key), ``$.data`` for Kinesis, "
+            "``$.dynamodb.NewImage`` for DynamoDB."
+        },
     ),
     Option(
         "namespace",

@@ -89,6 +89,48 @@ def charges(deployment: Deployment, *payments: str, workflow: str = "Payments") 
     return side_effect_runs(deployment, workflow, *payments)
 
 
+class RedriveStack(Stack):
+    """The event sources guide's queue, pipe and workflow once more (docs/samples/payments_pipe.py), the batch
+    keyed as it is by default (each message's body), for a redrive from the dead-letter queue (issue 53)."""
+
+    def __init__(self, scope: App, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        counters = side_effects_table(self)
+        table = IdempotencyTable(self, "Idempotency", removal_policy=RemovalPolicy.DESTROY)
+        machine = docs_sample("payments_pipe").payments_pipe(self, table, payment(self, "Redriven", counters))
+        counters.grant_read_write_data(machine)
+
+
+@pytest.fixture(scope="module")
+def redrives(emulator: LocalEmulator) -> Deployment:
+    return emulator.deploy_stack(RedriveStack(App(), "Redrives"))
+
+
+def test_payments_charged_then_dead_lettered_are_redriven_as_new_messages_and_replay_without_a_second_charge(redrives):
+    run = uuid.uuid4().hex[:8]
+    queue, dead_letters = queue_url(redrives, "Queue"), queue_url(redrives, "DeadLetters")
+    valid = [{"payment_id": f"{run}-{n}", "amount": n} for n in range(3)]
+    send(redrives, queue, *(json.dumps(payment) for payment in valid))
+    # Each batch is charged, but its acknowledgement is lost three times: the queue's maxReceiveCount (3) sends
+    # the messages to the dead-letter queue, all charged already.
+    Pipe.of(redrives, "PaymentsPipe", lose_acknowledgements=3).drain()
+    assert charges(redrives, *(p["payment_id"] for p in valid), workflow="Redriven") == {p["payment_id"]: 1 for p in valid}
+    sqs = redrives.emulator.client("sqs")
+    waiting = sqs.get_queue_attributes(QueueUrl=dead_letters, AttributeNames=["ApproximateNumberOfMessages"])
+    assert waiting["Attributes"]["ApproximateNumberOfMessages"] == "3"
+
+    moved = delivery.redrive(redrives, dead_letters, queue)
+    assert len(moved) == 3 and not set(moved) & set(moved.values())  # new message ids: a messageId key would run again
+    cycles = Pipe.of(redrives, "PaymentsPipe").drain()
+
+    assert charges(redrives, *(p["payment_id"] for p in valid), workflow="Redriven") == {p["payment_id"]: 1 for p in valid}
+    assert {message_id for cycle in cycles for message_id in cycle.message_ids} == set(moved.values())
+    for cycle in cycles:  # each record replayed: its body (the flaky check, then the charge) never ran
+        assert cycle.execution is not None and cycle.execution.output == {"batchItemFailures": []}
+        assert "RedrivenFlaky" not in cycle.execution.entered_states()
+    assert messages_in(redrives, queue) == [] and messages_in(redrives, dead_letters) == []
+
+
 def test_each_valid_payment_is_charged_once_and_only_the_two_poison_messages_are_dead_lettered(payments):
     run = uuid.uuid4().hex[:8]
     queue, dead_letters = queue_url(payments, "Queue"), queue_url(payments, "DeadLetters")

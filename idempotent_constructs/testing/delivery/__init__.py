@@ -3,7 +3,8 @@ that a test sees a message's whole life: its receives, its executions, its delet
 dead-letter queue or its drop.
 
 - ``queues``: an SQS queue through an EventBridge pipe into a state machine (``Pipe``), or through a Lambda
-  event source mapping into a starter function (``EventSourceMapping``); ``messages_in`` reads a queue.
+  event source mapping into a starter function (``EventSourceMapping``); ``messages_in`` reads a queue, and
+  ``redrive`` moves a dead-letter queue's messages back, as new messages.
 - ``streams``: a Kinesis stream, or a DynamoDB table's stream, through a pipe (``StreamPipe``).
 - ``loop``: what they share: a ``Cycle`` (one batch and what became of it), ``drain()``, and the reading of a
   partial batch response.
@@ -12,7 +13,7 @@ Each rule is cited in the module that plays it.
 """
 
 from .loop import Cycle
-from .queues import FIRE_AND_FORGET, REQUEST_RESPONSE, SQS_BATCH_SIZE, EventSourceMapping, Pipe, messages_in
+from .queues import FIRE_AND_FORGET, REQUEST_RESPONSE, SQS_BATCH_SIZE, EventSourceMapping, Pipe, messages_in, redrive
 from .streams import StreamPipe
 
 __all__ = [
@@ -24,4 +25,5 @@ __all__ = [
     "Pipe",
     "StreamPipe",
     "messages_in",
+    "redrive",
 ]

@@ -30,6 +30,11 @@ them. What is modelled, and where AWS says so:
   response is ignored: the failed records are deleted with the rest.
 - A lost acknowledgement (``lose_acknowledgements``): the execution succeeded but the deletion never
   happened, so the whole batch comes again (at-least-once delivery, SQS developer guide).
+- A redrive from the dead-letter queue (``redrive``), as ``StartMessageMoveTask`` does it, which the emulator
+  lacks: each message moves to the source queue, oldest first, as a new message with its body and message
+  attributes ("All redriven messages are considered new messages with a new messageID and enqueueTime", and the
+  retention period starts again: SQS developer guide, "Learn how to configure a dead-letter queue redrive"). A
+  FIFO queue's redrive (message groups, the deduplication id) is not modelled: ``redrive`` refuses one.
 
 The emulator's own SQS (moto) keeps the messages, counts the receives and moves them to the dead-letter
 queue; this module plays the pipe, or the mapping, between the queue and its target.
@@ -229,3 +234,24 @@ def messages_in(deployment: Deployment, queue_url: str) -> list[dict[str, Any]]:
     while received := sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, VisibilityTimeout=60).get("Messages"):
         found.update({message["MessageId"]: {"messageId": message["MessageId"], "body": message["Body"]} for message in received})
     return list(found.values())
+
+
+def redrive(deployment: Deployment, dead_letter_queue_url: str, destination_url: str) -> dict[str, str]:
+    """Redrive every message of the dead-letter queue ``dead_letter_queue_url`` to ``destination_url`` (its
+    source queue), as a redrive task does (see above): ``{old message id: new message id}``."""
+    sqs = deployment.emulator.client("sqs")
+    for url in (dead_letter_queue_url, destination_url):
+        if url.endswith(".fifo"):
+            raise NotImplementedError(f"{url}: a FIFO queue's redrive (message groups, deduplication ids) is not modelled")
+    moved: dict[str, str] = {}
+    while received := sqs.receive_message(
+        QueueUrl=dead_letter_queue_url, MaxNumberOfMessages=10, MessageAttributeNames=["All"], VisibilityTimeout=60
+    ).get("Messages"):
+        for message in received:
+            attributes = message.get("MessageAttributes", {})
+            sent = sqs.send_message(
+                QueueUrl=destination_url, MessageBody=message["Body"], **({"MessageAttributes": attributes} if attributes else {})
+            )
+            sqs.delete_message(QueueUrl=dead_letter_queue_url, ReceiptHandle=message["ReceiptHandle"])
+            moved[message["MessageId"]] = sent["MessageId"]
+    return moved
