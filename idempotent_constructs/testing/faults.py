@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from .gaps.dynamodb_atomicity import ITEM_OPERATIONS
 
@@ -41,6 +43,9 @@ class Faults:
     dynamodb_error: str = "ProvisionedThroughputExceededException"
     seed: int | None = None
     injected: dict[str, int] = field(default_factory=lambda: {"dynamodb": 0, "lambda": 0, "dynamodb_lost_replies": 0})
+    # Lambda invocations failed, by function name: what ``injected["lambda"]`` counts, told apart (a function
+    # that other traffic invokes meanwhile, such as the release function, draws faults too).
+    failed_invocations: Counter[str] = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
         import random
@@ -104,6 +109,9 @@ def install(patch: Patch, current: Callable[[], Faults]) -> None:
     def faulty_invoke(response: Any) -> Any:
         faults = current()
         if faults.hit("lambda"):
+            named = unquote(response.path.rsplit("/", 2)[-2])  # a name, or an ARN with its qualifier
+            with faults._lock:
+                faults.failed_invocations[named.split(":")[6] if named.startswith("arn:") else named] += 1
             raise LambdaClientError(faults.choice(["TooManyRequestsException", "ServiceException"]), _INJECTED)
         return invoke(response)
 
