@@ -3,16 +3,17 @@ and its failures against the source's redeliveries.
 
 AWS redelivers a message in an envelope that changes (the table of ``testing/sources/__init__.py``). At synth, once
 the whole app is built, the pipes, EventBridge rules and API Gateway methods that start the workflow are
-found in the construct tree (starters.py); here is what is said about them. A pipe that starts it asynchronously (a Standard workflow, or FIRE_AND_FORGET)
-is warned about: it never redelivers a failed message. A key or payload that reads one record of a pipe's
+found in the construct tree (starters.py); here is what is said about them (and, in delivery_advice.py, of how
+they deliver: a pipe that never redelivers a failed message, a retention past expires_after...). A key or
+payload that reads one record of a pipe's
 batch (``[0]``) under a batch size other than 1 is an error: every record of the batch would be keyed, or
 checked, on the first one's, and the others lost. A key or payload that a *redelivery* defeats is warned
 about with the recipe (docs/guides/event-sources.md), one that only a producer's re-sent message defeats
-gets an info note. Whether an expression reads a field is a plain text check of its paths or
+gets an info note; a messageId in a key or payload behind a queue with a dead-letter queue is warned about, since
+a redrive sends each message again with a new id. Whether an expression reads a field is a plain text check of its paths or
 JSONata/JMESPath text. A pipe with an enrichment or an input template, a rule with an input, input path
 or transformer, and a starter function behind an event source mapping shape the input themselves: nothing is
-said about their envelopes. A mapping into a starter function of an ``IdempotentBatch`` that does not report
-batch item failures is warned about: Lambda ignores the partial batch response, and the failed records are lost.
+said about their envelopes.
 """
 
 from __future__ import annotations
@@ -29,20 +30,20 @@ from constructs import Construct, IConstruct, IValidation
 
 from ..lambda_src import schema
 from . import definition
+from .delivery_advice import (
+    SEE,
+    expires_before_redelivery,
+    never_redelivered,
+    partial_response_ignored,
+    past_target_limit,
+    waits_past_api_timeout,
+)
 from .selection import Selection
-from .starters import SQS_ENVELOPE_CHARACTERS, ByPath, Source, Start, starts
+from .starters import ByPath, Start, starts
 
 REDELIVERY_RUNS_AGAIN = "idempotent-constructs:redelivery-runs-again"
 REDELIVERY_MISMATCHES = "idempotent-constructs:redelivery-mismatches-payload"
-NEVER_REDELIVERED = "idempotent-constructs:pipe-never-redelivers"
-EXPIRES_BEFORE_REDELIVERY = "idempotent-constructs:expires-before-redelivery"
-WAITS_PAST_API_TIMEOUT = "idempotent-constructs:duplicate-waits-past-api-timeout"
-PARTIAL_RESPONSE_IGNORED = "idempotent-constructs:mapping-ignores-partial-batch-response"
-BATCH_PAST_TARGET_LIMIT = "idempotent-constructs:pipe-batch-past-262144-characters"
-# What a pipe sends a Step Functions target, the batch as a whole: "Step Functions state machines (262144
-# characters)" (EventBridge user guide, "Amazon EventBridge Pipes batching and concurrency").
-PIPE_TARGET_CHARACTERS = 262_144
-SEE = "(docs/guides/event-sources.md)"
+REDRIVE_RUNS_AGAIN = "idempotent-constructs:dead-letter-redrive-runs-again"
 
 
 # Where a field at the top of the record may start: after the root ($, $states.input, a record's [0]) or
@@ -142,117 +143,51 @@ def _advise_machine(
         if f"<<ref|{machine.node.path}|" not in start.started:
             continue
         if start.asynchronous or (start.asynchronous is not None and not express):
-            _never_redelivered(target, start.path, express)
+            never_redelivered(target, start.path, express)
         if start.kept is not None and start.kept[1] > config.expires_after.to_seconds():
-            _expires_before_redelivery(target, start, config.expires_after.to_seconds())
+            expires_before_redelivery(target, start, config.expires_after.to_seconds())
         waits = config.on_in_flight.value == "WAIT" and config.max_wait.to_seconds()
         if start.waits is not None and waits and waits > start.waits:
-            _waits_past_api_timeout(target, start.path, start.waits, waits)
+            waits_past_api_timeout(target, start.path, start.waits, waits)
         if per_record and start.reports is False:
-            _partial_response_ignored(target, start.path)
+            partial_response_ignored(target, start.path)
         if start.message_bytes is not None and isinstance(start.batch, int):
-            _past_target_limit(target, start.path, start.batch, start.message_bytes)
+            past_target_limit(target, start.path, start.batch, start.message_bytes)
+        if start.dead_letters is not None and (per_record or not start.shaped):  # a batch's records are SQS records
+            _redrive_runs_again(target, start, config.key, config.payload, per_record=per_record)
         if not start.shaped:
-            _advise(target, start.path, start.source, start.batch, config.key, config.payload, per_record=per_record)
+            _advise(target, start, config.key, config.payload, per_record=per_record)
 
 
 _ADVICE: weakref.WeakKeyDictionary[IConstruct, _Advice] = weakref.WeakKeyDictionary()
 
 
-def _expires_before_redelivery(workflow: IConstruct, start: Start, expires_after: float) -> None:
-    # A standard queue's message keeps its first enqueue time in its dead-letter queue, whose retention then
-    # bounds it (SQS developer guide, "Using dead-letter queues"); a redrive sends it back to the source.
-    assert start.kept is not None
-    what, seconds = start.kept
-    cdk.Annotations.of(workflow).add_warning_v2(
-        EXPIRES_BEFORE_REDELIVERY,
-        f"{what} keeps a message up to {_duration(seconds)}, and {start.named} may deliver it again (a "
-        f"redelivery, a redrive from the dead-letter queue) until then: a record expires {_duration(expires_after)} "
-        f"after it completes (expires_after), so a message that comes again later runs the workflow again. Set "
-        f"expires_after to at least {_duration(seconds)}, or the queues' retention below it {SEE}",
-    )
-
-
-def _waits_past_api_timeout(workflow: IConstruct, path: str, timeout: float, max_wait: float) -> None:
-    cdk.Annotations.of(workflow).add_warning_v2(
-        WAITS_PAST_API_TIMEOUT,
-        f"the API method {path} waits for the execution (StartSyncExecution) at most {_duration(timeout)}, its "
-        f"integration's timeout, and a duplicate that comes while the first request runs waits up to "
-        f"{_duration(max_wait)} for it (max_wait): its client gets a 504 and may retry while both still run. Set "
-        f"on_in_flight=InFlightPolicy.FAIL and answer {schema.IN_FLIGHT} with a 409 in the integration response, "
-        f"or a max_wait below the timeout {SEE}",
-    )
-
-
-def _partial_response_ignored(batch: IConstruct, path: str) -> None:
-    # "Lambda doesn't process these responses unless the ReportBatchItemFailures feature is explicitly turned on for
-    # your event source mapping", even where the function returns one (Lambda developer guide, the partial batch
-    # response pages of SQS and of DynamoDB streams); a success then deletes the whole batch.
-    cdk.Annotations.of(batch).add_warning_v2(
-        PARTIAL_RESPONSE_IGNORED,
-        f"the event source mapping {path} invokes a function that starts the workflow, and its function response "
-        "types leave out ReportBatchItemFailures: Lambda ignores the batch's partial batch response and deletes a "
-        "failed record with the others, never to be delivered again. Pass report_batch_item_failures=True to the "
-        f"event source (FunctionResponseTypes: [ReportBatchItemFailures]) and return the workflow's output {SEE}",
-    )
-
-
-def _past_target_limit(workflow: IConstruct, path: str, batch: int, message_bytes: int) -> None:
-    largest = batch * (message_bytes + SQS_ENVELOPE_CHARACTERS)
-    if largest <= PIPE_TARGET_CHARACTERS:
+def _redrive_runs_again(workflow: IConstruct, start: Start, key: Selection, payload: Selection, *, per_record: bool) -> None:
+    # "All redriven messages are considered new messages with a new messageID and enqueueTime" (SQS developer
+    # guide, "Learn how to configure a dead-letter queue redrive"). A whole input reads it too, but is told of
+    # already: every redelivery changes its receipt handle.
+    for option, selection, outcome in (
+        ("key", key, "runs the workflow again"),
+        ("payload", payload, "fails with Idempotency.PayloadMismatch"),
+    ):
+        text = _text(selection)  # None for a whole input
+        if text is None or not _names(text, "messageId"):
+            continue
+        fix = start.source.redriven if start.batch == 1 and not per_record else _of_a_record(start.source.redriven)
+        cdk.Annotations.of(workflow).add_warning_v2(
+            REDRIVE_RUNS_AGAIN,
+            f"{start.named} reads a queue whose messages may go to {start.dead_letters}, and a redrive from it sends each "
+            f"message again as a new one, with a new messageId: with a selection of messageId as the {option}, a "
+            f"redriven message that had completed {outcome}. Use {fix} (an IdempotentBatch's default), or your id in "
+            f"the body {SEE}",
+        )
         return
-    fits = PIPE_TARGET_CHARACTERS // batch - SQS_ENVELOPE_CHARACTERS
-    fix = (
-        f"Set the queue's maximumMessageSize to {fits:,} bytes or less"
-        if fits >= 1_024  # the least maximumMessageSize SQS allows
-        else f"Set the pipe's batch size to {max(1, PIPE_TARGET_CHARACTERS // (message_bytes + SQS_ENVELOPE_CHARACTERS))} or less"
-    )
-    cdk.Annotations.of(workflow).add_warning_v2(
-        BATCH_PAST_TARGET_LIMIT,
-        f"the pipe {path} may send {_records(batch)} of up to {message_bytes:,} bytes each (its queue's "
-        f"maximumMessageSize), about {largest:,} characters in their records, more where a JSON body's quotes are "
-        f"escaped: Pipes sends a Step Functions target at most {PIPE_TARGET_CHARACTERS:,} characters, the batch "
-        f"as a whole, and AWS does not document what becomes of messages past it. {fix}, leaving room for "
-        f"escapes, or send a reference to the content (an S3 key) {SEE}",
-    )
 
 
-def _records(batch: int) -> str:
-    return "one message" if batch == 1 else f"a batch of {batch} messages"
-
-
-def _duration(seconds: float) -> str:
-    for unit, size in (("days", 86_400), ("hours", 3_600), ("minutes", 60)):
-        if seconds >= size and seconds % size == 0:
-            return f"{seconds // size:.0f} {unit if seconds != size else unit[:-1]}"
-    return f"{seconds:.0f} seconds"
-
-
-def _never_redelivered(workflow: IConstruct, path: str, express: bool) -> None:
-    # "Pipes cannot retry errors thrown from within the logic of a Step Functions standard workflow"; an
-    # asynchronous invocation succeeds once the execution starts (EventBridge user guide, "EventBridge Pipes
-    # error handling and troubleshooting"; the Pipes API's PipeTargetStateMachineParameters).
-    how = "with FIRE_AND_FORGET" if express else "(a Standard workflow, which Pipes can only start asynchronously)"
-    cdk.Annotations.of(workflow).add_warning_v2(
-        NEVER_REDELIVERED,
-        f"the pipe {path} starts the workflow {how}: the pipe is done once the execution starts, so a message "
-        "whose execution fails is deleted from its source and never redelivered. Use an Express workflow and "
-        "the pipe's default invocation type, REQUEST_RESPONSE: a failed execution is then redelivered until the "
-        f"source's maxReceiveCount, then goes to its dead-letter queue {SEE}",
-    )
-
-
-def _advise(
-    workflow: IConstruct,
-    path: str,
-    source: Source,
-    batch: int | None,
-    key: Selection,
-    payload: Selection,
-    *,
-    per_record: bool = False,
-) -> None:
-    recipe, business = source.recipe, source.business
+def _advise(workflow: IConstruct, start: Start, key: Selection, payload: Selection, *, per_record: bool = False) -> None:
+    path, source, batch = start.path, start.source, start.batch
+    recipe = source.redriven if start.dead_letters is not None and source.redriven else source.recipe
+    business = source.business
     if per_record:  # an IdempotentBatch: its key and payload read a record, the input of its Map's iteration
         recipe, business = (_of_a_record(fix) for fix in (recipe, business))
     elif batch != 1:

@@ -37,6 +37,7 @@ class Source:
     business: str = ""  # a key in the content, which a producer's duplicate repeats too
     parameters: str = ""  # its pipe's source parameters, which hold its batchSize
     batch: int | None = None  # a pipe's batch size where batchSize is not set (None: more than one, by AWS's choice)
+    redriven: str = ""  # the recipe where the source's messages may be redriven from a dead-letter queue
 
 
 SQS = Source(
@@ -51,6 +52,9 @@ SQS = Source(
     # pipe" (EventBridge user guide, "Amazon SQS as a source").
     "sqsQueueParameters",
     10,
+    # A redrive from the dead-letter queue sends a message again with a new messageId, its body the same (SQS
+    # developer guide, "Learn how to configure a dead-letter queue redrive"): the body is the key.
+    'key=IdempotencyKey.from_paths("$[0].body"), payload=IdempotencyPayload.none()',
 )
 KINESIS = Source(
     duplicate="a Kinesis record put again by a producer's retried PutRecord, through the pipe {path},",
@@ -103,6 +107,7 @@ class Start:
     waits: float | None = None  # an API method that waits for the execution (StartSyncExecution): its timeout, seconds
     message_bytes: int | None = None  # the largest message a pipe's SQS source accepts (its MaximumMessageSize)
     reports: bool | None = None  # a mapping's ReportBatchItemFailures (None: not a mapping)
+    dead_letters: str | None = None  # "the dead-letter queue Stack/DeadLetters" of its SQS source, where the app has it
 
     @property
     def named(self) -> str:
@@ -129,6 +134,7 @@ def starts(node: IConstruct, by_path: Mapping[str, IConstruct]) -> Iterator[Star
                 shaped=bool(node.enrichment) or "inputTemplate" in target,
                 kept=_kept(source, by_path) if found is SQS else None,
                 message_bytes=_message_bytes(source, by_path) if found is SQS else None,
+                dead_letters=_dead_letters_named(source, by_path) if found is SQS else None,
             )
     elif isinstance(node, lambda_.CfnEventSourceMapping):
         yield from _mapping(node, by_path)
@@ -166,6 +172,7 @@ def _mapping(node: lambda_.CfnEventSourceMapping, by_path: Mapping[str, IConstru
             shaped=True,
             kept=_kept(source, by_path) if found is SQS else None,
             reports="ReportBatchItemFailures" in (_resolve(node, node.function_response_types) or []),
+            dead_letters=_dead_letters_named(source, by_path) if found is SQS else None,
         )
 
 
@@ -224,14 +231,26 @@ def _kept(source: Any, by_path: Mapping[str, IConstruct]) -> tuple[str, int] | N
     if queue is None:
         return None
     kept = [(f"the queue {named(queue)}", _resolve(queue, queue.message_retention_period) or SQS_RETENTION_SECONDS)]
-    redrive = _resolve(queue, queue.redrive_policy)
-    dead_letters = _queue(redrive.get("deadLetterTargetArn"), by_path) if isinstance(redrive, dict) else None
+    dead_letters = _dead_letters(queue, by_path)
     if dead_letters is not None:
         retention = _resolve(dead_letters, dead_letters.message_retention_period) or SQS_RETENTION_SECONDS
         kept.append((f"the dead-letter queue {named(dead_letters)}", retention))
     if not all(isinstance(seconds, int) for _, seconds in kept):
         return None
     return max(kept, key=lambda item: item[1])
+
+
+def _dead_letters(queue: sqs.CfnQueue, by_path: Mapping[str, IConstruct]) -> sqs.CfnQueue | None:
+    """The dead-letter queue of ``queue`` (its redrive policy's target), where the app holds it."""
+    redrive = _resolve(queue, queue.redrive_policy)
+    return _queue(redrive.get("deadLetterTargetArn"), by_path) if isinstance(redrive, dict) else None
+
+
+def _dead_letters_named(source: Any, by_path: Mapping[str, IConstruct]) -> str | None:
+    """ "the dead-letter queue {path}" of the queue ``source`` (resolved), where the app holds both."""
+    queue = _queue(source, by_path)
+    dead_letters = _dead_letters(queue, by_path) if queue is not None else None
+    return f"the dead-letter queue {named(dead_letters)}" if dead_letters is not None else None
 
 
 def _message_bytes(source: Any, by_path: Mapping[str, IConstruct]) -> int | None:

@@ -29,6 +29,7 @@ from idempotent_constructs import (
 from tests.synth import stack
 
 RECIPE = dict(key=IdempotencyKey.from_paths("$[0].messageId"), payload=IdempotencyPayload.from_paths("$[0].body"))
+BY_BODY = dict(key=IdempotencyKey.from_paths("$[0].body"), payload=IdempotencyPayload.none())  # with a dead-letter queue
 ROLE = "arn:aws:iam::123456789012:role/pipe"
 
 
@@ -344,15 +345,59 @@ def test_a_dead_letter_queue_that_keeps_a_message_longer_than_its_queue_is_what_
     dead_letters = sqs.Queue(target, "DeadLetters", retention_period=Duration.days(14))
     source = queue(target, dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letters, max_receive_count=3))
     pipe(target, source.queue_arn, orders.state_machine.state_machine_arn)
-    (warning,) = warnings(target)
+    (warning,) = coded(target, "expires-before-redelivery")
     assert warning.startswith("the dead-letter queue Test/DeadLetters keeps a message up to 14 days")
     assert "Set expires_after to at least 14 days" in warning
     other = stack()
-    kept = workflow(other, **RECIPE, expires_after=Duration.days(14))
+    kept = workflow(other, **BY_BODY, expires_after=Duration.days(14))
     dead_letters = sqs.Queue(other, "DeadLetters", retention_period=Duration.days(14))
     source = queue(other, dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letters, max_receive_count=3))
     pipe(other, source.queue_arn, kept.state_machine.state_machine_arn)
     assert warnings(other) == []
+
+
+def coded(target: Stack, code: str) -> list[str]:
+    """The warnings of ``target`` whose acknowledgement code is ``idempotent-constructs:{code}``."""
+    return [warning for warning in warnings(target) if warning.endswith(f"[ack: idempotent-constructs:{code}]")]
+
+
+def queue_with_dead_letters(target: Stack) -> sqs.Queue:
+    dead_letters = sqs.Queue(target, "DeadLetters", retention_period=Duration.days(4))
+    return queue(target, dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letters, max_receive_count=3))
+
+
+def test_a_message_id_key_behind_a_queue_with_a_dead_letter_queue_is_warned_that_a_redrive_runs_again():
+    target = stack()
+    orders = workflow(target, **RECIPE)
+    pipe(target, queue_with_dead_letters(target).queue_arn, orders.state_machine.state_machine_arn)
+    (warning,) = coded(target, "dead-letter-redrive-runs-again")
+    assert warning.startswith(
+        "the pipe Test/OrdersPipe reads a queue whose messages may go to the dead-letter queue Test/DeadLetters, and a "
+        "redrive from it sends each message again as a new one, with a new messageId: with a selection of messageId as "
+        "the key, a redriven message that had completed runs the workflow again."
+    )
+    assert 'Use key=IdempotencyKey.from_paths("$[0].body"), payload=IdempotencyPayload.none()' in warning
+    # Keyed on the body, nothing to say; and without a dead-letter queue, a message id is never redriven.
+    keyed = stack()
+    by_body = workflow(keyed, **BY_BODY)
+    pipe(keyed, queue_with_dead_letters(keyed).queue_arn, by_body.state_machine.state_machine_arn)
+    assert warnings(keyed) == []
+    alone = stack()
+    pipe(alone, queue(alone).queue_arn, workflow(alone, **RECIPE).state_machine.state_machine_arn)
+    assert coded(alone, "dead-letter-redrive-runs-again") == []
+
+
+def test_an_idempotent_batch_keyed_on_the_message_id_behind_a_dead_letter_queue_is_warned_and_its_default_is_not():
+    target = stack()
+    key = IdempotencyKey.from_paths("$.messageId")
+    machine = batch_machine(target, sfn.StateMachineType.EXPRESS, key=key, expires_after=Duration.days(4))
+    pipe(target, queue_with_dead_letters(target).queue_arn, machine.state_machine_arn, batch_size=None)
+    (warning,) = coded(target, "dead-letter-redrive-runs-again")
+    assert 'Use key=IdempotencyKey.from_paths("$.body"), payload=IdempotencyPayload.none()' in warning
+    default = stack()
+    machine = batch_machine(default, sfn.StateMachineType.EXPRESS, expires_after=Duration.days(4))
+    pipe(default, queue_with_dead_letters(default).queue_arn, machine.state_machine_arn, batch_size=None)
+    assert warnings(default) == []
 
 
 def api_into(orders: IdempotentStateMachine) -> None:
