@@ -68,6 +68,7 @@ def _state_maps(graph: dict[str, Any]) -> list[dict[str, Any]]:
 
 CLOCK = Bounds(faults=0, crashes=0, redrives=0, duplicates=0, ticks=3)
 RECOVERY = Bounds(faults=0, crashes=1, redrives=1, duplicates=0, ticks=1)
+RESTART = Bounds(faults=0, crashes=0, redrives=0, duplicates=0, ticks=1, restarts=1)
 
 VARIABLE = r"\$idempotency_[0-9a-f]+"
 LEASE = rf"{VARIABLE}\.record\.in_progress_expiration\.N"
@@ -146,6 +147,20 @@ MUTATIONS = (
         ((r"\(#expiration < :now AND #status <> :status\)", "(#expiration < :now OR #status = :status)"),),
         "guard",
         CLOCK,
+        "live_holder_kept",
+    ),
+    Mutation(
+        "own-by-execution",
+        "the route knows a record as the run's own by its execution alone, as a whole workflow did before issue 53",
+        ".Route",
+        (
+            (
+                rf"({VARIABLE})\.record\.owner\.S = {VARIABLE}\.owner",
+                r"$substringBefore(\1.record.owner.S, '#') = $states.context.Execution.Id",
+            ),
+        ),
+        "workflow-express",
+        RESTART,
         "live_holder_kept",
     ),
     Mutation(

@@ -4,7 +4,7 @@ deeper ones of ``./dev explore``.
 A suite is a bound on one axis of the world, the others kept small, because the state space is the product
 of them all: ``clock`` (the clock ticks three times, one execution's clock a second ahead), ``faults`` (a call
 fails before its effect, or its reply is lost, while the clock ticks), ``recovery`` (a crash, a redrive, a
-status-change event delivered twice) and ``three`` (three executions of one key). A guard in an inline Map
+status-change event delivered twice, an Express execution's restart) and ``three`` (three executions of one key). A guard in an inline Map
 runs as one execution's two iterations.
 """
 
@@ -21,7 +21,7 @@ from .transitions import Bounds
 CI: dict[str, Bounds] = {
     "clock": Bounds(faults=0, crashes=0, redrives=0, duplicates=0, ticks=3),
     "faults": Bounds(faults=1, crashes=0, redrives=0, duplicates=0, ticks=1),
-    "recovery": Bounds(faults=0, crashes=1, redrives=1, duplicates=1, ticks=1),
+    "recovery": Bounds(faults=0, crashes=1, redrives=1, duplicates=1, ticks=1, restarts=1),
 }
 # Three executions in CI, for the two configurations whose races differ most: a whole workflow with the owner
 # check, and a guard of your own without it.
@@ -32,7 +32,7 @@ THREE: dict[str, Bounds] = {
 DEEP: dict[str, Bounds] = {
     "clock": Bounds(faults=0, crashes=0, redrives=0, duplicates=0, ticks=4),
     "faults": Bounds(faults=2, crashes=0, redrives=0, duplicates=0, ticks=2),
-    "recovery": Bounds(faults=1, crashes=1, redrives=1, duplicates=1, ticks=1),
+    "recovery": Bounds(faults=1, crashes=1, redrives=1, duplicates=1, ticks=1, restarts=1),
     "three": Bounds(executions=3, faults=0, crashes=0, redrives=0, duplicates=0, ticks=2),
 }
 

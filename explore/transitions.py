@@ -1,7 +1,7 @@
 """Everything that may happen next in the explored world, within the bounds: a run's step (its call taking
 effect and replying, failing before its effect, or taking effect with its reply lost), the clock's tick, an
 execution crashing (aborted, timed out, or dead of an error no Catch takes), a Standard execution's
-redrive, the release function receiving a status-change event (late, twice, or never: it may simply not
+redrive, an Express execution restarted from the beginning while its first attempt still runs, the release function receiving a status-change event (late, twice, or never: it may simply not
 happen), and DynamoDB's TTL deleting an expired item at any moment after its expiration.
 
 Each transition is labelled with what happened, in words, for the trace of a counterexample.
@@ -39,11 +39,12 @@ class Bounds:
     duplicates: int = 1
     ticks: int = 3
     skew: int = 1000
+    restarts: int = 0
 
     def __str__(self) -> str:
         return (
             f"{self.executions} executions, {self.faults} faults, {self.crashes} crashes, {self.redrives} redrives, "
-            f"{self.duplicates} duplicate events, {self.ticks} ticks of 1 s, skew {self.skew} ms"
+            f"{self.duplicates} duplicate events, {self.restarts} restarts, {self.ticks} ticks of 1 s, skew {self.skew} ms"
         )
 
 
@@ -82,6 +83,7 @@ class Transitions:
                 redrives=self.bounds.redrives if self.configuration.standard else 0,
                 duplicates=self.bounds.duplicates if self.configuration.standard else 0,
                 ticks=self.bounds.ticks,
+                restarts=0 if self.configuration.standard or self.configuration.runs_per_execution > 1 else self.bounds.restarts,
             )
             world = World(now=EPOCH_MS, items=(), executions=executions, runs=(), events=(), budget=budget)
             for execution in executions:
@@ -110,6 +112,9 @@ class Transitions:
                 yield self.crash(world, execution)
             if execution.status in ("FAILED", "ABORTED") and world.budget.redrives > 0:
                 yield self.redrive(world, execution)
+            # After the start (a tick later at least: a restart enters its states later than the attempt it restarts).
+            if execution.status == "RUNNING" and world.budget.restarts > 0 and world.now > EPOCH_MS:
+                yield self.restart(world, execution)
         for event in world.events:
             yield from self.deliver(world, event)
         for record_id, held in world.items:
@@ -226,6 +231,22 @@ class Transitions:
                 world, shown = self.settle_execution(world, world.run(name))
                 exemption = exemption or shown
         return Next(lambda: label, world, exemption)
+
+    def restart(self, world: World, execution: Execution) -> Next:
+        """An asynchronous Express execution that AWS runs again from the beginning ("at-least-once workflow
+        execution": Step Functions developer guide, "Execution guarantees"). AWS does not say whether the
+        restart keeps the execution's id, nor that the first attempt has stopped: the worst case is played,
+        the same id (``Execution.Id``) and the first attempt still running. The restart is an execution of its
+        own here (``e1'``: its runs end apart from the first attempt's), with the same ARN, and a clock 1 ms
+        ahead of the first attempt's: the one assumption made, that two attempts never enter a state in the same
+        millisecond (the owner token of a write is its state's entry: ``record_tasks.ENTRY_OWNER``)."""
+        again = Execution(name=f"{execution.name}'", arn=execution.arn, skew=execution.skew + 1)
+        world = world._replace(
+            executions=(*world.executions, again), budget=world.budget._replace(restarts=world.budget.restarts - 1)
+        )
+        world = world._replace(runs=(*world.runs, Run(name=again.name, execution=again.name, frames=())))
+        world = world.with_run(self.machine.start(again.name, again.name, {"id": KEY}, world))
+        return Next(lambda: f"AWS restarts {execution.name} from the beginning, with its id ({again.name})", world)
 
     def deliver(self, world: World, event: Event) -> Iterator[Next]:
         """The release function's handler on ``event``: the record it deletes, if any, must be the ended

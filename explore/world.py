@@ -92,13 +92,15 @@ class Execution(NamedTuple):
 
 class Budget(NamedTuple):
     """What the bounds still allow: faults (a call failed before its effect, or applied with its reply
-    lost), crashes, redrives, status-change events delivered twice, ticks of the clock."""
+    lost), crashes, redrives, status-change events delivered twice, ticks of the clock, restarts of an
+    asynchronous Express execution."""
 
     faults: int
     crashes: int
     redrives: int
     duplicates: int
     ticks: int
+    restarts: int = 0
 
 
 class Watch(NamedTuple):

@@ -250,12 +250,9 @@ def refused(guard: IdempotencyGuard, known: str | None = None) -> dict[str, str]
     attempt of that very write was applied. A token of the write's state entry is computed again here, in
     the same entry; one drawn first is in the variable already."""
     config, facts = guard.config, guard.facts
-    if config.once_per_execution:
-        token = None  # each write drew its own: the route knows the record by its execution
-    elif record_tasks.owner_drawn_first(config):
-        token = facts(OWNER) if known is not None else None  # a variable kept as it is holds it already
-    else:
-        token = record_tasks.ENTRY_OWNER
+    # One drawn first: a variable kept as it is holds it already.
+    drawn = facts(OWNER) if known is not None else None
+    token = drawn if record_tasks.owner_drawn_first(config) else record_tasks.ENTRY_OWNER
     if token is None:
         return None if known is None else {facts.name: expression(known)}
     base = known if known is not None else f"${facts.name}"

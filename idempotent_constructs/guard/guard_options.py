@@ -195,9 +195,9 @@ GUARD_MODEL = Options(
         "once_per_execution",
         BOOL,
         "whether this guard runs at most once in an execution (it is not in a Map, a loop or a state that runs "
-        "again). Then a record in progress that this very execution holds can only be its own (an ``Acquire`` "
-        "applied by DynamoDB but reported failed and retried), which the guard takes over at once. Its lease and "
-        "wait are written as given (or their defaults), not fitted at synth to an Express run that holds it.",
+        "again). Its lease and wait are then written as given (or their defaults), not fitted at synth to an "
+        "Express run that holds it. It still tells its own record by the owner token its write wrote, not by its "
+        "execution: an Express execution that AWS restarts (at-least-once) may keep its id.",
         "``False``. ``IdempotentStateMachine`` sets it: its guard is the whole workflow.",
         (GUARD,),
     ),

@@ -110,10 +110,8 @@ def owner_written(config: GuardConfig, facts: Facts) -> str:
     of it, so that a write DynamoDB applied but reported failed, retried, is refused by its condition and
     the route knows the record by its token as the run's own (B12): the token of the write's state entry
     (``ENTRY_OWNER``), or the one drawn first (``owner_drawn_first``). A guard that runs once per execution
-    (``once_per_execution``) draws one in each write: there a record in progress that its execution holds
-    can only be its own, whatever its token."""
-    if config.once_per_execution:
-        return NEW_OWNER
+    too: an Express execution that AWS restarts from the beginning keeps its id, maybe while its first attempt
+    still runs, so the execution alone does not tell the run's own record."""
     return facts(OWNER) if owner_drawn_first(config) else ENTRY_OWNER
 
 

@@ -114,12 +114,15 @@ def route(
     # A record in progress that is this run's own: a write that made it the holder, applied by DynamoDB
     # but reported failed, whose retry its condition refused (B12). Taken at once (fenced on what was
     # read, so that its lease starts again), never waited for. The run knows it by the owner token its
-    # write wrote (record_tasks.owner_written), which it keeps; a guard that runs once per execution, by its
-    # execution alone (any record its execution holds is its own), since each of its writes draws a token.
-    if not config.once_per_execution:
-        own = f"{record(schema.OWNER)} = {facts(OWNER)}"
-    else:
-        own = f"$substringBefore({record(schema.OWNER)}, '{schema.OWNER_SEPARATOR}') = $states.context.Execution.Id"
+    # write wrote (record_tasks.owner_written), which it keeps: not by its execution alone, which an
+    # Express execution that AWS restarts (at-least-once) shares with its first attempt, maybe still running.
+    # But a guard that runs once per execution, redriven, knows any record its execution holds as its own: only
+    # an ended execution is redriven (Standard; never Express), so its earlier attempt is over.
+    own = f"{record(schema.OWNER)} = {facts(OWNER)}"
+    if config.once_per_execution:
+        redriven = "$exists($states.context.Execution.RedriveCount) and $states.context.Execution.RedriveCount > 0"
+        by_execution = f"$substringBefore({record(schema.OWNER)}, '{schema.OWNER_SEPARATOR}') = $states.context.Execution.Id"
+        own = f"({own} or ({redriven} and {by_execution}))"
     rules.append((f"{record.status(schema.INPROGRESS)} and {own}", takeover))
     rules.append((record.within_lease, wait))
     if config.owner_state_machine_name is not None:
