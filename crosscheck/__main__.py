@@ -40,7 +40,9 @@ def synthesize_test_stacks(outdir: Path) -> Path:
     app = App(outdir=str(outdir))
     BehaviourStack(app, "Behaviour")
     DocumentsStack(app, "Documents")
-    everything_on(app)
+    # ministack refuses an alarm on metric math ("AWS::CloudWatch::Alarm Properties.Metrics (metric math) is not
+    # supported"), which CloudWatch takes: the dashboard's alarms stay out of its copy of the stack.
+    everything_on(app, alarms=False)
     LostRepliesStack(app, "LostReplies")
     RacesStack(app, "Races")
     return Path(app.synth().directory)

@@ -844,7 +844,9 @@ def minimal(app: App) -> Stack:
     return stack
 
 
-def everything_on(app: App) -> Stack:
+def everything_on(app: App, *, alarms: bool = True) -> Stack:
+    """Every option on; without ``alarms``, the dashboard makes none (ministack, the cross-check's emulator,
+    refuses an alarm on metric math: crosscheck/__main__.py)."""
     stack = Stack(app, "EverythingOn")
     table = IdempotencyTable(
         stack,
@@ -895,8 +897,10 @@ def everything_on(app: App) -> Stack:
         timeout=Duration.minutes(5),
     )
     # The on-call topic's own key must let CloudWatch use it, or its alarms cannot publish (nag: SNS with KMS).
-    on_call_key = kms.Key(stack, "OnCallKey", enable_key_rotation=True)
-    on_call_key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*")
-    on_call = sns.Topic(stack, "OnCall", enforce_ssl=True, master_key=on_call_key)
-    IdempotencyDashboard(stack, "Dashboard", workflows=[orders, quotes], alarm_actions=[cloudwatch_actions.SnsAction(on_call)])
+    actions = []
+    if alarms:
+        on_call_key = kms.Key(stack, "OnCallKey", enable_key_rotation=True)
+        on_call_key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*")
+        actions.append(cloudwatch_actions.SnsAction(sns.Topic(stack, "OnCall", enforce_ssl=True, master_key=on_call_key)))
+    IdempotencyDashboard(stack, "Dashboard", workflows=[orders, quotes], alarm_actions=actions)
     return stack
