@@ -102,37 +102,10 @@ ALARMS = {
 def alarmed_metrics(workflow: Outcomes) -> list[tuple[str, Callable[..., cloudwatch.IMetric]]]:
     """``(name, metric_*)`` of the alarms a workflow gets: those of ``ALARMS`` its guard can count, and
     ``InFlight`` only where duplicates wait (with ``InFlightPolicy.FAIL`` it is the answer a caller asked for)."""
-    _, guard, _ = workflow._outcomes()
-    alarmed = [("LeaseLost", workflow.metric_lease_lost)]
-    if not guard.config.rejects_completed:
-        alarmed.append(("ResultMissing", workflow.metric_result_missing))
-    alarmed.append(("Mismatched", workflow.metric_mismatched))
-    if guard.config.on_in_flight is InFlightPolicy.WAIT:
-        alarmed.append(("InFlight", workflow.metric_in_flight))
-    return alarmed
+    countable, waits = workflow.countable(), workflow._outcomes()[1].config.on_in_flight is InFlightPolicy.WAIT
+    return [(name, countable[name]) for name in ALARMS if name in countable and (name != "InFlight" or waits)]
 
 
 def graphed_metrics(workflow: Outcomes) -> list[Callable[..., cloudwatch.IMetric]]:
-    """The ``metric_*`` methods of ``workflow`` that can count something: the nine every workflow has,
-    ``metric_result_missing`` if it replays, ``metric_rejected`` if it may reject and
-    ``metric_lease_extended`` if it has ``ExtendLease`` states (the same rule as the states its metric
-    filter matches, ``outcome_states``)."""
-    metrics = [
-        workflow.metric_executed,
-        workflow.metric_replayed,
-        workflow.metric_waited,
-        workflow.metric_taken_over,
-        workflow.metric_mismatched,
-        workflow.metric_key_missing,
-        workflow.metric_in_flight,
-        workflow.metric_lease_lost,
-        workflow.metric_failed,
-    ]
-    _, guard, _ = workflow._outcomes()
-    if guard.config.rejects_completed:  # the same rule as the states its metric filter matches (outcome_states)
-        metrics.append(workflow.metric_rejected)
-    else:
-        metrics.append(workflow.metric_result_missing)
-    if guard.extend_states:
-        metrics.append(workflow.metric_lease_extended)
-    return metrics
+    """The ``metric_*`` methods of ``workflow`` that can count something (``Outcomes.countable``)."""
+    return list(workflow.countable().values())

@@ -6,6 +6,7 @@ no extra resource; more if the names overflow one filter pattern), by state name
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -165,6 +166,31 @@ class Outcomes:
 
     def _outcomes(self) -> tuple[Construct, CountedGuard, logs.ILogGroup]:
         raise NotImplementedError
+
+    def countable(self) -> dict[str, Callable[..., cloudwatch.IMetric]]:
+        """The ``metric_*`` methods that can count something for this guard, by their metric's label: the nine
+        every guard has, ``ResultMissing`` where it replays, ``Rejected`` where it may reject and
+        ``LeaseExtended`` where it has ``ExtendLease`` states (the rule of the states its filter matches,
+        ``outcome_states``)."""
+        _, guard, _ = self._outcomes()
+        found = {
+            "Executed": self.metric_executed,
+            "Replayed": self.metric_replayed,
+            "Waited": self.metric_waited,
+            "TakenOver": self.metric_taken_over,
+            "Mismatched": self.metric_mismatched,
+            "KeyMissing": self.metric_key_missing,
+            "InFlight": self.metric_in_flight,
+            "LeaseLost": self.metric_lease_lost,
+            "Failed": self.metric_failed,
+        }
+        if guard.config.rejects_completed:
+            found["Rejected"] = self.metric_rejected
+        else:
+            found["ResultMissing"] = self.metric_result_missing
+        if guard.extend_states:
+            found["LeaseExtended"] = self.metric_lease_extended
+        return found
 
     def metric_executed(self, **props: Any) -> cloudwatch.IMetric:
         """Runs of the body (first runs, runs after a release, takeovers)."""
