@@ -22,16 +22,19 @@ if TYPE_CHECKING:
 class StatusChangeEvents:
     """Gap: moto neither emits Step Functions' "Execution Status Change" events nor delivers
     EventBridge events to Lambda targets. This does both, the way EventBridge does: when an
-    execution ends, an event in the AWS shape goes to every rule whose pattern (matched by moto's
-    own matcher) accepts it, and each Lambda target of such a rule is invoked with it,
-    asynchronously, moments later."""
+    execution ends, or a redrive sets it running again (``gaps.redrive_execution``), an event in the
+    AWS shape, its detail the execution as DescribeExecution described it then, goes to every rule
+    whose pattern (matched by moto's own matcher) accepts it, and each Lambda target of such a rule
+    is invoked with it, asynchronously, moments later."""
 
     def __init__(self, emulator: LocalEmulator) -> None:
         import queue
 
         self._emulator = emulator
-        # Each ended execution, and whether its event is dropped (decided when it ended).
-        self._ended: queue.Queue[tuple[str, bool] | None] = queue.Queue()
+        # Each execution that ended (or was redriven), whether its event is dropped (decided then), and
+        # how DescribeExecution described it then (None: described when delivered).
+        self._ended: queue.Queue[tuple[str, bool, dict[str, Any] | None] | None] = queue.Queue()
+        self._client: Any = None
         self._thread: threading.Thread | None = None
         self._dropping = threading.Event()
         # Executions that are ending or ended whose event is not delivered yet (see ``settle``).
@@ -51,9 +54,31 @@ class StatusChangeEvents:
             try:
                 original(communication)
             finally:
-                self._ended.put((communication.execution.exec_arn, dropping))
+                arn = communication.execution.exec_arn
+                self._ended.put((arn, dropping, self._described(arn)))
+
+        def redriven(communication: Any) -> None:
+            # gaps.redrive_execution calls it when a redriven attempt starts: the status changes to RUNNING.
+            with self._delivered:
+                self._undelivered += 1
+            arn = communication.execution.exec_arn
+            self._ended.put((arn, self._dropping.is_set(), self._described(arn)))
 
         patch(BaseExecutionWorkerCommunication, "terminated", terminated)
+        patch(BaseExecutionWorkerCommunication, "redriven", redriven)
+
+    def _described(self, execution_arn: str) -> dict[str, Any] | None:
+        """The execution as DescribeExecution describes it now (a redrive may change it before the event
+        is delivered); None for an Express one, which sends no event, or if it cannot be described."""
+        try:
+            if self._client is None:
+                self._client = self._emulator.client("stepfunctions")
+            if is_express(self._client, execution_arn):
+                return None
+            return dict(self._client.describe_execution(executionArn=execution_arn))
+        except Exception:
+            logging.getLogger(__name__).debug("%s not described", execution_arn, exc_info=True)
+            return None
 
     def settle(self, timeout: float) -> None:
         """Wait until the event of every execution that has ended is delivered (each matching rule's
@@ -87,12 +112,12 @@ class StatusChangeEvents:
 
     def _run(self) -> None:
         while (ended := self._ended.get()) is not None:
-            execution_arn, dropped = ended
+            execution_arn, dropped, described = ended
             try:
                 client = self._emulator.client("stepfunctions")
                 # AWS sends status-change events for Standard executions only.
                 if not dropped and not is_express(client, execution_arn):
-                    self._deliver(client.describe_execution(executionArn=execution_arn))
+                    self._deliver(described or client.describe_execution(executionArn=execution_arn))
             except Exception:  # a delivery that fails is lost, as a Lambda target's would be
                 logging.getLogger(__name__).debug("event for %s not delivered", execution_arn, exc_info=True)
             finally:
@@ -103,13 +128,18 @@ class StatusChangeEvents:
     def _deliver(self, execution: dict[str, Any]) -> None:
         from moto.events.models import EventPattern
 
+        def epoch_milliseconds(name: str) -> int | None:
+            moment = execution.get(name)
+            return None if moment is None else int(moment.timestamp() * 1000)
+
+        changed = execution.get("stopDate") or execution.get("redriveDate") or execution["startDate"]
         event = {
             "version": "0",
             "id": str(uuid.uuid4()),
             "detail-type": "Step Functions Execution Status Change",
             "source": "aws.states",
             "account": ACCOUNT,
-            "time": aws_timestamp(execution["stopDate"].isoformat()),
+            "time": aws_timestamp(changed.isoformat()),
             "region": self._emulator.region,
             "resources": [execution["executionArn"]],
             "detail": {
@@ -117,11 +147,14 @@ class StatusChangeEvents:
                 "stateMachineArn": execution["stateMachineArn"],
                 "name": execution["name"],
                 "status": execution["status"],
-                "startDate": int(execution["startDate"].timestamp() * 1000),
-                "stopDate": int(execution["stopDate"].timestamp() * 1000),
+                "startDate": epoch_milliseconds("startDate"),
+                "stopDate": epoch_milliseconds("stopDate"),
                 "input": execution.get("input"),
                 "output": execution.get("output"),
                 "redriveCount": execution.get("redriveCount", 0),
+                "redriveDate": epoch_milliseconds("redriveDate"),
+                "redriveStatus": execution.get("redriveStatus"),
+                "redriveStatusReason": execution.get("redriveStatusReason"),
             },
         }
         events, lambdas = self._emulator.client("events"), self._emulator.client("lambda")

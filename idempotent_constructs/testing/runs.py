@@ -182,6 +182,21 @@ class Deployment:
         # otherwise take the CPU from the executions they wait for.
         return wait_for_execution(self.emulator.client("stepfunctions"), execution_arn, history=self.history, timeout=timeout)
 
+    def redrive(self, execution: Execution | str, timeout: float = 120.0) -> Execution:
+        """Redrive an execution that failed, was aborted or timed out (RedriveExecution: it goes on from its
+        unsuccessful state, under the same ARN) and wait until the redriven attempt has ended."""
+        arn = execution if isinstance(execution, str) else execution.arn
+        client = self.emulator.client("stepfunctions")
+        count = client.describe_execution(executionArn=arn).get("redriveCount", 0)
+        client.redrive_execution(executionArn=arn)
+        deadline = time.monotonic() + timeout
+        # Until DescribeExecution says redriven: on AWS it may still describe the attempt before for a moment.
+        while client.describe_execution(executionArn=arn).get("redriveCount", 0) <= count:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{arn} still not described as redriven after {timeout} s")
+            time.sleep(0.1)
+        return self.wait(arn, timeout)
+
     def wait_for_state(self, execution_arn: str, state_name: str, timeout: float = 60.0, *, times: int = 1) -> None:
         """Wait until a running execution has entered the state named ``state_name`` ``times`` times."""
         deadline = time.monotonic() + timeout

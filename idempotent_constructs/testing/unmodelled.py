@@ -42,9 +42,11 @@ def recorded() -> Iterator[set[str]]:
     types: set[str] = set()
     collector, logger = _Collector(types), logging.getLogger(_MOTO_LOGGER)
     logger.addFilter(collector)
+    # Its UserWarning repeats the notice the collector records. Ignored for the whole process, not within
+    # ``warnings.catch_warnings()``, whose undoing is not thread-safe: a deploy that overlapped another's end
+    # printed the warning (seen in a full run).
+    warnings.filterwarnings("ignore", message="Tried to parse AWS::", category=UserWarning)
     try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="Tried to parse AWS::", category=UserWarning)
-            yield types
+        yield types
     finally:
         logger.removeFilter(collector)

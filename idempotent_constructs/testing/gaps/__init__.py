@@ -29,6 +29,8 @@ from . import (
     parallel_errors,
     parser_scopes,
     payload_limit,
+    redrive_execution,
+    redrive_iterations,
     stack_updates,
     start_sync_execution,
     state_machines,
@@ -62,6 +64,8 @@ _PATCHING = (
     endpoints,
     start_sync_execution,
     event_source_mappings,
+    redrive_execution,
+    redrive_iterations,
 )
 _DEPLOYING = (state_machines, time_to_live)
 

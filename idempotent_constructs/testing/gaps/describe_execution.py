@@ -5,11 +5,16 @@ response leaves out the execution's data, its ``input`` and ``output`` (API refe
 DescribeExecution; the same parameter of DescribeStateMachine leaves out the definition). The
 guard's owner check asks for metadata only, so that a holder's large input never makes the response,
 which carries it JSON-escaped once more, exceed the 256 KiB a task may receive.
+
+The redrive fields (``redriveCount``, ``redriveStatus``, ...) are added here too, as ``gaps.redrive_execution``
+describes them: the patcher allows one workaround per method.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from . import redrive_execution
 
 if TYPE_CHECKING:
     from ..patches import Patch
@@ -22,6 +27,8 @@ def install(patch: Patch) -> None:
 
     def describe_execution(response: Any) -> Any:
         result = describe(response)
+        execution = response.stepfunction_backend.describe_execution(response._get_param("executionArn"))
+        result.result.update(redrive_execution.described(execution))
         if response._get_param("includedData") != "METADATA_ONLY":
             return result
         for name in ("input", "output"):
