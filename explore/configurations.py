@@ -73,6 +73,8 @@ class Configuration:
     padding: int = 0
     # FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS: a failed run leaves its key to the release function.
     released_by_events: bool = False
+    # FailurePolicy.KEEP_FOR_REDRIVE: a failed run keeps its key for a redrive; no release function watches.
+    kept_for_redrive: bool = False
 
 
 def _effect(stack: Stack) -> tasks.LambdaInvoke:
@@ -179,8 +181,14 @@ def whole_workflow(name: str, summary: str, *, express: bool = False, extend: bo
         )
         return workflow.guard, not express, not express
 
-    released_by_events = options.get("on_failure") is FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS
-    return _synthesized(name, summary, build, released_by_events=released_by_events)
+    policy = options.get("on_failure")
+    return _synthesized(
+        name,
+        summary,
+        build,
+        released_by_events=policy is FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS,
+        kept_for_redrive=policy is FailurePolicy.KEEP_FOR_REDRIVE,
+    )
 
 
 def own_guard(
@@ -205,7 +213,8 @@ def own_guard(
         _machine(stack, guard, express=express)
         return guard, not express, owner_check
 
-    return _synthesized(name, summary, build, padding=padding)
+    kept_for_redrive = options.get("on_failure") is FailurePolicy.KEEP_FOR_REDRIVE
+    return _synthesized(name, summary, build, padding=padding, kept_for_redrive=kept_for_redrive)
 
 
 def in_inline_map(name: str, summary: str, *, owner_check: bool = False) -> Configuration:
@@ -247,9 +256,21 @@ def configurations() -> dict[str, Callable[[], Configuration]]:
             extend=True,
             on_failure=FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS,
         ),
+        "workflow-kept-for-redrive": lambda: whole_workflow(
+            "workflow-kept-for-redrive",
+            "FailurePolicy.KEEP_FOR_REDRIVE: the chain bare, a failed execution keeping its key for its redrive",
+            extend=True,
+            on_failure=FailurePolicy.KEEP_FOR_REDRIVE,
+        ),
         "guard": lambda: own_guard("guard", "a guard of your own without the owner check, extending its lease"),
         "guard-owner-check": lambda: own_guard(
             "guard-owner-check", "a guard of your own with the owner check, extending its lease", owner_check=True
+        ),
+        "guard-kept-for-redrive": lambda: own_guard(
+            "guard-kept-for-redrive",
+            "a guard of your own with the owner check, FailurePolicy.KEEP_FOR_REDRIVE: a failed run keeps its key",
+            owner_check=True,
+            on_failure=FailurePolicy.KEEP_FOR_REDRIVE,
         ),
         "guard-express": lambda: own_guard("guard-express", "a guard of your own in an Express workflow", express=True),
         "guard-bare": lambda: own_guard("guard-bare", "a guard of your own around one Task, run bare", extend=False),

@@ -50,7 +50,13 @@ LIVE = Promise(
 KEPT = Promise("completed_kept", "B11, B14", "a finished record is never taken, overwritten nor deleted before it expires")
 FREE = Promise("no_key_stuck", "B6, B7", "every execution can still end, and once all have, the key is free or completed")
 ACCEPTED = Promise("requests_accepted", "B15", "every request the states build is one the service accepts")
-PROMISES = (ONCE, FENCED, REPLAYED, LIVE, KEPT, FREE, ACCEPTED)
+REDRIVABLE = Promise(
+    "kept_for_redrive",
+    "B24",
+    "with FailurePolicy.KEEP_FOR_REDRIVE, an execution that ended without finishing keeps its key: no other run takes "
+    "it, and its redrive resumes with it",
+)
+PROMISES = (ONCE, FENCED, REPLAYED, LIVE, KEPT, FREE, ACCEPTED, REDRIVABLE)
 
 
 @dataclass(frozen=True)
@@ -201,6 +207,8 @@ class Checks:
             return None
         holding = world.run(holder)
         if not holding.running:
+            if self.configuration.kept_for_redrive and world.execution(holding.execution).status != "SUCCEEDED":
+                raise Violation(REDRIVABLE, f"{run.name} took the key over from {holder}, whose execution can be redriven")
             return ENDED
         held = world.clock(holding)
         if held < _lease(before) - self.skew:
@@ -277,9 +285,11 @@ class Checks:
     def ended(self, world: World, run: Run) -> Exemption | None:
         """``run`` ended: where it succeeded, with its own body's output, or one a completing run stored; where it
         failed, leaving no key of its own held (B6: a failure releases it, or is recorded), unless its policy
-        leaves that to the release function (``FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS``), or it held the
-        key before a redrive of its execution (which came back to it under another entry's token: issue 53)."""
-        if run.ended == "FAILED" and not self.configuration.released_by_events:
+        leaves that to the release function (``FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS``) or keeps it for a
+        redrive (``KEEP_FOR_REDRIVE``), or it held the key before a redrive of its execution (which came back to it
+        under another entry's token: issue 53)."""
+        configuration = self.configuration
+        if run.ended == "FAILED" and not (configuration.released_by_events or configuration.kept_for_redrive):
             for _, held in world.items:
                 item = value(held)
                 if _status(item) == schema.INPROGRESS and _owner(item) in world.watch.mine(run.name):

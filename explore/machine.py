@@ -23,6 +23,7 @@ from functools import cache, lru_cache
 from typing import Any
 
 from idempotent_constructs._jsonata.engine import UNDEFINED, Clock, JSONataError, evaluate
+from idempotent_constructs.lambda_src import schema
 
 from . import services
 from .configurations import MACHINE, Configuration
@@ -536,8 +537,15 @@ class _Stepper:
             if described is None:
                 return services.Reply(error="Sfn.ExecutionDoesNotExistException", cause="no such execution")
             self.step.said.append(f"describeExecution: {described.name} is {described.status}")
+            # Every ended execution that did not succeed is redrivable: AWS's 14 days do not pass here.
+            redrivable = described.status in schema.EXECUTION_ENDED_WITHOUT_RELEASE
             return services.Reply(
-                result={"ExecutionArn": described.arn, "Status": described.status, "RedriveCount": described.redrives}
+                result={
+                    "ExecutionArn": described.arn,
+                    "Status": described.status,
+                    "RedriveCount": described.redrives,
+                    "RedriveStatus": "REDRIVABLE" if redrivable else "NOT_REDRIVABLE",
+                }
             )
         if action == "invoke":
             name, payload = arguments["FunctionName"], arguments.get("Payload")

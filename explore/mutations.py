@@ -164,6 +164,15 @@ MUTATIONS = (
         "live_holder_kept",
     ),
     Mutation(
+        "redrivable-taken-over",
+        "the owner check takes over an ended holder that can be redriven, as under FailurePolicy.RELEASE",
+        ".OwnerRunning",
+        ((r"\.RedriveStatus in \[", ".RedriveStatus in ['NEVER'] and ["),),
+        "workflow-kept-for-redrive",
+        RECOVERY,
+        "kept_for_redrive",
+    ),
+    Mutation(
         "route-ignores-lease",
         "the route waits for no holder: every record in progress looks lapsed",
         ".Route",

@@ -17,7 +17,7 @@ from idempotent_constructs.lambda_src import schema
 
 from . import services
 from .configurations import MACHINE, Configuration
-from .invariants import REDRIVEN, Checks, Exemption, Violation
+from .invariants import REDRIVABLE, REDRIVEN, Checks, Exemption, Violation
 from .machine import FAULT, LOST, OK, Machine, Step
 from .world import EPOCH_MS, TICK_MS, Budget, Event, Execution, Run, World, describe_item, execution_arn, text, value
 
@@ -197,7 +197,8 @@ class Transitions:
 
     def end(self, world: World, execution: Execution, status: str) -> World:
         world = world.with_execution(execution._replace(status=status))
-        if self.configuration.standard and status in schema.EXECUTION_ENDED_WITHOUT_RELEASE:
+        watched = self.configuration.standard and not self.configuration.kept_for_redrive  # by the release function
+        if watched and status in schema.EXECUTION_ENDED_WITHOUT_RELEASE:
             world = world._replace(events=(*world.events, Event(execution.name, status, execution.redrives)))
         return world
 
@@ -226,6 +227,9 @@ class Transitions:
                     if item is None or item.get(schema.OWNER, {}).get("S") not in world.watch.mine(run.name):
                         exemption = REDRIVEN
                 label += f"; {run.name} resumes at {run.top.state}"
+        if exemption is REDRIVEN and self.configuration.kept_for_redrive:
+            with _happening(label):
+                raise Violation(REDRIVABLE, f"{execution.name} is redriven into its body without its key")
         for name in resumed:
             with _happening(label):
                 world, shown = self.settle_execution(world, world.run(name))

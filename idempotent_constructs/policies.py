@@ -40,7 +40,19 @@ class FailurePolicy(Enum):
     the execution fails rather than in it (a duplicate that comes meanwhile waits for the holder, or fails
     ``Idempotency.InFlight`` under ``InFlightPolicy.FAIL``), and the execution fails with the chain's own
     error, ``States.*`` ones too, unrenamed. Start a new execution rather than redrive a failed one: a redrive
-    resumes the chain at its failed state, its key already freed, so a duplicate may run beside it."""
+    resumes the chain at its failed state, its key already freed, so a duplicate may run beside it
+    (``KEEP_FOR_REDRIVE`` keeps it)."""
+
+    KEEP_FOR_REDRIVE = "KEEP_FOR_REDRIVE"
+    """A Standard workflow's (an ``IdempotentStateMachine``, or a guard of your own with the owner check,
+    ``owner_state_machine_name``): a failed, aborted or timed-out execution keeps its key for its redrive
+    (``RedriveExecution`` resumes it at the failed state, and it completes its record as a first run would). The
+    chain runs bare, as under ``RELEASE_WHEN_EXECUTION_FAILS``, its failure the execution's (or a Catch's around
+    the guard: the key is then kept until the execution ends), and no release function frees the key.
+    A duplicate waits while the holder's lease lasts, as for a running holder; past it, the owner check finds the
+    holder ended but redrivable and fails with ``Idempotency.AwaitingRedrive`` (its cause names the record and
+    the execution to redrive). The key is kept until the execution is redriven and completes, an operator
+    resets it, or AWS's redrive window (14 days) ends, when the next duplicate takes it over and runs the chain."""
 
 
 class CompletedPolicy(Enum):

@@ -228,18 +228,31 @@ class IdempotentStateMachine(Outcomes, Construct):
         )
 
     def _release_function(self, settings: WorkflowSettings) -> ReleaseFunction | None:
-        """A Standard workflow's release function, watching its executions (an Express one has none)."""
+        """A Standard workflow's release function, watching its executions (an Express one has none, nor one
+        whose failed executions keep their keys for a redrive: ``FailurePolicy.KEEP_FOR_REDRIVE``)."""
         if settings.express:
             return None
         name = settings.state_machine_name
         assert name is not None  # given, or generated (workflow_settings)
-        function = release_function(self)
-        prefix = name_prefix(self)
-        function.watch(
-            name,
-            self.guard.records_in_its_graph(),  # nested guards' included
-            name_prefix=prefix if settings.name_generated and prefix and name.startswith(prefix) else None,
-        )
+        function = None
+        if not self.guard.config.keeps_for_redrive and (kept := self.guard.kept_for_redrive_in_its_graph()):
+            raise IdempotencyConfigurationError(
+                self.node.path,
+                [
+                    f"on_failure: the guards of {', '.join(kept)} keep a failed execution's key for its redrive, which this "
+                    f"workflow's FailurePolicy.{self.guard.config.on_failure.name} defeats (its guard releases the key "
+                    "and ends in a Fail state that a redrive re-enters, or its release function frees every key the "
+                    "execution holds): pass on_failure=FailurePolicy.KEEP_FOR_REDRIVE to the workflow as well"
+                ],
+            )
+        if not self.guard.config.keeps_for_redrive:
+            function = release_function(self)
+            prefix = name_prefix(self)
+            function.watch(
+                name,
+                self.guard.records_in_its_graph(),  # nested guards' included
+                name_prefix=prefix if settings.name_generated and prefix and name.startswith(prefix) else None,
+            )
         acknowledge_own_executions(
             self,
             name,

@@ -25,7 +25,7 @@ from ._synth.definition import DefinitionLocation
 from ._synth.names import generated_name
 from .errors import Problems
 from .guard import DEFAULT_LEASE, STATE_NAMES, body_problems
-from .guard.config import EXPRESS_MAX_DURATION, GuardConfig, bounded_max_wait
+from .guard.config import EXECUTION_POLICIES, EXPRESS_MAX_DURATION, GuardConfig, bounded_max_wait
 from .guard.guard_options import OPTIONS, WORKFLOW
 from .guarded_state import GuardedState
 from .guarded_state import problems as guard_states_problems
@@ -107,11 +107,16 @@ def resolve(workflow: Construct, given: Mapping[str, Any]) -> WorkflowSettings:
         )
     if max_wait is None and longest_run is not None:
         max_wait = bounded_max_wait(longest_run)
-    if found.values.get("on_failure") is FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS and (express or document is not None):
+    policy = found.values.get("on_failure")
+    if policy in EXECUTION_POLICIES and (express or document is not None):
+        what = {
+            FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS: "frees the key from a failed execution's status event, which "
+            "only a Standard workflow's executions send",
+            FailurePolicy.KEEP_FOR_REDRIVE: "keeps the key for a redrive, which only a Standard execution can have",
+        }[policy]
         found.add(
-            "on_failure: FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS frees the key from a failed execution's status "
-            "event, which only a Standard workflow's executions send, and runs the chain bare, which a document "
-            "is not; " + ("use StateMachineType.STANDARD or FailurePolicy.RELEASE" if express else "use FailurePolicy.RELEASE")
+            f"on_failure: FailurePolicy.{policy.name} {what}, and runs the chain bare, which a document is not; "
+            + ("use StateMachineType.STANDARD or FailurePolicy.RELEASE" if express else "use FailurePolicy.RELEASE")
         )
     if guard_states and document is None and chain is not None:
         found.add(

@@ -427,6 +427,11 @@ def test_fails_when_release_when_the_execution_fails_cannot_free_the_key(chain_o
         released_when_the_execution_fails(stack(), chain_of, **options)
 
 
+def test_fails_when_an_express_workflow_is_to_keep_its_key_for_a_redrive_which_only_standard_executions_have():
+    with pytest.raises(IdempotencyConfigurationError, match="which only a Standard execution can have"):
+        workflow(on_failure=FailurePolicy.KEEP_FOR_REDRIVE, state_machine_type=sfn.StateMachineType.EXPRESS)
+
+
 @pytest.mark.parametrize("once_per_execution", [False, True])
 def test_fails_when_a_guard_of_your_own_is_to_be_released_when_the_execution_fails(once_per_execution):
     # Even once per execution: a Catch around it may handle its failure, and its state machine may be Express.
@@ -442,6 +447,26 @@ def test_fails_when_a_guard_of_your_own_is_to_be_released_when_the_execution_fai
         )
 
 
+def test_a_workflow_that_keeps_its_key_for_a_redrive_runs_its_chain_bare_and_no_release_function_frees_it():
+    def build(s):
+        chain = sfn.Pass(s, "Validate").next(sfn.Pass(s, "Charge"))
+        table = IdempotencyTable(s, "Table")
+        workflow = IdempotentStateMachine(s, "Orders", table=table, definition=chain, on_failure=FailurePolicy.KEEP_FOR_REDRIVE)
+        assert workflow.release_function is None
+
+    tpl = template(build)
+    states = only_definition(tpl)["States"]
+    assert states["Idempotency.Acquire"]["Next"] == "Validate" and states["Charge"]["Next"] == "Idempotency.Complete"
+    assert "Catch" not in states["Validate"] and "Catch" not in states["Charge"]
+    assert not resources(tpl, "AWS::Events::Rule")  # no status event frees the key
+    # Past the lease, the owner check finds a holder that ended but can be redriven: the duplicate is told so.
+    (redrivable, ended) = states["Idempotency.OwnerRunning"]["Choices"]
+    assert "RedriveStatus in ['REDRIVABLE', 'REDRIVABLE_BY_MAP_RUN']" in redrivable["Condition"]
+    assert redrivable["Next"] == "Idempotency.AwaitingRedrive" and ended["Next"] == "Idempotency.Takeover"
+    assert states["Idempotency.AwaitingRedrive"]["Error"] == "Idempotency.AwaitingRedrive"
+    assert "'RedriveStatus': $states.result.RedriveStatus" in json.dumps(states["Idempotency.OwnerCheck"]["Assign"])
+
+
 def test_an_extend_state_in_a_parallel_of_a_chain_released_when_the_execution_fails_is_the_workflows():
     def chain_of(s):
         both = sfn.Parallel(s, "Both").branch(sfn.Pass(s, "Poll").next(ExtendLease(s, "Extend"))).branch(sfn.Pass(s, "Other"))
@@ -450,3 +475,20 @@ def test_an_extend_state_in_a_parallel_of_a_chain_released_when_the_execution_fa
     definition = only_definition(template(lambda s: released_when_the_execution_fails(s, chain_of)))
     (branch, _) = definition["States"]["Both"]["Branches"]
     assert branch["States"]["Poll"]["Next"] == "Idempotency.Extend" and "Idempotency.Extend" in branch["States"]
+
+
+def test_fails_when_a_guard_in_the_chain_keeps_its_key_for_a_redrive_that_the_workflows_own_policy_defeats():
+    def build(s):
+        table = IdempotencyTable(s, "Table")
+        step = IdempotencyGuard(
+            s,
+            "EmailOnce",
+            table=table,
+            body=sfn.Pass(s, "Email"),
+            on_failure=FailurePolicy.KEEP_FOR_REDRIVE,
+            owner_state_machine_name="Newsletter",
+        )
+        IdempotentStateMachine(s, "Newsletter", table=table, definition=step, state_machine_name="Newsletter")
+
+    with pytest.raises(IdempotencyConfigurationError, match=r"pass on_failure=FailurePolicy\.KEEP_FOR_REDRIVE to the workflow"):
+        build(stack())

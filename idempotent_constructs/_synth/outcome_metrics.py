@@ -24,7 +24,7 @@ class CountedGuard(Protocol):
 
     namespace: str
     prefix: str  # of its state names
-    config: Any  # GuardConfig: rejects_completed, replay_marker, on_in_flight
+    config: Any  # GuardConfig: rejects_completed, replay_marker, on_in_flight, keeps_for_redrive
     extend_states: list[str]  # the ids of its extend_lease() states
 
     @property
@@ -227,8 +227,10 @@ class Outcomes:
 
     def metric_in_flight(self, **props: Any) -> cloudwatch.IMetric:
         """Duplicates that failed with ``Idempotency.InFlight``: another execution held the key (at once with
-        ``InFlightPolicy.FAIL``; after ``max_wait`` with ``WAIT``, a holder that outlasted the wait)."""
-        return self._entered("InFlight", ["InFlight"], props)
+        ``InFlightPolicy.FAIL``; after ``max_wait`` with ``WAIT``, a holder that outlasted the wait); and with
+        ``Idempotency.AwaitingRedrive``: a failed execution keeps it for its redrive (``FailurePolicy.KEEP_FOR_REDRIVE``)."""
+        _, guard, _ = self._outcomes()
+        return self._entered("InFlight", ["InFlight", *(["AwaitingRedrive"] if guard.config.keeps_for_redrive else [])], props)
 
     def metric_lease_lost(self, **props: Any) -> cloudwatch.IMetric:
         """Runs that failed with ``Idempotency.LeaseLost``: their key was taken over after their lease lapsed,

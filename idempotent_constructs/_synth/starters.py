@@ -226,7 +226,10 @@ def _referenced(value: Any, by_path: Mapping[str, IConstruct]) -> IConstruct | N
 
 def _kept(source: Any, by_path: Mapping[str, IConstruct]) -> tuple[str, int] | None:
     """How long the queue ``source`` (resolved) keeps a message, or its dead-letter queue if that is longer,
-    where the queues are in the app and their retention is known at synth."""
+    where the queues are in the app and their retention is known at synth. A standard queue's message keeps
+    its enqueue time in the dead-letter queue; a FIFO queue's gets a new one there ("For FIFO queues, the
+    enqueue timestamp resets when the message is moved to a dead-letter queue": SQS developer guide, "Setting-up
+    dead-letter queue retention"), so it is kept up to both retentions, one after the other."""
     queue = _queue(source, by_path)
     if queue is None:
         return None
@@ -237,6 +240,9 @@ def _kept(source: Any, by_path: Mapping[str, IConstruct]) -> tuple[str, int] | N
         kept.append((f"the dead-letter queue {named(dead_letters)}", retention))
     if not all(isinstance(seconds, int) for _, seconds in kept):
         return None
+    if dead_letters is not None and _resolve(queue, queue.fifo_queue) is True:
+        (first, source_seconds), (then, dead_letter_seconds) = kept
+        return f"{first}, then {then} (FIFO: a new enqueue time there)", source_seconds + dead_letter_seconds
     return max(kept, key=lambda item: item[1])
 
 

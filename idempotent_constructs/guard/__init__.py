@@ -43,7 +43,15 @@ from constructs import Construct
 
 from .._synth import options, quota_plugin, state_names
 from .._synth.documents import DocumentState
-from .._synth.functions import KeyFunction, ResultFunction, key_function, records_of, result_function, results_bucket
+from .._synth.functions import (
+    KeyFunction,
+    ResultFunction,
+    kept_for_redrive,
+    key_function,
+    records_of,
+    result_function,
+    results_bucket,
+)
 from .._synth.outcome_metrics import GuardOutcomes
 from ..errors import IdempotencyConfigurationError
 from ..key import IdempotencyKey
@@ -271,6 +279,12 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         graph = self._acquire.graph  # all of a guard's states join one graph
         return records_of(graph) if graph is not None else [(self.table, self.namespace)]
 
+    def kept_for_redrive_in_its_graph(self) -> list[str]:
+        """The namespaces of the guards in the graph this guard is bound into (this one among them) that keep a
+        failed execution's key for its redrive (``FailurePolicy.KEEP_FOR_REDRIVE``)."""
+        graph = self._acquire.graph
+        return kept_for_redrive(graph) if graph is not None else [self.namespace] * self.config.keeps_for_redrive
+
 
 def body_problems(config: GuardConfig, body: sfn.IChainable) -> list[str]:
     """What is wrong with ``body`` as the body of the guard of ``config``: a state of a document at its top
@@ -285,8 +299,8 @@ def body_problems(config: GuardConfig, body: sfn.IChainable) -> list[str]:
         for name in state.document.state_names()
         if name in reserved
     ]
-    if config.on_failure is FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS:
-        found.extend(finish.bare_chain_problems(body))
+    if config.fails_the_execution:
+        found.extend(finish.bare_chain_problems(body, config.on_failure))
     if config.replay_marker is not None and (fixed := marker.known_non_objects(body)):
         found.append(f"replay_marker: the body ends in {', '.join(fixed)}, whose output is not an object to carry it")
     return found

@@ -30,6 +30,8 @@ EXPRESS_MAX_DURATION = Duration.seconds(EXPRESS_MAX_SECONDS)
 # The workflows (IdempotentStateMachine) whose guard of the whole is being made in them: its failure is the
 # execution's, so only it may leave that failure to the execution (FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS).
 WHOLE_WORKFLOWS: weakref.WeakSet[Any] = weakref.WeakSet()
+# The policies that leave the chain's failure to the execution (the chain runs bare, with no Catch of the guard's).
+EXECUTION_POLICIES = (FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS, FailurePolicy.KEEP_FOR_REDRIVE)
 MAX_POLL_DELAY_SECONDS = 30
 MAX_POLLS = 100
 # History events of one busy poll past its lease (the most expensive kind): the Parallel's retry,
@@ -122,6 +124,16 @@ class GuardConfig:
     def rejects_completed(self) -> bool:
         return self.on_completed is CompletedPolicy.REJECT
 
+    @property
+    def fails_the_execution(self) -> bool:
+        """The chain runs bare, its failure the execution's: the key is then freed from the execution's
+        status event (``RELEASE_WHEN_EXECUTION_FAILS``), or kept for its redrive (``KEEP_FOR_REDRIVE``)."""
+        return self.on_failure in EXECUTION_POLICIES
+
+    @property
+    def keeps_for_redrive(self) -> bool:
+        return self.on_failure is FailurePolicy.KEEP_FOR_REDRIVE
+
     def name(self, state: str) -> str:
         """The name of one of the guard's states in the definition."""
         return f"{self.prefix}{state}"
@@ -166,6 +178,12 @@ class GuardConfig:
                 "on_failure: FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS frees the key when the execution fails, which "
                 "a guard of your own cannot know of (a Catch around it may handle its failure); it is an "
                 "IdempotentStateMachine's, in a Standard workflow: use FailurePolicy.RELEASE here"
+            )
+        if self.keeps_for_redrive and not self.whole_workflow and self.owner_state_machine_name is None:
+            problems.append(
+                "on_failure: FailurePolicy.KEEP_FOR_REDRIVE keeps the key of an execution that failed until it is "
+                "redriven, which only the owner check tells from a running one (or a crashed one past its lease would "
+                "be taken over): pass owner_state_machine_name=... (the Standard state machine the guard runs in)"
             )
         problems.extend(self.key.problems())
         problems.extend(self.payload.problems())

@@ -72,7 +72,7 @@ class Wiring:
         """The chain's own first state where it runs bare: as settled, or, before, as it would be now."""
         if self.settled:
             return self.bare
-        if self.guard.config.on_failure is FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS:
+        if self.guard.config.fails_the_execution:
             return self.chain.start_state
         return bare(self.chain)
 
@@ -144,9 +144,10 @@ def body(
     """``(what runs the user's chain, its first state where the chain runs bare)``, as ``Wiring`` settles it
     (``first``: that state, as ``Wiring.first`` finds it).
 
-    Under ``FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS`` the chain itself runs bare, its failures left to
-    fail the execution (the release function frees the key from the failure's event); every path of it
-    ends at one of its end states, which ``Complete`` follows (``bare_chain_problems``).
+    Under ``FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS`` and ``KEEP_FOR_REDRIVE`` the chain itself runs bare,
+    its failures left to fail the execution (the release function frees the key from the failure's event, or
+    the key is kept for a redrive); every path of it ends at one of its end states, which ``Complete`` follows
+    (``bare_chain_problems``).
 
     A chain of one Task, Parallel or Map state (``bare``) is that state itself, its failures caught into
     ``on_failure``: a first run enters two states of the guard's, ``Acquire`` and ``Complete``, and the
@@ -160,7 +161,7 @@ def body(
     A document on its own (an ``AslFragment``, or its ``DocumentState``, with nothing wired to it) is the branch itself, rather
     than a Parallel of its own inside this one: the same output, one state fewer on every run (a
     document holds no ``ExtendLease`` state to adopt)."""
-    if guard.config.on_failure is FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS:
+    if guard.config.fails_the_execution:
         return sfn.Chain.start(chain), first
     parallel: sfn.Parallel | sfn.CustomState
     state = chain.start_state if isinstance(chain, sfn.StateMachineFragment) else chain  # an AslFragment's is its document
@@ -176,14 +177,15 @@ def body(
     return parallel, None
 
 
-def bare_chain_problems(chain: sfn.IChainable) -> list[str]:
-    """What keeps ``chain`` from running bare (``FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS``): a path that
-    ends elsewhere than at one of its end states (a Succeed, a Catch's handler that ends, the branches of a
-    Choice passed as it is, whose end states the CDK gives only through ``afterwards()``) would end the
-    execution, and succeed, without ``Complete``, its record left in progress until its lease lapses."""
+def bare_chain_problems(chain: sfn.IChainable, policy: FailurePolicy) -> list[str]:
+    """What keeps ``chain`` from running bare (``FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS`` and
+    ``KEEP_FOR_REDRIVE``, the ``policy``): a path that ends elsewhere than at one of its end states (a Succeed,
+    a Catch's handler that ends, the branches of a Choice passed as it is, whose end states the CDK gives only
+    through ``afterwards()``) would end the execution, and succeed, without ``Complete``, its record left in
+    progress until its lease lapses."""
     if isinstance(chain.start_state, DocumentState):
         return [
-            "on_failure: FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS runs the chain bare, which a document is not; use FailurePolicy.RELEASE"
+            f"on_failure: FailurePolicy.{policy.name} runs the chain bare, which a document is not; use FailurePolicy.RELEASE"
         ]
     ends = {cast(sfn.State, state).node.path for state in chain.end_states}
     stray = [
@@ -195,7 +197,7 @@ def bare_chain_problems(chain: sfn.IChainable) -> list[str]:
     ]
     return (
         [
-            f"on_failure: FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS runs the chain bare, so that Complete follows its end "
+            f"on_failure: FailurePolicy.{policy.name} runs the chain bare, so that Complete follows its end "
             f"states, but it also ends at {', '.join(map(repr, stray))} (a Succeed, a Catch's handler that ends, a branch "
             "of a Choice passed without .afterwards()), where the execution would succeed with its key held; end every "
             "path at the chain's end, or use FailurePolicy.RELEASE"

@@ -138,7 +138,9 @@ GUARD_MODEL = Options(
         enum_kind(FailurePolicy),
         "``RELEASE`` the key or ``CACHE`` the failure when the work fails; or, in a Standard ``IdempotentStateMachine``, "
         "``RELEASE_WHEN_EXECUTION_FAILS``: the chain runs bare (a first run enters two of the guard's states) and the "
-        "release function frees the key from the failed execution's event, seconds later.",
+        "release function frees the key from the failed execution's event, seconds later; or, in a Standard workflow "
+        "(a guard of your own: with ``owner_state_machine_name``), ``KEEP_FOR_REDRIVE``: the chain runs bare and a "
+        "failed execution keeps its key for its redrive.",
         "``FailurePolicy.RELEASE``.",
         _ALL,
     ),

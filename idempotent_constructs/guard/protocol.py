@@ -116,6 +116,7 @@ STATE_NAMES = (
     "Busy",
     "Settled",
     "InFlight",
+    "AwaitingRedrive",
     "Rejected",
     "NotAnObject",
     "Unreadable",

@@ -126,22 +126,25 @@ def route(
     rules.append((f"{record.status(schema.INPROGRESS)} and {own}", takeover))
     rules.append((record.within_lease, wait))
     if config.owner_state_machine_name is not None:
+        keeps = config.keeps_for_redrive
+        fields = HOLDER_FIELDS[:-1] + ", 'RedriveStatus': $states.result.RedriveStatus}" if keeps else HOLDER_FIELDS
         check = owner_check(
             guard,
             config,
             "OwnerCheck",
             owner=record(schema.OWNER),
             output=SAME_INPUT,
-            assign={facts.name: expression(f"$merge([${facts.name}, {{'{HOLDER}': {HOLDER_FIELDS}}}])")},
+            assign={facts.name: expression(f"$merge([${facts.name}, {{'{HOLDER}': {fields}}}])")},
         )
         # Gone: take over. Any other error: we cannot tell, so the holder counts as running.
         check.add_catch(takeover, errors=OWNER_GONE_ERRORS, outputs=SAME_INPUT)
         check.add_catch(wait, errors=["States.ALL"], outputs=SAME_INPUT)
-        check.next(
-            sfn.Choice.jsonata(guard, "OwnerRunning", state_name=name("OwnerRunning"))
-            .when(condition(owner_done(facts(HOLDER))), takeover)
-            .otherwise(wait)
-        )
+        running = sfn.Choice.jsonata(guard, "OwnerRunning", state_name=name("OwnerRunning"))
+        if keeps:
+            # FailurePolicy.KEEP_FOR_REDRIVE: an ended holder that RedriveExecution can still resume keeps its key.
+            redrivable = ", ".join(f"'{status}'" for status in schema.REDRIVABLE)
+            running.when(condition(f"{facts(HOLDER)}.RedriveStatus in [{redrivable}]"), in_flight(guard, awaiting_redrive=True))
+        check.next(running.when(condition(owner_done(facts(HOLDER))), takeover).otherwise(wait))
         rules.append((record.status(schema.INPROGRESS), check))
     choice = sfn.Choice.jsonata(guard, "Route", state_name=name("Route"))
     for text, target in rules:
@@ -222,9 +225,9 @@ def _iso(epoch_millis: str) -> str:
     return f"$fromMillis({epoch_millis})"
 
 
-def in_flight(guard: IdempotencyGuard) -> sfn.Fail:
+def in_flight(guard: IdempotencyGuard, *, awaiting_redrive: bool = False) -> sfn.Fail:
     """The cause names the holder as this run last read the record, so that a caller can describe
-    or await it; never a payload."""
+    or await it (or, ``awaiting_redrive``, redrive it: ``AwaitingRedrive``); never a payload."""
     facts, record = guard.facts, guard.facts.record
     holder_fields = dict(
         zip(
@@ -240,8 +243,8 @@ def in_flight(guard: IdempotencyGuard) -> sfn.Fail:
     return fail(
         guard,
         guard.config,
-        "InFlight",
-        error=schema.IN_FLIGHT,
+        "AwaitingRedrive" if awaiting_redrive else "InFlight",
+        error=schema.AWAITING_REDRIVE if awaiting_redrive else schema.IN_FLIGHT,
         cause=expression(f"$string({record_tasks.jsonata_object(holder_fields)})"),
     )
 

@@ -79,6 +79,8 @@ def item_statements(config: GuardConfig, action: str) -> list[iam.PolicyStatemen
     # be denied under a role granted that way.
     assert iam_action in WORKFLOW_ITEM_ACTIONS, f"{iam_action} is not one of WORKFLOW_ITEM_ACTIONS"
     statements = [item_statement(config.table, config.namespace, iam_action)]
+    if config.keeps_for_redrive:  # read by kept_for_redrive
+        statements[0].idempotency_kept_for_redrive = config.namespace  # type: ignore[attr-defined]
     if config.table.encryption_key is not None:
         statements.append(key_statement(config.table.encryption_key))
     return statements

@@ -152,6 +152,8 @@ FENCE_OR_RELEASED = f"attribute_not_exists(#{ID}) OR {FENCE}"
 EXECUTION_ENDED = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 # Those of them that may leave a record in progress: the release function's events.
 EXECUTION_ENDED_WITHOUT_RELEASE = ("FAILED", "TIMED_OUT", "ABORTED")
+# DescribeExecution's redriveStatus of an ended execution that RedriveExecution can still resume.
+REDRIVABLE = ("REDRIVABLE", "REDRIVABLE_BY_MAP_RUN")
 
 # --- statuses -------------------------------------------------------------------------------------
 INPROGRESS = "INPROGRESS"
@@ -164,6 +166,8 @@ KEY_MISSING = "Idempotency.KeyMissing"
 PAYLOAD_MISSING = "Idempotency.PayloadMissing"
 PAYLOAD_MISMATCH = "Idempotency.PayloadMismatch"
 IN_FLIGHT = "Idempotency.InFlight"  # cause: JSON, INFLIGHT_CAUSE_FIELDS
+# FailurePolicy.KEEP_FOR_REDRIVE: the holder's execution ended and can be redriven (cause: INFLIGHT_CAUSE_FIELDS).
+AWAITING_REDRIVE = "Idempotency.AwaitingRedrive"
 ALREADY_COMPLETED = "Idempotency.AlreadyCompleted"  # cause: JSON, COMPLETED_CAUSE_FIELDS
 # A replay marker was asked for, and the stored result is not an object to carry it.
 REPLAY_MARKER_UNSUPPORTED = "Idempotency.ReplayMarkerUnsupported"

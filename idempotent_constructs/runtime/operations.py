@@ -138,14 +138,19 @@ def holder_state(record: dict[str, Any], *, stepfunctions: Any = None, now: floa
         stepfunctions = boto3.client("stepfunctions")
     client = stepfunctions
     try:
-        status = client.describe_execution(executionArn=holder, includedData="METADATA_ONLY")["status"]
+        described = client.describe_execution(executionArn=holder, includedData="METADATA_ONLY")
     except client.exceptions.ExecutionDoesNotExist:
         # DescribeExecution is eventually consistent: a holder started a moment ago may be unknown yet.
         return lapsed, f"{by_lease} (Step Functions does not know its execution, not yet or no more)"
     except client.exceptions.ClientError as error:
         return lapsed, f"{by_lease} (Step Functions could not be asked: {error.response['Error']['Code']})"
+    status = described["status"]
     ended = status in schema.EXECUTION_ENDED
-    return ended, f"its execution {'ended' if ended else 'is'} {status}, as Step Functions says"
+    why = f"its execution {'ended' if ended else 'is'} {status}, as Step Functions says"
+    if ended and described.get("redriveStatus") in schema.REDRIVABLE:
+        # FailurePolicy.KEEP_FOR_REDRIVE keeps such a key for the redrive: a reset gives it up.
+        why += "; it can still be redriven: do not, once reset (it would run the rest of its work beside the next run)"
+    return ended, why
 
 
 # --- listing --------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from idempotent_constructs import (
     CompletedPolicy,
     ExtendLease,
+    FailurePolicy,
     IdempotencyConfigurationError,
     IdempotencyTable,
     IdempotentStateMachine,
@@ -165,3 +166,16 @@ def test_a_workflow_that_rejects_duplicates_counts_no_route_against_its_replays(
     assert target.resolve(replayed.to_metric_config().metric_stat.dimensions) == [
         {"name": "State", "value": "Idempotency.Replay"}
     ]
+
+
+def test_a_workflow_that_keeps_its_key_for_a_redrive_counts_duplicates_told_to_await_it_as_in_flight():
+    target = stack()
+    in_flight = orders(target, on_failure=FailurePolicy.KEEP_FOR_REDRIVE).metric_in_flight()
+    states = {
+        name: target.resolve(metric.to_metric_config().metric_stat.dimensions) for name, metric in in_flight.using_metrics.items()
+    }
+    assert (in_flight.expression, in_flight.label) == ("FILL(inFlight0, 0) + FILL(inFlight1, 0)", "InFlight")
+    assert states == {
+        f"inFlight{index}": [{"name": "State", "value": f"Idempotency.{state}"}]
+        for index, state in enumerate(("InFlight", "AwaitingRedrive"))
+    }

@@ -356,6 +356,26 @@ def test_a_dead_letter_queue_that_keeps_a_message_longer_than_its_queue_is_what_
     assert warnings(other) == []
 
 
+def test_a_fifo_queue_keeps_a_message_its_retention_and_then_its_dead_letter_queues_from_a_new_enqueue_time():
+    # "For FIFO queues, the enqueue timestamp resets when the message is moved to a dead-letter queue".
+    target = stack()
+    orders = workflow(target, **BY_BODY, expires_after=Duration.days(14))
+    dead_letters = sqs.Queue(target, "DeadLetters", retention_period=Duration.days(14), fifo=True)
+    source = sqs.Queue(
+        target,
+        "Queue",
+        fifo=True,
+        retention_period=Duration.days(4),
+        dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letters, max_receive_count=3),
+    )
+    pipe(target, source.queue_arn, orders.state_machine.state_machine_arn)
+    (warning,) = coded(target, "expires-before-redelivery")
+    assert warning.startswith(
+        "the queue Test/Queue, then the dead-letter queue Test/DeadLetters (FIFO: a new enqueue time there) keeps a "
+        "message up to 18 days"
+    )
+
+
 def coded(target: Stack, code: str) -> list[str]:
     """The warnings of ``target`` whose acknowledgement code is ``idempotent-constructs:{code}``."""
     return [warning for warning in warnings(target) if warning.endswith(f"[ack: idempotent-constructs:{code}]")]

@@ -7,7 +7,14 @@ import pytest
 
 from tests.explore.search import explored, holds, suites
 
-GUARDS = ("guard", "guard-owner-check", "guard-express", "guard-bare", "guard-once-per-execution")
+GUARDS = (
+    "guard",
+    "guard-owner-check",
+    "guard-kept-for-redrive",
+    "guard-express",
+    "guard-bare",
+    "guard-once-per-execution",
+)
 
 
 @pytest.mark.parametrize(("name", "suite"), suites(*GUARDS))
@@ -40,3 +47,9 @@ def test_without_the_owner_check_a_holder_past_its_lease_is_taken_over_and_with_
 def test_a_side_effect_that_fails_releases_the_key_and_the_next_run_runs_the_body_again():
     report = explored("guard-bare", "faults")
     assert "Once.Release" not in report.unentered and "failed_body_runs_again" in report.exemptions
+
+
+def test_a_guard_of_your_own_that_keeps_its_key_for_a_redrive_leaves_a_failed_holder_its_key_until_its_redrive():
+    report = explored("guard-kept-for-redrive", "recovery")
+    assert not {"ended_holder_taken_over", "redrive_resumes_without_its_key"} & set(report.exemptions)
+    assert "Once.AwaitingRedrive" not in report.unentered

@@ -7,7 +7,13 @@ import pytest
 
 from tests.explore.search import explored, holds, suites
 
-WORKFLOWS = ("workflow-standard", "workflow-express", "workflow-extended", "workflow-released-when-failed")
+WORKFLOWS = (
+    "workflow-standard",
+    "workflow-express",
+    "workflow-extended",
+    "workflow-released-when-failed",
+    "workflow-kept-for-redrive",
+)
 
 
 @pytest.mark.parametrize(("name", "suite"), suites(*WORKFLOWS))
@@ -24,3 +30,11 @@ def test_a_crashed_standard_holder_is_taken_over_and_its_redrive_resumes_without
     seen = explored("workflow-standard", "recovery").exemptions
     assert {"ended_holder_taken_over", "redrive_resumes_without_its_key"} <= set(seen)
     assert any(" crashes (aborted)" in line for line in seen["ended_holder_taken_over"])
+
+
+def test_a_failed_holder_that_keeps_its_key_for_a_redrive_is_never_taken_over_and_resumes_with_its_key():
+    # A crashed or failed holder, past its lease: the owner check finds it redrivable, and the duplicate fails
+    # Idempotency.AwaitingRedrive rather than take its key; a redrive then resumes the body with the key its own.
+    report = explored("workflow-kept-for-redrive", "recovery")
+    assert not {"ended_holder_taken_over", "redrive_resumes_without_its_key"} & set(report.exemptions)
+    assert "Idempotency.AwaitingRedrive" not in report.unentered

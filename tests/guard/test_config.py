@@ -127,3 +127,16 @@ def test_a_replay_marker_is_accepted_where_the_output_may_be_an_object():
         sfn.Map(target, "Lines", items_path="$.lines", result_path="$.done").item_processor(sfn.Pass(target, "Line"))
     )
     IdempotencyGuard(target, "G", table=IdempotencyTable(target, "Table"), body=body, replay_marker="$.idempotency")
+
+
+def test_fails_when_a_guard_of_your_own_keeps_its_key_for_a_redrive_without_the_owner_check():
+    # Without it, a failed holder past its lease is taken over like a crashed one: nothing would be kept.
+    with pytest.raises(IdempotencyConfigurationError, match="pass owner_state_machine_name="):
+        guarded(on_failure=FailurePolicy.KEEP_FOR_REDRIVE)
+
+
+def test_a_guard_of_your_own_that_keeps_its_key_for_a_redrive_runs_its_body_bare_and_leaves_its_failure_to_the_execution():
+    states = guarded(on_failure=FailurePolicy.KEEP_FOR_REDRIVE, owner_state_machine_name="Orders")["States"]
+    assert states["ChargeOnce.Acquire"]["Next"] == "Charge" and states["Charge"]["Next"] == "ChargeOnce.Complete"
+    assert "Catch" not in states["Charge"]
+    assert states["ChargeOnce.OwnerRunning"]["Choices"][0]["Next"] == "ChargeOnce.AwaitingRedrive"

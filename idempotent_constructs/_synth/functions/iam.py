@@ -46,6 +46,13 @@ def item_statement(table: dynamodb.ITable, namespace: str, *actions: str) -> iam
     return statement
 
 
+def kept_for_redrive(graph: sfn.StateGraph) -> list[str]:
+    """The namespaces of the guards in ``graph`` (branches and item processors included) that keep a failed
+    execution's key for its redrive (``FailurePolicy.KEEP_FOR_REDRIVE``: their statements say so)."""
+    found = (getattr(statement, "idempotency_kept_for_redrive", None) for statement in graph.policy_statements)
+    return list(dict.fromkeys(namespace for namespace in found if namespace is not None))
+
+
 def records_of(graph: sfn.StateGraph) -> list[tuple[dynamodb.ITable, str]]:
     """``(table, namespace)`` of the records the states of ``graph`` may touch, those in its Parallel
     branches and Map item processors included (their policy statements are pushed up to it)."""
