@@ -55,6 +55,7 @@ from .runs import (
     is_express,
     wait_for_execution,
 )
+from .snapshots import stable_template
 
 __all__ = [
     "ACCOUNT",
@@ -72,6 +73,7 @@ __all__ = [
     "is_express",
     "item_size",
     "quota_findings",
+    "stable_template",
     "state_machine_definitions",
     "wait_for_execution",
     "write_units",
