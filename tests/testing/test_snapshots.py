@@ -3,6 +3,9 @@ the stack says changes."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+
 from aws_cdk import App, Stack
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
@@ -10,6 +13,9 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 
 from idempotent_constructs import IdempotencyTable, IdempotentStateMachine
 from idempotent_constructs.testing import stable_template
+from tests.conftest import ROOT
+
+QUICKSTART = ROOT / "docs" / "samples" / "quickstart"
 
 
 def orders(code_dir, *, version_reporting: bool = False) -> Stack:
@@ -62,3 +68,14 @@ def test_a_template_as_a_dict_is_taken_as_it_is():
     resources = stable_template(Template.from_stack(stack).to_json())["Resources"].values()  # the machine and its role
     (machine,) = [resource for resource in resources if resource["Type"] == "AWS::StepFunctions::StateMachine"]
     assert machine["Properties"]["Definition"]["States"]["Only"] == {"Type": "Pass", "End": True}
+
+
+def test_the_guides_snapshot_test_of_the_quick_starts_stack_passes(snapshot, monkeypatch):
+    # docs/samples/quickstart/test_orders_snapshot.py, as the testing guide shows it, beside the Quick start's orders.py.
+    monkeypatch.syspath_prepend(str(QUICKSTART))
+    monkeypatch.delitem(sys.modules, "orders", raising=False)
+    spec = importlib.util.spec_from_file_location("test_orders_snapshot", QUICKSTART / "test_orders_snapshot.py")
+    assert spec is not None and spec.loader is not None
+    sample = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sample)
+    sample.test_the_orders_stack_deploys_what_its_snapshot_says(snapshot)
