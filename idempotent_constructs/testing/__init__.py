@@ -127,6 +127,7 @@ class LocalEmulator:
         for name, install in gaps.INSTALLERS.items():
             self._patches.install(name, install)
         self._patches.install("harness.parse_once", parse_once.install)
+        self._patches.install("harness.unmodelled", unmodelled.install)
         self._patches.install("harness.lambdas", self.lambdas.install)
         self._patches.install("harness.faults", lambda patch: fault_injection.install(patch, lambda: self._faults))
         self._patches.install("harness.holds", self._holds.install)
@@ -141,6 +142,7 @@ class LocalEmulator:
         if isinstance(sys.stdout, FunctionOutput):
             sys.stdout = sys.stdout.real
         self._patches.remove()
+        gaps.custom_resources.close()  # the custom resources' response listener
         self.status_change_events.stop()
         self._mock.stop()
         if self._interpreter_logger is not None:
@@ -288,7 +290,8 @@ class LocalEmulator:
             )
             status = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]["StackStatus"]
             if status != ("UPDATE_COMPLETE" if update else "CREATE_COMPLETE"):
-                raise RuntimeError(f"stack {stack_name} ended in {status}")
+                reason = gaps.custom_resources.why(stack_name, ACCOUNT, self.region)
+                raise RuntimeError(f"stack {stack_name} ended in {status}: {reason}")
             deployment = Deployment(self, stack_name, template, paths)
         deployment.unmodelled = tuple(sorted(skipped))
         for name, after_deploy in gaps.AFTER_DEPLOY.items():

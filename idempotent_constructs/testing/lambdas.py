@@ -4,6 +4,7 @@ apart as CloudWatch Logs would keep it."""
 from __future__ import annotations
 
 import contextlib
+import datetime
 import hashlib
 import importlib
 import io
@@ -92,11 +93,17 @@ class InProcessLambda:
 
     def invoke(self, function: Any, event: Any) -> tuple[str, bool, str]:
         handler = getattr(self._module(function), function.handler.rpartition(".")[2])
+        # Lambda's Python context object (Lambda developer guide, "AWS Lambda context object in Python"); the CDK's
+        # custom resource handlers and cfnresponse put the log stream's name in their response.
+        day = datetime.datetime.now(tz=datetime.UTC).strftime("%Y/%m/%d")
         context = types.SimpleNamespace(
             function_name=function.function_name,
+            function_version="$LATEST",
             invoked_function_arn=function.function_arn,
             memory_limit_in_mb=function.memory_size,
             aws_request_id=str(uuid.uuid4()),
+            log_group_name=f"/aws/lambda/{function.function_name}",
+            log_stream_name=f"{day}/[$LATEST]{uuid.uuid4().hex}",
             get_remaining_time_in_millis=lambda: int(function.timeout) * 1000,
         )
         with self._environment(function), FunctionOutput.captured() as printed:
