@@ -234,18 +234,19 @@ class IdempotentStateMachine(Outcomes, Construct):
             return None
         name = settings.state_machine_name
         assert name is not None  # given, or generated (workflow_settings)
+        kept = self.guard.kept_for_redrive_in_its_graph()
         function = None
-        if not self.guard.config.keeps_for_redrive and (kept := self.guard.kept_for_redrive_in_its_graph()):
-            raise IdempotencyConfigurationError(
-                self.node.path,
-                [
-                    f"on_failure: the guards of {', '.join(kept)} keep a failed execution's key for its redrive, which this "
-                    f"workflow's FailurePolicy.{self.guard.config.on_failure.name} defeats (its guard releases the key "
-                    "and ends in a Fail state that a redrive re-enters, or its release function frees every key the "
-                    "execution holds): pass on_failure=FailurePolicy.KEEP_FOR_REDRIVE to the workflow as well"
-                ],
-            )
         if not self.guard.config.keeps_for_redrive:
+            if kept:
+                raise IdempotencyConfigurationError(
+                    self.node.path,
+                    [
+                        f"on_failure: the guards of {', '.join(kept)} keep a failed execution's key for its redrive, which "
+                        f"this workflow's FailurePolicy.{self.guard.config.on_failure.name} defeats (its guard releases "
+                        "the key and ends in a Fail state that a redrive re-enters, or its release function frees every "
+                        "key the execution holds): pass on_failure=FailurePolicy.KEEP_FOR_REDRIVE to the workflow as well"
+                    ],
+                )
             function = release_function(self)
             prefix = name_prefix(self)
             function.watch(

@@ -283,7 +283,9 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         """The namespaces of the guards in the graph this guard is bound into (this one among them) that keep a
         failed execution's key for its redrive (``FailurePolicy.KEEP_FOR_REDRIVE``)."""
         graph = self._acquire.graph
-        return kept_for_redrive(graph) if graph is not None else [self.namespace] * self.config.keeps_for_redrive
+        if graph is not None:
+            return kept_for_redrive(graph)
+        return [self.namespace] if self.config.keeps_for_redrive else []
 
 
 def body_problems(config: GuardConfig, body: sfn.IChainable) -> list[str]:

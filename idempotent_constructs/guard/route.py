@@ -24,7 +24,7 @@ from .protocol import (
     VALIDATION,
     expression,
 )
-from .tasks import HOLDER_FIELDS, SAME_INPUT, ItemTask, fail, invoke, owner_check, retry_transient
+from .tasks import SAME_INPUT, ItemTask, fail, holder_fields, invoke, owner_check, retry_transient
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -127,7 +127,7 @@ def route(
     rules.append((record.within_lease, wait))
     if config.owner_state_machine_name is not None:
         keeps = config.keeps_for_redrive
-        fields = HOLDER_FIELDS[:-1] + ", 'RedriveStatus': $states.result.RedriveStatus}" if keeps else HOLDER_FIELDS
+        fields = holder_fields(redrive_status=keeps)
         check = owner_check(
             guard,
             config,

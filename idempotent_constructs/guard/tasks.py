@@ -238,4 +238,13 @@ def owner_check(
     return task
 
 
-HOLDER_FIELDS = "{'Status': $states.result.Status, 'ExecutionArn': $states.result.ExecutionArn}"
+def holder_fields(*, redrive_status: bool = False) -> str:
+    """JSONata: what the owner check keeps of DescribeExecution's answer: the holder's status and execution, and
+    with ``redrive_status`` whether RedriveExecution can still resume it (``FailurePolicy.KEEP_FOR_REDRIVE``)."""
+    fields = ["'Status': $states.result.Status", "'ExecutionArn': $states.result.ExecutionArn"]
+    if redrive_status:
+        fields.append("'RedriveStatus': $states.result.RedriveStatus")
+    return "{" + ", ".join(fields) + "}"
+
+
+HOLDER_FIELDS = holder_fields()
