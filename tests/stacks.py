@@ -394,7 +394,6 @@ class BehaviourStack(Stack):
         )
         self._hosts(table)
         self._sized_results(table)
-        self._resumable(table)
 
     def _hosts(self, table: IdempotencyTable) -> None:
         """Issue 11 (B15): guards in a JSONata state machine (whole workflow, in a Map and in a
@@ -482,45 +481,6 @@ class BehaviourStack(Stack):
             **FAST,
         )
 
-    def _resumable(self, table: IdempotencyTable) -> None:
-        """Issue 4: a workflow of three guarded steps A, B, C (plain state machines, per-step
-        idempotency), B failing on its first run in "Resume" and never in "ResumeClean"."""
-        self.counters = side_effects_table(self)
-        step = packaged_lambda(self, "Step", "step.handler", environment={"COUNTER_TABLE": self.counters.table_name})
-        self.counters.grant_read_write_data(step)
-        for workflow, fail_first in (("Resume", True), ("ResumeClean", False)):
-            guards = [
-                IdempotencyGuard(
-                    self,
-                    f"{workflow}{name}",
-                    table=table,
-                    body=tasks.LambdaInvoke(
-                        self,
-                        f"{workflow}{name}Work",
-                        lambda_function=step,
-                        payload_response_only=True,
-                        retry_on_service_exceptions=False,
-                        payload=sfn.TaskInput.from_object(
-                            {
-                                "input": sfn.JsonPath.entire_payload,
-                                "step": name,
-                                "workflow": workflow,
-                                "fail_first": fail_first and name == "B",
-                            }
-                        ),
-                    ),
-                    # The business key and the run number (1 unless the request says otherwise).
-                    key=IdempotencyKey.from_jmespath("[order.id, run || `1`]"),
-                    state_name_prefix=f"{name}.",
-                )
-                for name in ("A", "B", "C")
-            ]
-            sfn.StateMachine(
-                self,
-                workflow,
-                definition_body=sfn.DefinitionBody.from_chainable(guards[0].next(guards[1]).next(guards[2])),
-            )
-
     def _sized_results(self, table: IdempotencyTable) -> None:
         """Issue 4: results of any size up to the payload limit, kept inline or as large results."""
         make = packaged_lambda(self, "Sized", "sized.handler")
@@ -549,10 +509,52 @@ class BehaviourStack(Stack):
                 workflow.metric_result_missing()
 
 
+def resumable(self: Stack, table: IdempotencyTable) -> dynamodb.Table:
+    """Issue 4: a workflow of three guarded steps A, B, C (plain state machines, per-step
+    idempotency), B failing on its first run in "Resume" and never in "ResumeClean"."""
+    counters = side_effects_table(self)
+    step = packaged_lambda(self, "Step", "step.handler", environment={"COUNTER_TABLE": counters.table_name})
+    counters.grant_read_write_data(step)
+    for workflow, fail_first in (("Resume", True), ("ResumeClean", False)):
+        guards = [
+            IdempotencyGuard(
+                self,
+                f"{workflow}{name}",
+                table=table,
+                body=tasks.LambdaInvoke(
+                    self,
+                    f"{workflow}{name}Work",
+                    lambda_function=step,
+                    payload_response_only=True,
+                    retry_on_service_exceptions=False,
+                    payload=sfn.TaskInput.from_object(
+                        {
+                            "input": sfn.JsonPath.entire_payload,
+                            "step": name,
+                            "workflow": workflow,
+                            "fail_first": fail_first and name == "B",
+                        }
+                    ),
+                ),
+                # The business key and the run number (1 unless the request says otherwise).
+                key=IdempotencyKey.from_jmespath("[order.id, run || `1`]"),
+                state_name_prefix=f"{name}.",
+            )
+            for name in ("A", "B", "C")
+        ]
+        sfn.StateMachine(
+            self,
+            workflow,
+            definition_body=sfn.DefinitionBody.from_chainable(guards[0].next(guards[1]).next(guards[2])),
+        )
+    return counters
+
+
 class CompositionStack(Stack):
     """B13: two guards in sequence, a guard inside a Map and inside a Parallel, and a guard around a
     chain with Map, Parallel, Choice, Retry and Catch: five guards in one state machine, a stack of its
-    own (with the behaviour stack's workflows, one template would pass CloudFormation's 1 MB)."""
+    own (with the behaviour stack's workflows, one template would pass CloudFormation's 1 MB); and issue 4's
+    three guarded steps in plain state machines (``resumable``)."""
 
     def __init__(self, scope: App, construct_id: str) -> None:
         super().__init__(scope, construct_id)
@@ -621,6 +623,7 @@ class CompositionStack(Stack):
         IdempotentStateMachine(
             self, "Composed", table=table, definition=definition, key=IdempotencyKey.from_paths("$.id"), **FAST
         )
+        self.counters = resumable(self, table)
 
 
 # B18: every key strategy, in a JSONPath and a JSONata state machine, around a body with a small result

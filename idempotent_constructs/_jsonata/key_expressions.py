@@ -64,6 +64,9 @@ def _functions() -> str:
         "NATIVE_FRACTIONS": str(NATIVE_FRACTIONS),
         "LEVELS": _LEVEL * (NATIVE_LEVELS + 1),
         "BEYOND_NATIVE": BEYOND_NATIVE,
+        "MEMBER_DIGEST": str(schema.PAYLOAD_MEMBER_DIGEST),
+        "MEMBERS_LIMIT": str(schema.PAYLOAD_MEMBERS_LIMIT),
+        "MEMBER_NAMES": str(schema.PAYLOAD_MEMBER_NAMES),
     }
     lines, in_comment = [], False
     for line in resources.files(__package__).joinpath("canonical.jsonata").read_text().splitlines():
@@ -154,6 +157,24 @@ def payload_parts(kind: str, expression: object, source: str) -> tuple[str, str,
     return assigned, measured, text
 
 
+def payload_members(kind: str, expression: object, source: str) -> str:
+    """JSONata for ``canonical.payload_members`` of the payload selection, after ``payload_parts``'s
+    assignments (a ``from_paths`` selection's members are its paths, named by their text), each digest
+    typed as a DynamoDB map's value (``{"S": ...}``)."""
+    if kind == schema.KIND_WHOLE_INPUT:
+        return f"$members({source})"
+    if kind == schema.KIND_JSONATA:
+        return "$members($p0)"
+    if kind != schema.KIND_PATHS:
+        return "{}"
+    assert isinstance(expression, Sequence)
+    if not canonical.members_kept(list(expression)):
+        return "{}"
+    cut = schema.PAYLOAD_MEMBER_DIGEST
+    members = (f"{literal(path)}: {{'S': $substring($digest($text($p{i})), 0, {cut})}}" for i, path in enumerate(expression))
+    return "{" + ", ".join(members) + "}"
+
+
 def record_id_and_validation(
     namespace: str,
     kind: str,
@@ -162,7 +183,7 @@ def record_id_and_validation(
     payload_kind: str = schema.KIND_WHOLE_INPUT,
     payload_expression: object = None,
 ) -> str:
-    """JSONata for ``{"id": record id, "validation": payload digest}`` of the input ``source``,
+    """JSONata for ``{"id": record id, "validation": payload digest, "members": payload_members}`` of the input ``source``,
     computed in one evaluation (so that one ``$canonical`` text serves both for a whole-input key and
     payload). It raises ``BEYOND_NATIVE`` first where what it canonicalizes, the key's selection and the
     payload's together, is beyond the native bounds (``$native``): cost follows what is hashed, never the
@@ -170,8 +191,10 @@ def record_id_and_validation(
     array constructor would flatten a value that is itself an array)."""
     if kind == schema.KIND_WHOLE_INPUT and payload_kind == schema.KIND_WHOLE_INPUT:
         # The id and the validation are one digest: of the input's one canonical text.
-        body = f"$native($measured({source}));$v := $digest($text({selection(kind, expression, source)}));"
-        return f"({_FUNCTIONS}{body}{{'id': {literal(schema.id_prefix(namespace))} & $v, 'validation': $v}})"
+        # The members first: $v names the digest once it is made (``source`` may read another $v).
+        members = payload_members(payload_kind, payload_expression, source)
+        body = f"$native($measured({source}));$m := {members};$v := $digest($text({selection(kind, expression, source)}));"
+        return f"({_FUNCTIONS}{body}{{'id': {literal(schema.id_prefix(namespace))} & $v, 'validation': $v, 'members': $m}})"
     body = f"$ks := {selection(kind, expression, source)};"
     measured = "$measured($ks)"
     if payload_kind == schema.KIND_WHOLE_INPUT:
@@ -183,8 +206,10 @@ def record_id_and_validation(
         measured += f" & ',' & {values}"
     body += f"$native({measured});"
     validation = literal(canonical.payload_validation(None)) if payload_kind == schema.KIND_NONE else f"$digest({payload})"
+    members = payload_members(payload_kind, payload_expression, source)
     return (
-        f"({_FUNCTIONS}{body}{{'id': {literal(schema.id_prefix(namespace))} & $digest($text($ks)), 'validation': {validation}}})"
+        f"({_FUNCTIONS}{body}{{'id': {literal(schema.id_prefix(namespace))} & $digest($text($ks)), "
+        f"'validation': {validation}, 'members': {members}}})"
     )
 
 

@@ -146,6 +146,7 @@ def key_texts(guard: IdempotencyGuard) -> dict[str, str]:
     if payload.kind in (schema.KIND_PATHS, schema.KIND_JSONATA):
         parts = key_expressions.payload_parts(payload.kind, payload.expression, "$states.input")
         texts.update(zip(("PayloadSelection", "PayloadMeasured", "PayloadText"), parts, strict=True))
+        texts["PayloadMembers"] = key_expressions.payload_members(payload.kind, payload.expression, "$states.input")
     if payload.kind == schema.KIND_JSONATA:
         texts["PayloadJSONata"] = str(payload.expression)
         texts["PayloadRaised"] = _payload_raised(config)

@@ -5,7 +5,7 @@ Every state a guard generates is written in JSONata (``QueryLanguage: JSONata`` 
 fits a JSONPath state machine too). The chain's input and output travel as the state payload,
 untouched; what the protocol knows travels in one workflow variable per guard (``Facts``)::
 
-    ${variable} = {"id", "validation", "owner", "record", "holder"}
+    ${variable} = {"id", "validation", "members", "owner", "record", "holder"}
 
 A variable's name is unique to the guard within its state machine (derived from its state-name
 prefix, which Step Functions' unique state names make unique), because a Parallel branch or Map
@@ -24,6 +24,7 @@ from ..lambda_src import schema
 VARIABLE_PREFIX = "idempotency_"
 ID = "id"  # the record id
 VALIDATION = "validation"  # the payload's digest
+MEMBERS = "members"  # its members' digests, by name (schema.PAYLOAD_MEMBERS), until the run holds the key
 OWNER = "owner"  # this run's owner token, "{execution ARN}#{uuid}": drawn before its first write, or once it holds the key
 RECORD = "record"  # the record as last read (DynamoDB's typed form), or null when absent
 HOLDER = "holder"  # the holder's execution as DescribeExecution last described it: {Status, ExecutionArn}
@@ -37,6 +38,7 @@ READ_ATTRIBUTES = (
     schema.IN_PROGRESS_EXPIRATION,
     schema.OWNER,
     schema.VALIDATION,
+    schema.PAYLOAD_MEMBERS,
     schema.DATA,
     schema.ERROR,
     schema.CAUSE,

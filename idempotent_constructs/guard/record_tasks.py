@@ -76,7 +76,7 @@ def _request(
 
 
 def key(config: GuardConfig, facts: Facts, *, computed: bool = False) -> str:
-    """JSONata for ``{id, validation}`` of the state's input: computed natively, or, where
+    """JSONata for ``{id, validation, members}`` of the state's input: computed natively, or, where
     ``computed`` (after the key function), what the key function put in the guard's variable."""
     if computed:
         return f"${facts.name}"
@@ -115,8 +115,13 @@ def owner_written(config: GuardConfig, facts: Facts) -> str:
     return facts(OWNER) if owner_drawn_first(config) else ENTRY_OWNER
 
 
+# The payload's members' digests, typed (``$k.members``: ``payload_members``), as a DynamoDB map; empty where
+# none were computed.
+_MEMBERS = "{'M': $merge([{}, $k.members])}"
+
+
 def _hold(config: GuardConfig, facts: Facts, key_value: str, condition: str, values: dict[str, str]) -> str:
-    """A write that makes this run the holder: ``$k`` is ``{id, validation}``; the clock, and the
+    """A write that makes this run the holder: ``$k`` is ``{id, validation, members}``; the clock, and the
     owner token where the write draws it, are read once, in this one expression."""
     lease_ms = _lease_ms(config)
     request = _request(
@@ -129,6 +134,7 @@ def _hold(config: GuardConfig, facts: Facts, key_value: str, condition: str, val
             schema.IN_PROGRESS_EXPIRATION: _n(f"$now + {lease_ms}"),
             schema.OWNER: _s(owner_written(config, facts)),
             schema.VALIDATION: _s("$k.validation"),
+            schema.PAYLOAD_MEMBERS: _MEMBERS,
             schema.KEY_FORMAT_ATTRIBUTE: KEY_FORMAT,
             schema.SHARD: _s(shard("$k.id")),
         },

@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING
 
 from aws_cdk import aws_stepfunctions as sfn
 
+from .._jsonata.key_expressions import literal
 from ..lambda_src import schema
 from . import marker, record_tasks
 from .protocol import (
     HOLDER,
     ID,
+    MEMBERS,
     OWNER,
     OWNER_GONE_ERRORS,
     QUERY_FAILED,
@@ -62,6 +64,19 @@ def inspect(guard: IdempotencyGuard) -> ItemTask:
     return task
 
 
+def mismatch_cause(guard: IdempotencyGuard) -> str:
+    """JSONata for ``PayloadMismatch``'s cause: the record's id, and the payload's members whose digests differ
+    from those the record keeps (``schema.PAYLOAD_MEMBERS``), by name, where both sides have them: never a value."""
+    facts = guard.facts
+    kept, mine = facts.record(schema.PAYLOAD_MEMBERS, "M"), facts(MEMBERS)
+    differ = (
+        f"($s := {kept}; $m := {mine}; $count($keys($s)) > 0 and $count($keys($m)) > 0 ? "
+        "$sort($filter($distinct($append($keys($s), $keys($m))), function($n) {$not($lookup($s, $n).S = $lookup($m, $n).S)})))"
+    )
+    text = literal("The idempotency key was already used with a different payload (record ")
+    return f"($d := $append([], {differ}); {text} & {facts(ID)} & ')' & ($count($d) > 0 ? '; the members that differ: ' & $join($d, ', ') : ''))"
+
+
 def route(
     guard: IdempotencyGuard,
     *,
@@ -90,14 +105,7 @@ def route(
     # In order; the first rule that holds wins.
     rules: list[tuple[str, sfn.IChainable]] = [(record.absent, acquire)]
     if config.payload.kind != schema.KIND_NONE:
-        mismatch = fail(
-            guard,
-            config,
-            "PayloadMismatch",
-            error=schema.PAYLOAD_MISMATCH,
-            cause="The idempotency key was already used with a different payload",
-            record=facts,
-        )
+        mismatch = fail(guard, config, "PayloadMismatch", error=schema.PAYLOAD_MISMATCH, cause=expression(mismatch_cause(guard)))
         # Another payload's record, unless it is in progress past its lease: a crashed holder's
         # payload must not block the key (it is taken over below, after the owner check).
         rules.append((f"{record(schema.VALIDATION)} != {facts(VALIDATION)} and $not({record.lapsed})", mismatch))

@@ -163,6 +163,24 @@ def payload_validation(selection: Any) -> str:
     return text_digest(_canonical_input(selection, exact=False))
 
 
+def payload_members(payload_kind: str, payload_expression: Any, selection: Any) -> dict[str, str]:
+    """``schema.PAYLOAD_MEMBERS`` of a payload ``selection``: by name, the first digits of the digest of each
+    top-level member (each path's value, for a ``from_paths`` selection), so that a mismatch says which differ;
+    nothing for a selection that is no object, or has more members or longer names than the record keeps (nor
+    for the member named "", which a DynamoDB map refuses)."""
+    if payload_kind == schema.KIND_NONE:
+        return {}
+    named = dict(zip(payload_expression, selection, strict=True)) if payload_kind == schema.KIND_PATHS else selection
+    if not isinstance(named, dict) or not members_kept(list(named)):
+        return {}
+    return {name: digest(value)[: schema.PAYLOAD_MEMBER_DIGEST] for name, value in named.items() if name != ""}
+
+
+def members_kept(names: list[str]) -> bool:
+    """Whether a record keeps the digests of members of these names (``schema.PAYLOAD_MEMBERS_LIMIT``)."""
+    return len(names) <= schema.PAYLOAD_MEMBERS_LIMIT and sum(map(len, names)) <= schema.PAYLOAD_MEMBER_NAMES
+
+
 def key_and_validation(
     namespace: str,
     document: Any,

@@ -9,7 +9,9 @@ Event (built by the generated ``...ComputeKey`` state)::
      "namespace": "...", "kind": "...", "expression": ..., "selection": <a JSONata key's selection>,
      "payload_kind": "...", "payload_expression": ..., "payload_selection": <a JSONata payload's selection>}
 
-(``payload_kind`` absent: the whole input.) Result: ``{"id": "<record id>", "validation": "<payload digest>"}``,
+(``payload_kind`` absent: the whole input.) Result: ``{"id": "<record id>", "validation": "<payload digest>",
+"members": {"<member>": {"S": "<its digest's first digits>"}}}`` (``canonical.payload_members``, typed as the
+record's map keeps them),
 or the error ``Idempotency.KeyMissing`` when the key selection is missing, null or empty,
 ``Idempotency.PayloadMissing`` when the payload selection selects nothing, or
 ``Idempotency.InputTooLarge`` when the input was too large to send.
@@ -37,12 +39,16 @@ class InputTooLarge(Exception):
 InputTooLarge.__name__ = InputTooLarge.__qualname__ = schema.INPUT_TOO_LARGE
 
 
-def _key(event: dict[str, Any]) -> tuple[str, str]:
+def _key(event: dict[str, Any]) -> tuple[str, str, dict[str, str]]:
     namespace, document, kind, expression = event["namespace"], event["input"], event["kind"], event.get("expression")
     payload_kind = event.get("payload_kind", schema.KIND_WHOLE_INPUT)
     payload_expression = event.get("payload_expression")
     if kind != schema.KIND_JSONATA and payload_kind != schema.KIND_JSONATA:
-        return canonical.key_and_validation(namespace, document, kind, expression, payload_kind, payload_expression)
+        record_id, validation = canonical.key_and_validation(
+            namespace, document, kind, expression, payload_kind, payload_expression
+        )
+        payload = canonical.select_payload(document, payload_kind, payload_expression)
+        return record_id, validation, canonical.payload_members(payload_kind, payload_expression, payload)
     # Only JSONata evaluates a JSONata expression: the state sends its selection made (absent: it selects nothing).
     if kind == schema.KIND_JSONATA:
         selection = event.get("selection")
@@ -59,17 +65,18 @@ def _key(event: dict[str, Any]) -> tuple[str, str]:
     return (
         canonical.selection_id(namespace, kind, selection),
         canonical.payload_validation(payload),
+        canonical.payload_members(payload_kind, payload_expression, payload),
     )
 
 
-def handler(event: dict[str, Any], context: Any = None) -> dict[str, str]:
+def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     if event.get("too_large"):
         raise InputTooLarge(
             "the input is beyond the bounds of the native key and too large to send to the key function: "
             "keep a guarded step's input under 248 KiB, or key it on fewer fields"
         )
     try:
-        record_id, validation = _key(event)
+        record_id, validation, members = _key(event)
     except (canonical.KeyMissing, canonical.PayloadMissing) as missing:
         logger.warning(
             "key missing" if isinstance(missing, canonical.KeyMissing) else "payload missing",
@@ -77,4 +84,4 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, str]:
         )
         raise
     logger.info("key computed", extra={**telemetry.record_fields(record_id), "kind": event["kind"]})
-    return {"id": record_id, "validation": validation}
+    return {"id": record_id, "validation": validation, "members": {name: {"S": digest} for name, digest in members.items()}}

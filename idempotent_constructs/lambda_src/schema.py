@@ -19,6 +19,12 @@ EXPIRATION = "expiration"  # N: epoch seconds, the table's TTL attribute; past i
 IN_PROGRESS_EXPIRATION = "in_progress_expiration"  # N: epoch milliseconds, end of the holder's lease
 OWNER = "owner"  # S: "{execution ARN}#{holder id}", the fencing token of every write after acquire
 VALIDATION = "validation"  # S: sha256 of the canonical payload, to detect a key reused for another payload
+# M: of the payload selection's top-level members (an object's, or a from_paths selection's paths), each name's
+# digest cut to PAYLOAD_MEMBER_DIGEST hex digits (no value): what a mismatch names as differing (canonical.payload_members)
+PAYLOAD_MEMBERS = "payload_members"
+PAYLOAD_MEMBER_DIGEST = 16
+PAYLOAD_MEMBERS_LIMIT = 64  # more members, or longer names than PAYLOAD_MEMBER_NAMES code points together: none kept
+PAYLOAD_MEMBER_NAMES = 2048
 KEY_FORMAT_ATTRIBUTE = "key_format"  # N: the canonical key's version (KEY_FORMAT) that made the id and validation
 SHARD = "shard"  # S: "{namespace}#{the hash's first digit}", the partition key of NAMESPACE_INDEX (shard_of)
 DATA = "data"  # S: the result as JSON (absent when the result is stored in one of the two forms below)
@@ -81,6 +87,7 @@ ATTRIBUTES = (
     IN_PROGRESS_EXPIRATION,
     OWNER,
     VALIDATION,
+    PAYLOAD_MEMBERS,
     KEY_FORMAT_ATTRIBUTE,
     SHARD,
     DATA,

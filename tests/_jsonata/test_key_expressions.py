@@ -92,10 +92,20 @@ def test_record_ids_and_validations_are_the_same_in_jsonata_and_python(node_bin,
     native = jsonata_key.record_id_and_validation("Stack/Orders", kind, expression, "$v")
     computed = js(f"$map($value, function($v) {{ {native} }})", payloads)
     expected = [
-        dict(zip(("id", "validation"), canonical.key_and_validation("Stack/Orders", payload, kind, expression), strict=False))
+        {
+            **dict(
+                zip(("id", "validation"), canonical.key_and_validation("Stack/Orders", payload, kind, expression), strict=True)
+            ),
+            "members": typed(canonical.payload_members(schema.KIND_WHOLE_INPUT, None, payload)),
+        }
         for payload in payloads
     ]
     assert computed == expected
+
+
+def typed(members: dict[str, str]) -> dict[str, dict[str, str]]:
+    """``canonical.payload_members`` as the states keep them: a DynamoDB map's values."""
+    return {name: {"S": digest} for name, digest in members.items()}
 
 
 # Pipes sends Step Functions an array of SQS records; a redelivery's envelope differs, its body does not.
@@ -127,11 +137,39 @@ def test_payload_validations_are_the_same_in_jsonata_and_python(node_bin, payloa
     expected = [
         {
             "id": canonical.idempotency_id("Stack/Orders", record, schema.KIND_PATHS, ["$[0].messageId"]),
-            "validation": canonical.payload_validation(jsonata_key.select_payload(record, payload_kind, payload_expression)),
+            "validation": canonical.payload_validation(
+                payload := jsonata_key.select_payload(record, payload_kind, payload_expression)
+            ),
+            "members": typed(canonical.payload_members(payload_kind, payload_expression, payload)),
         }
         for record in records
     ]
     assert computed == expected
+
+
+MEMBERS = [
+    {"orderId": "o-1", "sequencer": "0055AED6DCD90281E5", "size": 1024},
+    {"orderId": "o-1", "sequencer": "0055AED6DCD90281E6", "size": 1024},  # one member changed: its digest alone
+    {f"m{index}": index for index in range(schema.PAYLOAD_MEMBERS_LIMIT)},  # as many members as are kept
+    {f"m{index}": index for index in range(schema.PAYLOAD_MEMBERS_LIMIT + 1)},  # one more: none kept
+    {"n" * schema.PAYLOAD_MEMBER_NAMES: 1},  # names as long as are kept
+    {"n" * (schema.PAYLOAD_MEMBER_NAMES + 1): 1},  # longer: none kept
+    {"": 1, "a": [1, {"b": None}]},  # a DynamoDB map has no member named ""
+    ["o-1", 12.5],
+    "text",
+]
+
+
+def test_each_members_digest_is_the_same_in_jsonata_and_python_and_only_a_changed_member_changes(node_bin):
+    native = jsonata_key.record_id_and_validation("Stack/Orders", schema.KIND_WHOLE_INPUT, None, "$v")
+    computed = js(f"$map($value, function($w) {{ ($v := $w[0]; {native}).members }})", [[m] for m in MEMBERS])
+    assert computed == [typed(canonical.payload_members(schema.KIND_WHOLE_INPUT, None, m)) for m in MEMBERS]
+    first, second = computed[0], computed[1]
+    assert [name for name in first if first[name] != second[name]] == ["sequencer"]
+    assert len(computed[2]) == schema.PAYLOAD_MEMBERS_LIMIT and computed[3] == {}
+    assert len(computed[4]) == 1 and computed[5] == {}
+    assert list(computed[6]) == ["a"]
+    assert computed[7] == computed[8] == {}
 
 
 def test_a_redelivery_with_another_envelope_has_the_validation_of_the_first_delivery_when_its_body_is_the_payload():

@@ -183,11 +183,25 @@ def test_step_functions_own_errors_arrive_as_body_failed_with_the_original_error
     assert json.loads(execution.cause)["Error"] == "States.Timeout"
 
 
-def test_the_same_key_with_another_payload_fails_with_payload_mismatch(behaviour, unique):
+def test_the_same_key_with_another_payload_fails_with_payload_mismatch_naming_the_member_that_differs(behaviour, unique):
     assert behaviour.run("Flaky", {"order": {"id": unique}, "note": "first"}).status == "SUCCEEDED"
     other = behaviour.run("Flaky", {"order": {"id": unique}, "note": "second"})
     assert (other.status, other.error) == ("FAILED", schema.PAYLOAD_MISMATCH)
     assert not ran_body(other, "FlakyFine")
+    # A JMESPath key: the key function computed the members' digests; never a value in the cause.
+    record_id = IdempotencyKey.from_jmespath("order.id").record_id({"order": {"id": unique}}, namespace="Behaviour/Flaky")
+    assert other.cause == (
+        f"The idempotency key was already used with a different payload (record {record_id}); the members that differ: note"
+    )
+
+
+def test_a_mismatch_computed_natively_names_every_member_added_removed_or_changed(behaviour, unique):
+    request = {"order": {"id": unique}, "region": "eu", "amount": 5, "note": "x"}
+    assert behaviour.run("JsonataKey", request).status == "SUCCEEDED"
+    other = behaviour.run("JsonataKey", {"order": {"id": unique}, "region": "eu", "amount": 6, "extra": True})
+    assert (other.status, other.error) == ("FAILED", schema.PAYLOAD_MISMATCH)
+    assert other.cause.endswith("; the members that differ: amount, extra, note")
+    assert other.lambda_invocations() == 0
 
 
 def test_a_duplicate_with_nothing_to_replay_goes_on_from_replay_to_route_which_the_replayed_metric_counts_against(

@@ -17,11 +17,23 @@ def event(document, **overrides):
     return {"input": document, "namespace": "Stack/Orders", "kind": schema.KIND_JMESPATH, "expression": "id", **overrides}
 
 
-def test_the_result_is_the_record_id_and_the_payload_digest_and_nothing_else():
+def test_the_result_is_the_record_id_the_payload_digest_and_its_members_digests_and_nothing_else():
     result = compute_key.handler(event({"id": 7, "note": "a"}))
     assert result == {
         "id": schema_id("Stack/Orders", {"id": 7, "note": "a"}),
         "validation": canonical.key_and_validation("Stack/Orders", {"id": 7, "note": "a"}, schema.KIND_JMESPATH, "id")[1],
+        "members": {name: {"S": canonical.digest(value)[:16]} for name, value in (("id", 7), ("note", "a"))},
+    }
+
+
+def test_the_members_of_a_from_paths_payload_are_its_paths():
+    document = {"id": "o-1", "order": {"amount": 12.5}, "sequencer": "0055AED6DCD90281E5"}
+    result = compute_key.handler(
+        event(document, payload_kind=schema.KIND_PATHS, payload_expression=["$.order.amount", "$.sequencer"])
+    )
+    assert result["members"] == {
+        "$.order.amount": {"S": canonical.digest(12.5)[:16]},
+        "$.sequencer": {"S": canonical.digest("0055AED6DCD90281E5")[:16]},
     }
 
 
@@ -71,9 +83,9 @@ def test_a_computed_key_is_logged_as_one_json_line_with_its_namespace_and_hash_a
 def test_any_key_the_states_compute_natively_is_computed_the_same_from_the_input(kind, expression):
     document = {"order": {"id": "o-1"}, "deep": [[[[[[[[[[{"x": 1.5}]]]]]]]]]]}
     result = compute_key.handler(event(document, kind=kind, expression=expression))
-    assert result == dict(
-        zip(("id", "validation"), canonical.key_and_validation("Stack/Orders", document, kind, expression), strict=True)
-    )
+    record_id, validation = canonical.key_and_validation("Stack/Orders", document, kind, expression)
+    members = {name: {"S": canonical.digest(value)[:16]} for name, value in document.items()}
+    assert result == {"id": record_id, "validation": validation, "members": members}
 
 
 def test_a_jsonata_key_is_computed_from_the_selection_the_state_made():
@@ -82,6 +94,7 @@ def test_a_jsonata_key_is_computed_from_the_selection_the_state_made():
     assert result == {
         "id": canonical.selection_id("Stack/Orders", schema.KIND_JSONATA, 1042),
         "validation": canonical.payload_validation(document),
+        "members": {"order": {"S": canonical.digest({"id": 1042})[:16]}, "note": {"S": canonical.digest("x")[:16]}},
     }
 
 

@@ -73,10 +73,10 @@ def test_without_an_output_the_stacks_one_table_keyed_by_id_is_the_table(stack):
     assert resolved_table(stack.name) == tables["Records"]
 
 
-def test_of_several_tables_keyed_by_id_the_one_expiring_on_expiration_is_the_table(behaviour):
-    table = behaviour.table_name("Idempotency")
-    assert behaviour.table_name("SideEffects") != table
-    assert resolved_table("Behaviour") == table
+def test_of_several_tables_keyed_by_id_the_one_expiring_on_expiration_is_the_table(composition):
+    table = composition.table_name("Idempotency")
+    assert composition.table_name("SideEffects") != table
+    assert resolved_table("Composition") == table
 
 
 def test_a_stack_whose_tables_cannot_be_told_apart_names_them_and_asks_for_the_table(stack):
