@@ -32,8 +32,8 @@ leave it out, ``NO_PROXY=127.0.0.1``). A ``SUCCESS`` response sets the resource'
 response objects). A ``FAILED`` response fails the stack with the reason AWS gives it in its events, "Received
 response status [FAILED] from custom resource. Message returned: " and its ``Reason``; so does a handler that
 raises, or returns without answering (AWS would wait for ``ServiceTimeout``, "The default value is 3600 seconds (1
-hour)", Custom resource request objects), one whose runtime is not Python, and a ``ServiceToken`` that is an SNS
-topic or no function. The failed resource's event (its logical id, type, ``CREATE_FAILED`` and the reason) is
+hour)", Custom resource request objects), one the harness cannot run (below), and a ``ServiceToken`` that is an
+SNS topic or no function. The failed resource's event (its logical id, type, ``CREATE_FAILED`` and the reason) is
 recorded and the stack ends ``CREATE_FAILED`` (``UPDATE_FAILED`` in an update), as on AWS with "Preserve
 successfully provisioned resources": "you can troubleshoot resources in a CREATE_FAILED or UPDATE_FAILED status"
 (Choose how to handle failures when provisioning resources); moto rolls nothing back. The deploy's error names the
@@ -44,15 +44,23 @@ What the harness runs, and what it refuses:
 - Python handlers run in process, their boto3 calls on the emulator: the CDK's bucket notifications (EventBridge,
   an SQS queue, an SNS topic, a Lambda function), and a ``CustomResource`` whose ``ServiceToken`` is a Python
   function of your own that answers at ``ResponseURL`` (``cfnresponse``, ``urllib``).
-- Handlers on Node.js are not run (the harness runs Python alone, ``testing/lambdas.py``): a stack that has one
-  fails to deploy, naming the resource and its runtime. Among them: ``AwsCustomResource``, log retention
-  (``log_retention=``), ``auto_delete_objects=True``, and every resource of the CDK's provider framework
-  (``custom_resources.Provider``, whose own function is Node.js whatever your handler's runtime).
+- Node.js handlers run with ``node``, their AWS SDK calls on the emulator (``gaps.node_handlers``):
+  ``AwsCustomResource`` (its SDK call made, ``get_response_field`` reading the response), log retention
+  (``log_retention=``, ``logs.LogRetention``: the log group made and its retention set), ``auto_delete_objects=True``
+  (its Create does nothing), the provider framework (``custom_resources.Provider``: its Node.js onEvent function
+  invokes your Python ``on_event_handler`` through the emulator's Lambda and answers with what it returned), and
+  handlers of your own on Node.js.
+- Refused, the deploy failing with the resource named and why: a handler on another runtime or a container image, a
+  Node.js one with no ``node`` on ``PATH``, and, of the provider framework, an ``on_event_handler`` that is not Python
+  (the emulator's Lambda runs Python functions only, ``testing/lambdas.py``) and an ``is_complete_handler``: the
+  framework's waiter state machine would poll it while the stack is created, where a state machine that
+  CloudFormation creates runs only once the deploy is done (``gaps.state_machines``).
 
 moto sends no ``Update`` and no ``Delete`` request (its custom resource has neither an update nor a delete), where
 AWS sends both (Custom resource request types). Nor does the harness: an update that changes a custom resource's
 properties fails, naming it (moto would drop the resource from the stack, its ``Fn::GetAtt`` then undefined), and
-removing one or deleting its stack does not call its handler.
+removing one or deleting its stack does not call its handler: ``auto_delete_objects`` empties no bucket, and log
+retention's ``removal_policy`` deletes no log group.
 
 Evidence: tests/emulator/gaps/test_custom_resources.py.
 """
@@ -65,6 +73,9 @@ import uuid
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, NoReturn
+from urllib.parse import urlsplit
+
+from . import node_handlers
 
 if TYPE_CHECKING:
     from ..patches import Patch
@@ -111,7 +122,12 @@ class _Listener:
         arrived.wait(wait)
         with self._lock:
             self._answers.pop(token, None)
-        return dict(json.loads(bodies[0])) if bodies else None
+        if not bodies:
+            return None
+        try:
+            return dict(json.loads(bodies[0]))
+        except ValueError:
+            return {"Unreadable": f"its response at its ResponseURL is no JSON object: {bodies[0][:200]!r}"}
 
     def close(self) -> None:
         with self._lock:
@@ -131,7 +147,7 @@ class _Server(ThreadingHTTPServer):
 
 class _Answer(BaseHTTPRequestHandler):
     def do_PUT(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = node_handlers.request_body(self)  # by its Content-Length, or chunked (a Node.js handler's without one)
         assert isinstance(self.server, _Server)
         self.server.listener.receive(self.path.strip("/"), body)
         self.send_response(200)
@@ -146,8 +162,10 @@ LISTENER = _Listener()
 
 
 def close() -> None:
-    """Close the listener (LocalEmulator's exit); the next custom resource opens it again."""
+    """Close the listener and the Node.js handlers' endpoint (LocalEmulator's exit); the next custom resource opens
+    them again."""
     LISTENER.close()
+    node_handlers.close()
 
 
 def as_sent(value: Any) -> Any:
@@ -192,12 +210,27 @@ def _function(backend: Any, token: str, refuse: Callable[[str], NoReturn]) -> An
     except Exception:  # moto's UnknownFunctionException, or a token that is no ARN
         refuse(f"its ServiceToken {token} names no Lambda function of the emulator")
     runtime = str(function.run_time or "")
-    if not runtime.startswith("python"):
+    if runtime.startswith("nodejs"):
+        reason = node_handlers.refusal(backend, function)
+        if reason:
+            refuse(reason)
+    elif not runtime.startswith("python"):
         refuse(
             f"its handler, the function {function.function_name}, runs on {runtime or 'a container image'}, which the harness "
-            "does not run (it runs Python handlers only, in process): deploy this stack to AWS to test it"
+            "does not run (it runs Python handlers in process, Node.js ones with node): deploy this stack to AWS to test it"
         )
     return function
+
+
+def _invoke(function: Any, event: dict[str, Any], response_port: int) -> tuple[Any, bool]:
+    """Run ``function``'s handler on ``event``: what it returned or raised (as Lambda reports an error), and whether it
+    raised. A Python one runs in process (``testing/lambdas.py``), a Node.js one with node (``node_handlers``)."""
+    if str(function.run_time).startswith("nodejs"):
+        return node_handlers.invoke(function, event, response_port)
+    headers: dict[str, str] = {}
+    result = function.invoke(json.dumps(event), {}, headers)
+    raised = "x-amz-function-error" in headers
+    return json.loads(result) if raised else result, raised
 
 
 def _failed(stack: Any, failed: CustomResourceFailed, operation: str) -> Any:
@@ -242,24 +275,22 @@ def install(patch: Patch) -> None:
         models.cloudformation_backends[account_id][region_name].get_stack(stack_id).add_custom_resource(resource)
         function = _function(get_backend(account_id, region_name), str(properties["ServiceToken"]), refuse)
         token = uuid.uuid4().hex
+        response_url = LISTENER.url(token)
         event = {
             "RequestType": "Create",
             "ServiceToken": properties["ServiceToken"],
-            "ResponseURL": LISTENER.url(token),
+            "ResponseURL": response_url,
             "StackId": stack_id,
             "RequestId": resource.request_id,
             "LogicalResourceId": logical_id,
             "ResourceType": resource_type,
             "ResourceProperties": as_sent(properties),  # ServiceToken, a string, as it is
         }
-        headers: dict[str, str] = {}
-        result = function.invoke(json.dumps(event), {}, headers)
-        raised = "x-amz-function-error" in headers
+        returned, raised = _invoke(function, event, int(urlsplit(response_url).port or 0))
         answer = LISTENER.answer(token, 0.0 if raised else ANSWER_GRACE_SECONDS)
         if answer is None and raised:
-            error = json.loads(result)
             refuse(
-                f"its handler raised {error.get('errorType')}: {error.get('errorMessage')}, and sent no response to its "
+                f"its handler raised {returned.get('errorType')}: {returned.get('errorMessage')}, and sent no response to its "
                 "ResponseURL (AWS would wait for ServiceTimeout, an hour by default, then fail the resource)"
             )
         if answer is None:
@@ -267,6 +298,8 @@ def install(patch: Patch) -> None:
                 "its handler returned without sending a response to its ResponseURL (a ServiceToken's function must PUT "
                 "SUCCESS or FAILED there; returning data is the provider framework's way): AWS would wait for ServiceTimeout"
             )
+        if "Unreadable" in answer:
+            refuse(answer["Unreadable"])
         if answer.get("Status") != "SUCCESS":
             refuse(
                 f"Received response status [{answer.get('Status')}] from custom resource. Message returned: {answer.get('Reason', '')}"

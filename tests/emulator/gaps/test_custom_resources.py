@@ -1,7 +1,9 @@
 """testing.gaps.custom_resources: a custom resource's Python handler gets its properties as strings, answers at a
-ResponseURL the harness serves, and its Data is read with Fn::GetAtt; a handler that fails, or that the harness cannot
-run, fails the deploy naming the resource and why. moto alone hands the properties with their JSON types to a
-ResponseURL nothing serves, so the stack never completes, and skips a custom resource of the default type."""
+ResponseURL the harness serves, and its Data is read with Fn::GetAtt; the CDK's Node.js handlers (AwsCustomResource,
+log retention, auto_delete_objects, the provider framework) run with node, their AWS SDK calls on the emulator
+(testing.gaps.node_handlers); a handler that fails, or that the harness cannot run, fails the deploy naming the
+resource and why. moto alone hands the properties with their JSON types to a ResponseURL nothing serves, so the stack
+never completes, and skips a custom resource of the default type."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from aws_cdk import App, CfnOutput, CustomResource, RemovalPolicy, Stack
+from aws_cdk import App, CfnOutput, CustomResource, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda as lambda_
@@ -20,9 +23,12 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_notifications as s3n
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
 from aws_cdk import custom_resources as cr
 from moto import settings
 
+from idempotent_constructs import IdempotencyTable, IdempotentStateMachine
 from idempotent_constructs.testing import LocalEmulator
 
 from .conftest import stack_output
@@ -133,15 +139,104 @@ def doubled(app: App, name: str, *, output: bool) -> None:
         CfnOutput(stack, "Answer", value=resource.get_att_string("Doubled"))
 
 
+# Node.js handlers of your own (inline code): one that throws, one that needs an AWS SDK client not installed.
+NODE_THROWS = "exports.handler = async (event) => { throw new TypeError('no widget here'); };"
+NODE_MISSING_CLIENT = "const kafka = require('@aws-sdk/client-kafka');\nexports.handler = async () => ({});"
+ANY_RESOURCE = cr.AwsCustomResourcePolicy.from_sdk_calls(resources=cr.AwsCustomResourcePolicy.ANY_RESOURCE)
+
+
+def sdk_call(
+    stack: Stack, construct_id: str, action: str, parameters: dict[str, object], **options: object
+) -> cr.AwsCustomResource:
+    """An ``AwsCustomResource`` that calls SSM's ``action`` on create."""
+    call = cr.AwsSdkCall(
+        service="SSM", action=action, parameters=parameters, physical_resource_id=cr.PhysicalResourceId.of(construct_id)
+    )
+    return cr.AwsCustomResource(stack, construct_id, on_create=call, policy=ANY_RESOURCE, **options)
+
+
 def node_backed(app: App) -> None:
     """Constructs whose custom resource's handler runs on Node.js, a stack each."""
+    sdk = Stack(app, "CustomResourcesAwsSdk")  # a parameter put, then read back: its value an output
+    put = sdk_call(sdk, "Put", "putParameter", {"Name": "/custom-resources/currency", "Value": "EUR", "Type": "String"})
+    get = sdk_call(sdk, "Get", "getParameter", {"Name": "/custom-resources/currency"}, install_latest_aws_sdk=False)
+    get.node.add_dependency(put)
+    CfnOutput(sdk, "Currency", value=get.get_response_field("Parameter.Value"))
+    missing = Stack(app, "CustomResourcesAwsSdkFails")  # moto's error, through the SDK, in the handler's FAILED
+    sdk_call(missing, "Get", "getParameter", {"Name": "/custom-resources/missing"}, install_latest_aws_sdk=False)
     auto_delete = Stack(app, "CustomResourcesAutoDelete")
     s3.Bucket(auto_delete, "Scratch", auto_delete_objects=True, removal_policy=RemovalPolicy.DESTROY)
     retention = Stack(app, "CustomResourcesLogRetention")
-    logs.LogRetention(retention, "Retention", log_group_name="/orders", retention=logs.RetentionDays.ONE_DAY)
+    lambda_.Function(
+        retention,
+        "Retained",
+        runtime=lambda_.Runtime.PYTHON_3_13,
+        handler="index.handler",
+        code=lambda_.Code.from_inline(SILENT),
+        function_name="retained",
+        log_retention=logs.RetentionDays.ONE_WEEK,
+    )
     provided = Stack(app, "CustomResourcesProvider")  # the framework's function is Node.js, its handler Python
     provider = cr.Provider(provided, "Provider", on_event_handler=python_function(provided, "OnEvent", SILENT))
-    CustomResource(provided, "Provided", service_token=provider.service_token)
+    CfnOutput(
+        provided,
+        "Answer",
+        value=CustomResource(provided, "Provided", service_token=provider.service_token).get_att_string("Answer"),
+    )
+    waiting = Stack(app, "CustomResourcesIsComplete")  # its waiter state machine would poll during the deploy
+    handler = python_function(waiting, "OnEvent", SILENT)
+    provider = cr.Provider(waiting, "Provider", on_event_handler=handler, is_complete_handler=handler)
+    CustomResource(waiting, "Provided", service_token=provider.service_token)
+    on_node = Stack(app, "CustomResourcesNodeOnEvent")  # the emulator's Lambda runs Python functions only
+    handler = lambda_.Function(
+        on_node,
+        "OnEvent",
+        runtime=lambda_.Runtime.NODEJS_22_X,
+        handler="index.handler",
+        code=lambda_.Code.from_inline(NODE_THROWS),
+    )
+    CustomResource(on_node, "Provided", service_token=cr.Provider(on_node, "Provider", on_event_handler=handler).service_token)
+    for name, code in (("CustomResourcesNodeThrows", NODE_THROWS), ("CustomResourcesNodeMissingClient", NODE_MISSING_CLIENT)):
+        stack = Stack(app, name)
+        function = lambda_.Function(
+            stack, "Handler", runtime=lambda_.Runtime.NODEJS_22_X, handler="index.handler", code=lambda_.Code.from_inline(code)
+        )
+        CustomResource(stack, "Widget", service_token=function.function_arn, resource_type="Custom::Widget")
+
+
+def orders_with_uploads(app: App) -> None:
+    """The issue's stack: a bucket sending to EventBridge and notifying a queue, an ``AwsCustomResource`` that seeds a
+    settings table, and an idempotent workflow that reads the seeded setting."""
+    stack = Stack(app, "CustomResourcesOrders")
+    uploads = s3.Bucket(stack, "Uploads", event_bridge_enabled=True)
+    uploads.add_event_notification(s3.EventType.OBJECT_CREATED, s3n.SqsDestination(sqs.Queue(stack, "Uploaded")))
+    settings_table = dynamodb.Table(
+        stack, "Settings", partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING)
+    )
+    seed = cr.AwsSdkCall(
+        service="DynamoDB",
+        action="putItem",
+        parameters={"TableName": settings_table.table_name, "Item": {"id": {"S": "currency"}, "value": {"S": "EUR"}}},
+        physical_resource_id=cr.PhysicalResourceId.of("currency"),
+    )
+    cr.AwsCustomResource(
+        stack,
+        "Seed",
+        on_create=seed,
+        policy=cr.AwsCustomResourcePolicy.from_sdk_calls(resources=[settings_table.table_arn]),
+        timeout=Duration.seconds(30),
+    )
+    read = tasks.DynamoGetItem(
+        stack,
+        "ReadCurrency",
+        table=settings_table,
+        key={"id": tasks.DynamoAttributeValue.from_string("currency")},
+        result_selector={"currency.$": "$.Item.value.S"},
+        result_path="$.settings",
+    )
+    IdempotentStateMachine(
+        stack, "Orders", table=IdempotencyTable(stack, "Idempotency"), definition=read.next(sfn.Pass(stack, "Ship"))
+    )
 
 
 @pytest.fixture(scope="session")
@@ -159,6 +254,7 @@ def custom_resources(tmp_path_factory: pytest.TempPathFactory) -> Path:
     silent = Stack(app, "CustomResourcesSilent")
     CustomResource(silent, "Silent", service_token=python_function(silent, "Handler", SILENT).function_arn)
     node_backed(app)
+    orders_with_uploads(app)
     return Path(app.synth().directory)
 
 
@@ -275,26 +371,107 @@ def test_a_handler_that_returns_without_answering_fails_the_deploy_where_aws_wou
         emulator.deploy(custom_resources, "CustomResourcesSilent")
 
 
+def test_an_aws_custom_resource_runs_its_sdk_call_on_the_emulator_and_its_response_field_is_read(emulator, custom_resources):
+    deployment = emulator.deploy(custom_resources, "CustomResourcesAwsSdk")
+    parameter = emulator.client("ssm").get_parameter(Name="/custom-resources/currency")["Parameter"]
+    assert parameter["Value"] == "EUR"
+    assert stack_output(emulator, deployment, "Currency") == "EUR"  # Fn::GetAtt of the Get resource's Data
+    handler = deployment.physical_id("AWS::Lambda::Function", "AWS679f53fac002430cb0da5b7982bd2287")
+    printed = "\n".join(emulator.lambdas.logs[handler])
+    # installLatestAwsSdk (the Put's default): no npm install here, the installed client is used.
+    assert "Failed to install latest AWS SDK v3. Falling back to pre-installed version." in printed
+    assert printed.count("Installing latest AWS SDK v3") == 1  # the Get's install_latest_aws_sdk=False
+
+
+def test_an_aws_custom_resource_whose_call_fails_fails_the_deploy_with_the_services_error(emulator, custom_resources):
+    with pytest.raises(RuntimeError) as failed:
+        emulator.deploy(custom_resources, "CustomResourcesAwsSdkFails")
+    assert str(failed.value) == (
+        "stack CustomResourcesAwsSdkFails ended in CREATE_FAILED: GetC5CA2530 (Custom::AWS) CREATE_FAILED: Received response "
+        "status [FAILED] from custom resource. Message returned: Parameter /custom-resources/missing not found."
+    )
+
+
+def test_log_retention_sets_the_retention_of_the_functions_log_group(emulator, custom_resources):
+    emulator.deploy(custom_resources, "CustomResourcesLogRetention")
+    groups = emulator.client("logs").describe_log_groups(logGroupNamePrefix="/aws/lambda/retained")["logGroups"]
+    assert [(group["logGroupName"], group.get("retentionInDays")) for group in groups] == [("/aws/lambda/retained", 7)]
+
+
+def test_auto_delete_objects_deploys_its_create_doing_nothing_and_no_delete_is_ever_sent(emulator, custom_resources):
+    deployment = emulator.deploy(custom_resources, "CustomResourcesAutoDelete")
+    # Its Create returns nothing: the provider's entrypoint answers SUCCESS with the request's id as physical id.
+    assert re.fullmatch(r"[0-9a-f-]{36}", deployment.physical_id("Custom::S3AutoDeleteObjects"))
+    bucket = deployment.physical_id("AWS::S3::Bucket", "Scratch")
+    tags = emulator.client("s3").get_bucket_tagging(Bucket=bucket)["TagSet"]
+    assert {"Key": "aws-cdk:auto-delete-objects", "Value": "true"} in tags  # what its Delete would look for
+
+
+def test_the_provider_frameworks_node_function_invokes_a_python_handler_through_lambda(emulator, custom_resources):
+    deployment = emulator.deploy(custom_resources, "CustomResourcesProvider")
+    assert stack_output(emulator, deployment, "Answer") == "42"  # what the Python handler returned, as Data
+    framework = deployment.physical_id("AWS::Lambda::Function", "framework-onEvent")
+    assert any("[provider-framework] submit response to cloudformation" in line for line in emulator.lambdas.logs[framework])
+
+
 @pytest.mark.parametrize(
-    ("stack", "resource_type"),
+    ("stack", "reason"),
     [
-        ("CustomResourcesAutoDelete", "Custom::S3AutoDeleteObjects"),
-        ("CustomResourcesLogRetention", "Custom::LogRetention"),
-        ("CustomResourcesProvider", "AWS::CloudFormation::CustomResource"),
+        (
+            "CustomResourcesIsComplete",
+            "its provider framework has an is_complete_handler, which the framework's waiter state machine",
+        ),
+        (
+            "CustomResourcesNodeOnEvent",
+            r"its provider framework's on_event_handler, the function \S+, runs on nodejs22\.x, and the emulator's",
+        ),
     ],
 )
-def test_a_construct_whose_handler_runs_on_node_fails_the_deploy_saying_the_harness_does_not_run_it(
-    emulator, custom_resources, stack, resource_type
-):
+def test_what_the_provider_framework_cannot_do_here_is_refused_naming_why(emulator, custom_resources, stack, reason):
     with pytest.raises(RuntimeError) as failed:
         emulator.deploy(custom_resources, stack)
     assert re.fullmatch(
-        rf"stack {stack} ended in CREATE_FAILED: \w+ \({resource_type}\) CREATE_FAILED: its handler, the function \S+, runs on "
-        r"nodejs\d+\.x, which the harness does not run \(it runs Python handlers only, in process\): deploy this stack to AWS to test it",
+        rf"stack {stack} ended in CREATE_FAILED: Provided \(AWS::CloudFormation::CustomResource\) CREATE_FAILED: {reason} .*"
+        ": deploy this stack to AWS to test it",
         str(failed.value),
     )
-    described = emulator.client("cloudformation").describe_stacks(StackName=stack)["Stacks"][0]
-    assert described["StackStatus"] == "CREATE_FAILED"
+
+
+@pytest.mark.parametrize(
+    ("stack", "error"),
+    [
+        ("CustomResourcesNodeThrows", "TypeError: no widget here"),
+        (
+            "CustomResourcesNodeMissingClient",
+            "Runtime.ImportModuleError: Error: Cannot find module '@aws-sdk/client-kafka'",
+        ),
+    ],
+)
+def test_a_node_handler_that_throws_fails_the_deploy_naming_the_resource_and_its_error(emulator, custom_resources, stack, error):
+    with pytest.raises(RuntimeError) as failed:
+        emulator.deploy(custom_resources, stack)
+    message = str(failed.value)
+    assert message.startswith(
+        f"stack {stack} ended in CREATE_FAILED: Widget (Custom::Widget) CREATE_FAILED: its handler raised {error}"
+    )
+    assert message.endswith(
+        "and sent no response to its ResponseURL (AWS would wait for ServiceTimeout, an hour by default, then fail the resource)"
+    )
+    if "client-kafka" in error:
+        assert "(npm install @aws-sdk/client-kafka: the harness loads the AWS SDK from node_modules" in message
+
+
+def test_a_stack_with_bucket_notifications_and_an_aws_custom_resource_deploys_and_its_workflow_runs(emulator, custom_resources):
+    deployment = emulator.deploy(custom_resources, "CustomResourcesOrders")
+    execution = deployment.run("Orders", {"order": {"id": "custom-resources-1"}})
+    assert execution.status == "SUCCEEDED", execution.cause
+    assert execution.output["settings"] == {"currency": "EUR"}  # the item the AwsCustomResource put
+    bucket = deployment.physical_id("AWS::S3::Bucket", "Uploads")
+    emulator.client("s3").put_object(Bucket=bucket, Key="order-1.json", Body=b"{}")
+    queue = deployment.physical_id("AWS::SQS::Queue", "Uploaded")
+    messages = emulator.client("sqs").receive_message(QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=1)["Messages"]
+    bodies = [json.loads(message["Body"]) for message in messages]  # S3's s3:TestEvent first, then the upload's
+    assert [record["s3"]["object"]["key"] for body in bodies for record in body.get("Records", [])] == ["order-1.json"]
 
 
 def test_an_update_that_changes_a_custom_resources_properties_fails_naming_it(emulator):
