@@ -71,7 +71,7 @@ def test_a_dynamodb_fault_is_drawn_once_per_request_whatever_moto_calls_inside(e
     class CountingDraws(Faults):
         draws = 0
 
-        def hit(self, kind: str) -> bool:
+        def hit(self, kind: str, call, occurrence: int) -> bool:
             self.draws += kind == "dynamodb"
             return False
 
@@ -88,6 +88,7 @@ def test_a_dynamodb_fault_is_drawn_once_per_request_whatever_moto_calls_inside(e
         )
         client.get_item(TableName=scratch_table, Key={"id": {"S": "k"}})
     assert faults.draws == 2
+    assert faults.calls[scratch_table] == 2
 
 
 def test_a_whole_workflow_whose_acquire_was_applied_but_reported_failed_resumes_at_once_on_its_own_record(

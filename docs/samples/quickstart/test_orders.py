@@ -44,9 +44,9 @@ def test_a_duplicate_arriving_mid_run_waits_for_the_first_and_gets_its_output():
 def test_throttled_writes_are_retried_and_states_can_be_tried_alone():
     with LocalEmulator() as emulator:
         deployment = emulator.deploy_stack(OrdersStack(App(), "Orders"))
-        with emulator.faults(Faults(dynamodb=0.3, seed=1)) as faults:  # DynamoDB throttling on 30% of calls
+        with emulator.faults(Faults(dynamodb=0.3, seed=5)) as faults:  # DynamoDB throttling on 30% of calls
             assert deployment.run("Orders", ORDER).status == "SUCCEEDED"
-        assert faults.injected["dynamodb"] >= 1  # with this seed, the first call is throttled
+        assert faults.injected["dynamodb"] >= 1  # drawn from the seed and each call: the same calls in every run
         hashed = emulator.run_definition(
             {
                 "QueryLanguage": "JSONata",
