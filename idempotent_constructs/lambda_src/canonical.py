@@ -200,6 +200,26 @@ def key_and_validation(
     return selection_id(namespace, kind, selection), payload_validation(payload)
 
 
+def key_fields(
+    namespace: str,
+    document: Any,
+    kind: str,
+    expression: Any = None,
+    payload_kind: str = schema.KIND_WHOLE_INPUT,
+    payload_expression: Any = None,
+) -> dict[str, Any]:
+    """``{"id", "validation", "members"}`` of ``document``, as the states compute them natively and the key
+    function returns them: the members' digests typed as the record's map keeps them."""
+    record_id, validation = key_and_validation(namespace, document, kind, expression, payload_kind, payload_expression)
+    members = payload_members(payload_kind, payload_expression, select_payload(document, payload_kind, payload_expression))
+    return {"id": record_id, "validation": validation, "members": typed_members(members)}
+
+
+def typed_members(members: dict[str, str]) -> dict[str, dict[str, str]]:
+    """``payload_members`` as a DynamoDB map's values, as the record keeps them."""
+    return {name: {"S": digest} for name, digest in members.items()}
+
+
 def _exact(kind: str) -> bool:
     """Whether a key's numbers must be exact doubles: an explicit selection's must (two identifiers that
     one double carries would share a record); the whole input is keyed as Step Functions reads it."""

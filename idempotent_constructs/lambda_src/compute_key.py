@@ -39,16 +39,12 @@ class InputTooLarge(Exception):
 InputTooLarge.__name__ = InputTooLarge.__qualname__ = schema.INPUT_TOO_LARGE
 
 
-def _key(event: dict[str, Any]) -> tuple[str, str, dict[str, str]]:
+def _key(event: dict[str, Any]) -> dict[str, Any]:
     namespace, document, kind, expression = event["namespace"], event["input"], event["kind"], event.get("expression")
     payload_kind = event.get("payload_kind", schema.KIND_WHOLE_INPUT)
     payload_expression = event.get("payload_expression")
     if kind != schema.KIND_JSONATA and payload_kind != schema.KIND_JSONATA:
-        record_id, validation = canonical.key_and_validation(
-            namespace, document, kind, expression, payload_kind, payload_expression
-        )
-        payload = canonical.select_payload(document, payload_kind, payload_expression)
-        return record_id, validation, canonical.payload_members(payload_kind, payload_expression, payload)
+        return canonical.key_fields(namespace, document, kind, expression, payload_kind, payload_expression)
     # Only JSONata evaluates a JSONata expression: the state sends its selection made (absent: it selects nothing).
     if kind == schema.KIND_JSONATA:
         selection = event.get("selection")
@@ -62,11 +58,11 @@ def _key(event: dict[str, Any]) -> tuple[str, str, dict[str, str]]:
         payload = event["payload_selection"]
     else:
         payload = canonical.select_payload(document, payload_kind, payload_expression)
-    return (
-        canonical.selection_id(namespace, kind, selection),
-        canonical.payload_validation(payload),
-        canonical.payload_members(payload_kind, payload_expression, payload),
-    )
+    return {
+        "id": canonical.selection_id(namespace, kind, selection),
+        "validation": canonical.payload_validation(payload),
+        "members": canonical.typed_members(canonical.payload_members(payload_kind, payload_expression, payload)),
+    }
 
 
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
@@ -76,12 +72,12 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
             "keep a guarded step's input under 248 KiB, or key it on fewer fields"
         )
     try:
-        record_id, validation, members = _key(event)
+        key = _key(event)
     except (canonical.KeyMissing, canonical.PayloadMissing) as missing:
         logger.warning(
             "key missing" if isinstance(missing, canonical.KeyMissing) else "payload missing",
             extra={"idempotency_namespace": event["namespace"], "reason": str(missing)},
         )
         raise
-    logger.info("key computed", extra={**telemetry.record_fields(record_id), "kind": event["kind"]})
-    return {"id": record_id, "validation": validation, "members": {name: {"S": digest} for name, digest in members.items()}}
+    logger.info("key computed", extra={**telemetry.record_fields(key["id"]), "kind": event["kind"]})
+    return key

@@ -127,10 +127,10 @@ def _keys(evaluate: Evaluate, name: str, document: Any) -> Iterator[Line]:
         )
         try:
             payload = key_expressions.select_payload(given, payload_kind, payload_expression)
-            record_id = canonical.idempotency_id(NAMESPACE, given, kind, expression)
             expected: Any = {
-                "id": record_id,
+                "id": canonical.idempotency_id(NAMESPACE, given, kind, expression),
                 "validation": canonical.payload_validation(payload),
+                "members": canonical.typed_members(canonical.payload_members(payload_kind, payload_expression, payload)),
             }
         except (canonical.KeyMissing, canonical.PayloadMissing) as error:
             expected = error
