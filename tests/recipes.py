@@ -92,8 +92,8 @@ RECIPES: dict[str, Recipe] = {
         business=True,
     ),
     "S3EventBridge": Recipe(
-        IdempotencyKey.from_paths("$.detail.bucket.name", "$.detail.object.key", "$.detail.object.sequencer"),
-        IdempotencyPayload.from_paths("$.detail.object"),
+        IdempotencyKey.from_paths("$.detail.bucket.name", "$.detail.object.key", "$.detail.object.etag"),
+        IdempotencyPayload.from_paths("$.detail.object.size"),
         "$states.input.detail.object.key",
         lambda order: sources.s3_via_eventbridge("uploads", order),
         lambda event: _with(event, ["detail", "object", "size"], 7),

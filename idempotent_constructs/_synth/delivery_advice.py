@@ -10,7 +10,8 @@ import aws_cdk as cdk
 from constructs import IConstruct
 
 from ..lambda_src import schema
-from .starters import SQS_ENVELOPE_CHARACTERS, Start
+from .deliveries import SQS_ENVELOPE_CHARACTERS
+from .starters import Start
 
 NEVER_REDELIVERED = "idempotent-constructs:pipe-never-redelivers"
 EXPIRES_BEFORE_REDELIVERY = "idempotent-constructs:expires-before-redelivery"
@@ -37,10 +38,11 @@ def expires_before_redelivery(workflow: IConstruct, start: Start, expires_after:
     )
 
 
-def waits_past_api_timeout(workflow: IConstruct, path: str, timeout: float, max_wait: float) -> None:
+def waits_past_api_timeout(workflow: IConstruct, named: str, timeout: float, max_wait: float) -> None:
+    """``named``: the API method or integration that waits, with its path."""
     cdk.Annotations.of(workflow).add_warning_v2(
         WAITS_PAST_API_TIMEOUT,
-        f"the API method {path} waits for the execution (StartSyncExecution) at most {_duration(timeout)}, its "
+        f"{named} waits for the execution (StartSyncExecution) at most {_duration(timeout)}, its "
         f"integration's timeout, and a duplicate that comes while the first request runs waits up to "
         f"{_duration(max_wait)} for it (max_wait): its client gets a 504 and may retry while both still run. Set "
         f"on_in_flight=InFlightPolicy.FAIL and answer {schema.IN_FLIGHT} with a 409 in the integration response, "

@@ -30,6 +30,7 @@ from constructs import Construct, IConstruct, IValidation
 
 from ..lambda_src import schema
 from . import definition
+from .deliveries import HTTP_API
 from .delivery_advice import (
     SEE,
     expires_before_redelivery,
@@ -148,7 +149,8 @@ def _advise_machine(
             expires_before_redelivery(target, start, config.expires_after.to_seconds())
         waits = config.on_in_flight.value == "WAIT" and config.max_wait.to_seconds()
         if start.waits is not None and waits and waits > start.waits:
-            waits_past_api_timeout(target, start.path, start.waits, waits)
+            what = "the HTTP API integration" if start.source is HTTP_API else "the API method"
+            waits_past_api_timeout(target, f"{what} {start.path}", start.waits, waits)
         if per_record and start.reports is False:
             partial_response_ignored(target, start.path)
         if start.message_bytes is not None and isinstance(start.batch, int):

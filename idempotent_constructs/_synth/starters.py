@@ -16,6 +16,7 @@ from typing import Any
 import aws_cdk as cdk
 import jsii
 from aws_cdk import aws_apigateway as apigateway
+from aws_cdk import aws_apigatewayv2 as apigatewayv2
 from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -23,54 +24,21 @@ from aws_cdk import aws_pipes as pipes
 from aws_cdk import aws_sqs as sqs
 from constructs import IConstruct
 
-
-@dataclass(frozen=True)
-class Source:
-    """How one kind of source delivers: the fields of its record (dotted) that its redelivery and a
-    producer's re-sent duplicate change, each told of (``{path}``: the source) with the recipe that holds."""
-
-    redelivery: str = ""  # "an SQS message redelivered through the pipe {path}"
-    redelivered: tuple[str, ...] = ()
-    recipe: str = ""
-    duplicate: str = ""
-    duplicated: tuple[str, ...] = ()
-    business: str = ""  # a key in the content, which a producer's duplicate repeats too
-    parameters: str = ""  # its pipe's source parameters, which hold its batchSize
-    batch: int | None = None  # a pipe's batch size where batchSize is not set (None: more than one, by AWS's choice)
-    redriven: str = ""  # the recipe where the source's messages may be redriven from a dead-letter queue
-
-
-SQS = Source(
-    "an SQS message redelivered through the pipe {path}",
-    ("receiptHandle", "attributes.ApproximateReceiveCount"),
-    'key=IdempotencyKey.from_paths("$[0].messageId"), payload=IdempotencyPayload.from_paths("$[0].body")',
-    "an SQS message sent again by a producer's retried SendMessage, through the pipe {path},",
-    ("messageId", "receiptHandle", "attributes.SentTimestamp", "attributes.ApproximateFirstReceiveTimestamp"),
-    'key=IdempotencyKey.from_jsonata("$parse($states.input[0].body).orderId") (your id in the body), '
-    'payload=IdempotencyPayload.from_paths("$[0].body")',
-    # "By default, EventBridge polls up to 10 messages in your queue simultaneously and sends that batch to your
-    # pipe" (EventBridge user guide, "Amazon SQS as a source").
-    "sqsQueueParameters",
-    10,
-    # A redrive from the dead-letter queue sends a message again with a new messageId, its body the same (SQS
-    # developer guide, "Learn how to configure a dead-letter queue redrive"): the body is the key.
-    'key=IdempotencyKey.from_paths("$[0].body"), payload=IdempotencyPayload.none()',
+from .deliveries import (
+    API_TIMEOUT_MILLIS,
+    DYNAMODB,
+    EVENTBRIDGE,
+    HTTP_API,
+    HTTP_API_TIMEOUT_MILLIS,
+    KINESIS,
+    S3,
+    SQS,
+    SQS_MESSAGE_BYTES,
+    SQS_RETENTION_SECONDS,
+    Source,
+    api_gateway,
 )
-KINESIS = Source(
-    duplicate="a Kinesis record put again by a producer's retried PutRecord, through the pipe {path},",
-    duplicated=("sequenceNumber", "eventID", "approximateArrivalTimestamp"),
-    business='key=IdempotencyKey.from_jsonata("$parse($base64decode($states.input[0].data)).orderId") (your id in the '
-    'data), payload=IdempotencyPayload.from_paths("$[0].data")',
-    parameters="kinesisStreamParameters",
-)
-# A retried batch is byte-identical, and a stream has no producer's duplicate.
-DYNAMODB = Source(parameters="dynamoDbStreamParameters")
-EVENTBRIDGE = Source(
-    duplicate="an event published again by a producer's retried PutEvents, through the rule {path},",
-    duplicated=("id", "time"),
-    business='key=IdempotencyKey.from_paths("$.detail.orderId") (your id in the detail), '
-    'payload=IdempotencyPayload.from_paths("$.detail")',
-)
+
 # (resource type, attribute) of a stream reference, and the forms of an ARN written out.
 _STREAMS = {
     ("AWS::SQS::Queue", "Arn"): SQS,
@@ -80,17 +48,6 @@ _STREAMS = {
 }
 _ARNS = ((r"arn:[^:]+:sqs:", SQS), (r"arn:[^:]+:kinesis:", KINESIS), (r"arn:[^:]+:dynamodb:.*/stream/", DYNAMODB))
 _REFERENCE = re.compile(r"<<ref\|([^|]*)\|([^|]*)\|([^|]*)>>")
-# An SQS queue's MessageRetentionPeriod when it is not set: 4 days (SQS API reference, SetQueueAttributes).
-SQS_RETENTION_SECONDS = 345_600
-# An SQS queue's MaximumMessageSize when it is not set: 262,144 bytes (SQS API reference, SetQueueAttributes;
-# a queue may allow up to 1,048,576).
-SQS_MESSAGE_BYTES = 262_144
-# What an SQS record adds to its body in the array a pipe sends, about: its messageId, receiptHandle,
-# attributes, md5OfBody, eventSource, eventSourceARN and awsRegion with their names (462 characters in Lambda's
-# documented example, whose receipt handle is cut to 36 characters; a real one runs to a few hundred).
-SQS_ENVELOPE_CHARACTERS = 1_024
-# An API Gateway integration's timeout when it is not set: 29 seconds (API Gateway developer guide, quotas).
-API_TIMEOUT_MILLIS = 29_000
 
 
 @dataclass(frozen=True)
@@ -113,6 +70,11 @@ class Start:
     def named(self) -> str:
         """What it is, and its path: "the pipe Stack/OrdersPipe"."""
         return f"{'the event source mapping' if self.reports is not None else 'the pipe'} {self.path}"
+
+
+def _from_s3(pattern: Any) -> bool:
+    """Whether a rule's event pattern matches S3's events alone (``"source": ["aws.s3"]``)."""
+    return isinstance(pattern, dict) and pattern.get("source") == ["aws.s3"]
 
 
 def starts(node: IConstruct, by_path: Mapping[str, IConstruct]) -> Iterator[Start]:
@@ -141,7 +103,9 @@ def starts(node: IConstruct, by_path: Mapping[str, IConstruct]) -> Iterator[Star
     elif isinstance(node, events.CfnRule):
         for rule_target in _resolve(node, node.targets) or []:
             if isinstance(rule_target, dict) and not {"input", "inputPath", "inputTransformer"} & set(rule_target):
-                yield Start(str(rule_target.get("arn")), named(node), EVENTBRIDGE)
+                yield Start(
+                    str(rule_target.get("arn")), named(node), S3 if _from_s3(_resolve(node, node.event_pattern)) else EVENTBRIDGE
+                )
     elif isinstance(node, apigateway.CfnMethod):
         integration = _resolve(node, node.integration) or {}
         action = re.search(r":states:action/Start(Sync)?Execution$", str(integration.get("uri")))
@@ -149,7 +113,14 @@ def starts(node: IConstruct, by_path: Mapping[str, IConstruct]) -> Iterator[Star
             timeout = integration.get("timeoutInMillis", API_TIMEOUT_MILLIS)
             waits = timeout / 1000 if action[1] and isinstance(timeout, int) else None
             for template in (integration.get("requestTemplates") or {}).values():
-                yield Start(str(template), named(node), _api_gateway(str(template)), waits=waits)
+                yield Start(str(template), named(node), api_gateway(str(template)), waits=waits)
+    elif isinstance(node, apigatewayv2.CfnIntegration):
+        action = re.fullmatch(r"StepFunctions-Start(Sync)?Execution", str(_resolve(node, node.integration_subtype)))
+        parameters = _resolve(node, node.request_parameters)
+        if action is not None and isinstance(parameters, dict):
+            timeout = _resolve(node, node.timeout_in_millis) or HTTP_API_TIMEOUT_MILLIS
+            waits = timeout / 1000 if action[1] and isinstance(timeout, int) else None
+            yield Start(str(parameters.get("StateMachineArn")), named(node), HTTP_API, waits=waits, shaped=True)
 
 
 def _mapping(node: lambda_.CfnEventSourceMapping, by_path: Mapping[str, IConstruct]) -> Iterator[Start]:
@@ -281,23 +252,6 @@ def _stream(source: Any) -> Source | None:
     if reference is not None:
         return _STREAMS.get((reference[2], reference[3]))
     return next((found for pattern, found in _ARNS if re.match(pattern, str(source))), None)
-
-
-def _api_gateway(template: str) -> Source:
-    """What a client's retry changes in the input that ``template`` (a request mapping template, as
-    ``StepFunctionsIntegration`` writes it) makes: its request id, and its trace header among the headers."""
-    changed = tuple(
-        field
-        for field, pattern in (
-            ("requestContext.requestId", r"\$context\.(requestId|extendedRequestId|requestTime)"),
-            ("header.X-Amzn-Trace-Id", r"#set\(\$includeHeaders = true\)|\$input\.params\(\)\.header|X-Amzn-Trace-Id"),
-        )
-        if re.search(pattern, template, re.IGNORECASE)
-    )
-    recipe = (
-        'key=IdempotencyKey.from_paths("$.body.orderId") (your id in the body), payload=IdempotencyPayload.from_paths("$.body")'
-    )
-    return Source("a request retried by its client through the API method {path}", changed, recipe)
 
 
 def named(node: IConstruct) -> str:

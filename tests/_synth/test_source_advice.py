@@ -4,12 +4,16 @@ or payload its redeliveries defeat is warned about with the recipe."""
 from __future__ import annotations
 
 import functools
+from typing import Any
 
+import pytest
 from aws_cdk import App, Duration, Stack
 from aws_cdk import aws_apigateway as apigateway
+from aws_cdk import aws_apigatewayv2 as apigatewayv2
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kinesis as kinesis
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
@@ -179,6 +183,36 @@ def test_an_eventbridge_rule_gets_a_note_for_the_whole_input_and_none_for_a_busi
         targets.SfnStateMachine(keyed.state_machine)
     )
     assert warnings(other) == infos(other) == []
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        IdempotencyKey.whole_input(),
+        IdempotencyKey.from_paths("$.detail.bucket.name", "$.detail.object.key", "$.detail.object.sequencer"),
+    ],
+)
+def test_an_s3_rule_gets_a_note_that_speaks_of_s3s_fields_for_a_key_a_re_upload_changes(key):
+    target = stack()
+    uploads = workflow(target, key=key, payload=IdempotencyPayload.from_paths("$.detail.object.size"))
+    events.Rule(
+        target, "Uploaded", event_pattern=events.EventPattern(source=["aws.s3"], detail_type=["Object Created"])
+    ).add_target(targets.SfnStateMachine(uploads.state_machine))
+    (info,) = infos(target)
+    assert info.startswith(
+        "an S3 event notification sent twice, or the same bytes uploaded again, through the rule Test/Uploaded"
+    )
+    assert '"$.detail.object.etag"' in info and "detail.orderId" not in info
+
+
+def test_an_s3_rule_keyed_on_the_objects_content_gets_no_note():
+    target = stack()
+    key = IdempotencyKey.from_paths("$.detail.bucket.name", "$.detail.object.key", "$.detail.object.etag")
+    uploads = workflow(target, key=key, payload=IdempotencyPayload.from_paths("$.detail.object.size"))
+    events.Rule(target, "Uploaded", event_pattern=events.EventPattern(source=["aws.s3"])).add_target(
+        targets.SfnStateMachine(uploads.state_machine)
+    )
+    assert warnings(target) == infos(target) == []
 
 
 def test_a_rule_with_an_input_transformer_raises_no_envelope_warning():
@@ -435,6 +469,41 @@ def test_a_duplicate_that_may_wait_past_the_apis_timeout_is_warned_with_the_fail
     )
     assert "Set on_in_flight=InFlightPolicy.FAIL and answer Idempotency.InFlight with a 409" in warning
     assert warning.endswith("[ack: idempotent-constructs:duplicate-waits-past-api-timeout]")
+
+
+def http_api_into(orders: IdempotentStateMachine, **options: Any) -> None:
+    """An HTTP API route whose AWS service integration starts ``orders`` synchronously, its body the input."""
+    scope = Stack.of(orders)
+    api = apigatewayv2.CfnApi(scope, "HttpApi", name="orders", protocol_type="HTTP")
+    role = iam.Role(scope, "HttpApiRole", assumed_by=iam.ServicePrincipal("apigateway.amazonaws.com"))
+    orders.state_machine.grant(role, "states:StartSyncExecution")
+    apigatewayv2.CfnIntegration(
+        scope,
+        "StartIntegration",
+        api_id=api.ref,
+        integration_type="AWS_PROXY",
+        integration_subtype="StepFunctions-StartSyncExecution",
+        credentials_arn=role.role_arn,
+        payload_format_version="1.0",
+        request_parameters={"StateMachineArn": orders.state_machine.state_machine_arn, "Input": "$request.body"},
+        **options,
+    )
+
+
+def test_an_http_apis_synchronous_integration_has_its_timeout_checked_as_a_rest_apis():
+    target = stack()
+    http_api_into(workflow(target))
+    (warning,) = warnings(target)
+    assert warning.startswith(
+        "the HTTP API integration Test/StartIntegration waits for the execution (StartSyncExecution) at most 30 seconds"
+    )
+    shorter = stack()
+    http_api_into(workflow(shorter, max_wait=Duration.seconds(25)), timeout_in_millis=20_000)
+    (warning,) = warnings(shorter)
+    assert "at most 20 seconds" in warning
+    fitting = stack()
+    http_api_into(workflow(fitting, max_wait=Duration.seconds(25)))
+    assert warnings(fitting) == []
 
 
 def test_a_duplicate_that_fails_at_once_or_waits_less_than_the_timeout_is_not_warned():

@@ -79,6 +79,19 @@ def test_with_no_payload_compared_another_request_under_the_same_key_gets_the_fi
     assert runs(recipes, "NoPayload", unique) == 1
 
 
+def test_an_s3_object_uploaded_again_with_the_same_bytes_replays_and_new_bytes_under_its_key_run(recipes, unique):
+    first = recipes.run("S3EventBridge", sources.s3_via_eventbridge("uploads", unique).event)
+    assert (first.status, first.output) == ("SUCCEEDED", {"charged": unique}), first.cause
+    etag = first.input["detail"]["object"]["etag"]
+    again = sources.s3_via_eventbridge("uploads", unique, etag=etag, seed=1).event  # another object event, same bytes
+    assert again["detail"]["object"]["sequencer"] != first.input["detail"]["object"]["sequencer"]
+    replay = recipes.run("S3EventBridge", again)
+    assert (replay.status, replay.output) == ("SUCCEEDED", first.output), replay.cause
+    changed = recipes.run("S3EventBridge", sources.s3_via_eventbridge("uploads", unique, seed=2).event)  # new bytes
+    assert (changed.status, changed.output) == ("SUCCEEDED", first.output)
+    assert runs(recipes, "S3EventBridge", unique) == 2
+
+
 def test_a_body_beyond_the_native_bounds_is_keyed_by_the_key_function_from_its_selections_alone(recipes, unique):
     # 2,100 values: beyond the native bounds; 140 KB: the input and its parsed body together would not fit
     # the key function's request, the selections alone do.

@@ -589,10 +589,10 @@ ADVICE = [
         lambda order: s3_via_eventbridge("orders-bucket", f"in/{order['orderId']}.json"),
         every_duplicate,
         (
-            ("$.detail.bucket.name", "$.detail.object.key", "$.detail.object.sequencer"),
-            "$states.input.detail.[bucket.name, object.key, object.sequencer]",
+            ("$.detail.bucket.name", "$.detail.object.key", "$.detail.object.etag"),
+            "$states.input.detail.[bucket.name, object.key, object.etag]",
         ),
-        ("$.detail.object", "$states.input.detail.object"),
+        ("$.detail.object.size", "$states.input.detail.object.size"),
     ),
     Advice(
         "api_gateway_rest",

@@ -63,10 +63,11 @@ eventbridge_rule (rule → SFN)         redelivered (the rule's retry): nothing
                                       key: $.id (technical) | $.detail.orderId
                                       payload: $.detail | $states.input.detail
 s3_via_eventbridge (S3 → EventBridge) redelivered (the rule's retry): nothing
-                                      duplicated (S3's retry): id
-                                      key: $.detail.bucket.name, $.detail.object.key, $.detail.object.sequencer
-                                        | $states.input.detail.[bucket.name, object.key, object.sequencer]  (never $.id)
-                                      payload: $.detail.object | $states.input.detail.object
+                                      duplicated (S3's retry): id; the same bytes uploaded again (its
+                                        etag, another seed): id, time, sequencer, request-id
+                                      key: $.detail.bucket.name, $.detail.object.key, $.detail.object.etag
+                                        | $states.input.detail.[bucket.name, object.key, object.etag]  (never $.id)
+                                      payload: $.detail.object.size | $states.input.detail.object.size
 api_gateway_rest (REST API, Lambda    redelivered (the client's retry): requestContext.requestId,
   proxy, payload format 1.0)            requestContext.extendedRequestId, requestContext.requestTime,
                                         requestContext.requestTimeEpoch, headers.X-Amzn-Trace-Id,

@@ -90,8 +90,11 @@ def s3_via_eventbridge(
     in https://aws.amazon.com/blogs/storage/manage-event-ordering-and-duplicate-events-with-amazon-s3-event-notifications/).
     That is all AWS says of what a duplicate keeps. Modelled here: a new ``id`` (ev-events.html: "a UUID
     generated for every event"), and the rest unchanged: ``time`` is when the event occurred,
-    ``request-id`` the S3 request's, ``object`` the object's. Key on bucket, key and sequencer, which
-    hold whatever else a duplicate changes; never on ``id``.
+    ``request-id`` the S3 request's, ``object`` the object's. The same bytes uploaded again are another
+    object event: pass the first's ``etag`` and another ``seed`` (a new ``id``, ``time``, ``sequencer`` and
+    ``request-id``). Key on bucket, key and ETag, which a duplicate and a re-upload of the same bytes keep ("The
+    ETag reflects changes only to the contents of an object", S3 API reference, ``Object``), or on the
+    sequencer to run each upload once; never on ``id``.
     """
     moment = _moment(seed, at)
     content = _content([bucket, key, version_id, seed])
