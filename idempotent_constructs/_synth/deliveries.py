@@ -74,6 +74,10 @@ SQS_MESSAGE_BYTES = 262_144
 # attributes, md5OfBody, eventSource, eventSourceARN and awsRegion with their names (462 characters in Lambda's
 # documented example, whose receipt handle is cut to 36 characters; a real one runs to a few hundred).
 SQS_ENVELOPE_CHARACTERS = 1_024
+# How long an EventBridge rule retries delivering an event to a target that failed to take it, unless its target's
+# RetryPolicy says otherwise: "MaximumEventAgeInSeconds ... The default is 24 hours and 185 times" (EventBridge user
+# guide, "Event retry policy and using dead-letter queues").
+RULE_EVENT_AGE_SECONDS = 86_400
 # An API Gateway integration's timeout when it is not set: 29 seconds (API Gateway developer guide, quotas).
 API_TIMEOUT_MILLIS = 29_000
 # An HTTP API integration's: "between 50 and 30,000 milliseconds ... The default value is 30 seconds for HTTP APIs"

@@ -38,6 +38,19 @@ def expires_before_redelivery(workflow: IConstruct, start: Start, expires_after:
     )
 
 
+def retried_past_expiry(workflow: IConstruct, path: str, retried: float, expires_after: float) -> None:
+    # EventBridge retries an event its target failed to take (throttled, or an error it could not tell from one) for
+    # up to the target's maximum event age; a StartExecution that started an execution and was reported failed is
+    # delivered again with the same event.
+    cdk.Annotations.of(workflow).add_warning_v2(
+        EXPIRES_BEFORE_REDELIVERY,
+        f"the rule {path} retries delivering an event for up to {_duration(retried)} (its target's maximum event age; "
+        f"EventBridge's default: 24 hours, 185 attempts), and a record expires {_duration(expires_after)} after it "
+        f"completes (expires_after): an event delivered again later runs the workflow again. Set expires_after to at "
+        f"least {_duration(retried)}, or the target's max_event_age below it {SEE}",
+    )
+
+
 def waits_past_api_timeout(workflow: IConstruct, named: str, timeout: float, max_wait: float) -> None:
     """``named``: the API method or integration that waits, with its path."""
     cdk.Annotations.of(workflow).add_warning_v2(

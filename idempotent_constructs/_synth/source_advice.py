@@ -37,6 +37,7 @@ from .delivery_advice import (
     never_redelivered,
     partial_response_ignored,
     past_target_limit,
+    retried_past_expiry,
     waits_past_api_timeout,
 )
 from .selection import Selection
@@ -147,6 +148,8 @@ def _advise_machine(
             never_redelivered(target, start.path, express)
         if start.kept is not None and start.kept[1] > config.expires_after.to_seconds():
             expires_before_redelivery(target, start, config.expires_after.to_seconds())
+        if start.retried is not None and start.retried > config.expires_after.to_seconds():
+            retried_past_expiry(target, start.path, start.retried, config.expires_after.to_seconds())
         waits = config.on_in_flight.value == "WAIT" and config.max_wait.to_seconds()
         if start.waits is not None and waits and waits > start.waits:
             what = "the HTTP API integration" if start.source is HTTP_API else "the API method"

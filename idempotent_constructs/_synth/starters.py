@@ -31,6 +31,7 @@ from .deliveries import (
     HTTP_API,
     HTTP_API_TIMEOUT_MILLIS,
     KINESIS,
+    RULE_EVENT_AGE_SECONDS,
     S3,
     SQS,
     SQS_MESSAGE_BYTES,
@@ -65,6 +66,7 @@ class Start:
     message_bytes: int | None = None  # the largest message a pipe's SQS source accepts (its MaximumMessageSize)
     reports: bool | None = None  # a mapping's ReportBatchItemFailures (None: not a mapping)
     dead_letters: str | None = None  # "the dead-letter queue Stack/DeadLetters" of its SQS source, where the app has it
+    retried: int | None = None  # a rule target's: how long EventBridge retries an event it failed to deliver, seconds
 
     @property
     def named(self) -> str:
@@ -103,9 +105,9 @@ def starts(node: IConstruct, by_path: Mapping[str, IConstruct]) -> Iterator[Star
     elif isinstance(node, events.CfnRule):
         for rule_target in _resolve(node, node.targets) or []:
             if isinstance(rule_target, dict) and not {"input", "inputPath", "inputTransformer"} & set(rule_target):
-                yield Start(
-                    str(rule_target.get("arn")), named(node), S3 if _from_s3(_resolve(node, node.event_pattern)) else EVENTBRIDGE
-                )
+                age = (rule_target.get("retryPolicy") or {}).get("maximumEventAgeInSeconds", RULE_EVENT_AGE_SECONDS)
+                source = S3 if _from_s3(_resolve(node, node.event_pattern)) else EVENTBRIDGE
+                yield Start(str(rule_target.get("arn")), named(node), source, retried=age if isinstance(age, int) else None)
     elif isinstance(node, apigateway.CfnMethod):
         integration = _resolve(node, node.integration) or {}
         action = re.search(r":states:action/Start(Sync)?Execution$", str(integration.get("uri")))

@@ -215,6 +215,23 @@ def test_an_s3_rule_keyed_on_the_objects_content_gets_no_note():
     assert warnings(target) == infos(target) == []
 
 
+def test_a_rule_that_retries_an_event_longer_than_its_records_are_kept_is_warned_and_one_that_retries_less_is_not():
+    target = stack()
+    orders = workflow(target, key=IdempotencyKey.from_paths("$.detail.id"), expires_after=Duration.minutes(1))
+    events.Rule(target, "Placed", event_pattern=events.EventPattern(source=["shop"])).add_target(
+        targets.SfnStateMachine(orders.state_machine)
+    )
+    (warning,) = coded(target, "expires-before-redelivery")
+    assert warning.startswith("the rule Test/Placed retries delivering an event for up to 1 day")
+    assert "Set expires_after to at least 1 day, or the target's max_event_age below it" in warning
+    shorter = stack()
+    orders = workflow(shorter, key=IdempotencyKey.from_paths("$.detail.id"), expires_after=Duration.minutes(1))
+    events.Rule(shorter, "Placed", event_pattern=events.EventPattern(source=["shop"])).add_target(
+        targets.SfnStateMachine(orders.state_machine, max_event_age=Duration.minutes(1))
+    )
+    assert coded(shorter, "expires-before-redelivery") == []
+
+
 def test_a_rule_with_an_input_transformer_raises_no_envelope_warning():
     target = stack()
     orders = workflow(target)
