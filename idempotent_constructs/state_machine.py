@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aws_cdk import Acknowledgment, Duration, Validations
+from aws_cdk import Acknowledgment, Annotations, Duration, Validations
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs_module
@@ -28,7 +28,7 @@ from ._synth.inline_role import InlineRole, state_machines_of_this_account
 from ._synth.names import name_prefix, vended_log_group_name
 from ._synth.outcome_metrics import CountedGuard, Outcomes
 from .errors import IdempotencyConfigurationError
-from .guard import IdempotencyGuard, acquire, placement
+from .guard import IdempotencyGuard, acquire, history, placement
 from .guard.config import WHOLE_WORKFLOWS
 from .guard.guard_options import WORKFLOW
 from .guard_states import guard_document
@@ -177,6 +177,8 @@ class IdempotentStateMachine(Outcomes, Construct):
         rendered = render(graph, query_language)
         if refused := [*state_names.checked_at_creation(self, rendered), *placement.problems(rendered)]:
             raise IdempotencyConfigurationError(self.node.path, [f"definition: {problem}" for problem in refused])
+        for note in history.notes(rendered, express=settings.state_machine_type == sfn.StateMachineType.EXPRESS):
+            Annotations.of(self).add_info(note)
         substitutions: dict[str, str] | None = None
         if settings.definition_location is DefinitionLocation.ASSET:
             body, substitutions = asset_body(rendered)

@@ -51,16 +51,23 @@ def problems(definition: dict[str, Any]) -> list[str]:
     return found
 
 
-def check_app(scope: IConstruct, also: Callable[[dict[str, Any]], list[str]] | None = None) -> None:
+def check_app(
+    scope: IConstruct,
+    also: Callable[[dict[str, Any]], list[str]] | None = None,
+    notes: Callable[[dict[str, Any], bool], list[str]] | None = None,
+) -> None:
     """Check, once the app of ``scope`` is built, the state names of each of its state machines (a
     document or a guard in a state machine the library does not create); and ``also``, a check of every
-    definition of the app (the guards' ``placement``), as the CDK writes it."""
+    definition of the app (the guards' ``placement``), as the CDK writes it; ``notes`` (of a definition, and
+    whether its state machine is Express) are told as notes on the state machine (the guards' ``history``)."""
     app = cdk.Stage.of(scope) or scope.node.root
     if app not in _CHECKS:
         _CHECKS[app] = check = _AppCheck(app)
         app.node.add_validation(check)
     if also is not None and also not in _CHECKS[app].also:
         _CHECKS[app].also.append(also)
+    if notes is not None and notes not in _CHECKS[app].notes:
+        _CHECKS[app].notes.append(notes)
 
 
 @jsii.implements(IValidation)
@@ -68,6 +75,7 @@ class _AppCheck:
     def __init__(self, app: IConstruct) -> None:
         self.app = app
         self.also: list[Callable[[dict[str, Any]], list[str]]] = []
+        self.notes: list[Callable[[dict[str, Any], bool], list[str]]] = []
 
     def validate(self) -> list[str]:
         found: list[str] = []
@@ -80,6 +88,9 @@ class _AppCheck:
             ):
                 machine = (node.node.scope or node).node.path
                 found.extend(f"{machine}: {problem}" for check in (problems, *self.also) for problem in check(definition))
+                express = node.state_machine_type == "EXPRESS"
+                for note in (note for told in self.notes for note in told(definition, express)):
+                    cdk.Annotations.of(node.node.scope or node).add_info(note)
         return found
 
 

@@ -58,7 +58,7 @@ from ..key import IdempotencyKey
 from ..payload import IdempotencyPayload
 from ..policies import CompletedPolicy, FailurePolicy, InFlightPolicy, ResultStorage
 from ..table import IdempotencyTable
-from . import acquire, finish, marker, placement, route, wait
+from . import acquire, finish, history, marker, placement, route, wait
 from .advice import advise
 from .config import (
     DEFAULT_LEASE,
@@ -152,7 +152,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
                 self.results_bucket = config.result_storage.bucket
         self.result_function.serve(config.table, config.namespace, self.results_bucket)
         self.rendered_by: str | None = None  # the workflow whose definition holds this guard, once rendered
-        state_names.check_app(self, also=placement.problems)
+        state_names.check_app(self, also=placement.problems, notes=history.notes)
         quota_plugin.check_app(self)
         adopt_within(self, body.start_state)  # what is bound already; the rest as its body is bound (finish.Wiring)
         self._build(body)
