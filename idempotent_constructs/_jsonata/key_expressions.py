@@ -168,11 +168,18 @@ def payload_members(kind: str, expression: object, source: str) -> str:
     if kind != schema.KIND_PATHS:
         return "{}"
     assert isinstance(expression, Sequence)
-    if not canonical.members_kept(list(expression)):
+    if len(expression) < 2 or not canonical.members_kept(list(expression)):
         return "{}"
     cut = schema.PAYLOAD_MEMBER_DIGEST
     members = (f"{literal(path)}: {{'S': $substring($digest($text($p{i})), 0, {cut})}}" for i, path in enumerate(expression))
     return "{" + ", ".join(members) + "}"
+
+
+def _small(members: str) -> str:
+    """``members`` where what ``$n`` measured (the selections' JSON) is at most ``schema.PAYLOAD_MEMBERS_TEXT``
+    characters long: the digests canonicalize the payload's members again, which the native bounds leave room
+    for only on a small payload."""
+    return members if members == "{}" else f"($length($n) <= {schema.PAYLOAD_MEMBERS_TEXT} ? {members} : {{}})"
 
 
 def record_id_and_validation(
@@ -192,8 +199,8 @@ def record_id_and_validation(
     if kind == schema.KIND_WHOLE_INPUT and payload_kind == schema.KIND_WHOLE_INPUT:
         # The id and the validation are one digest: of the input's one canonical text.
         # The members first: $v names the digest once it is made (``source`` may read another $v).
-        members = payload_members(payload_kind, payload_expression, source)
-        body = f"$native($measured({source}));$m := {members};$v := $digest($text({selection(kind, expression, source)}));"
+        body = f"$n := $measured({source});$native($n);$m := {_small(payload_members(payload_kind, payload_expression, source))};"
+        body += f"$v := $digest($text({selection(kind, expression, source)}));"
         return f"({_FUNCTIONS}{body}{{'id': {literal(schema.id_prefix(namespace))} & $v, 'validation': $v, 'members': $m}})"
     body = f"$ks := {selection(kind, expression, source)};"
     measured = "$measured($ks)"
@@ -204,9 +211,9 @@ def record_id_and_validation(
         assigned, values, payload = payload_parts(payload_kind, payload_expression, source)
         body += assigned
         measured += f" & ',' & {values}"
-    body += f"$native({measured});"
+    body += f"$n := {measured};$native($n);"
     validation = literal(canonical.payload_validation(None)) if payload_kind == schema.KIND_NONE else f"$digest({payload})"
-    members = payload_members(payload_kind, payload_expression, source)
+    members = _small(payload_members(payload_kind, payload_expression, source))
     return (
         f"({_FUNCTIONS}{body}{{'id': {literal(schema.id_prefix(namespace))} & $digest($text($ks)), "
         f"'validation': {validation}, 'members': {members}}})"
