@@ -13,6 +13,24 @@ the output is the partial batch response the source understands, ``{"batchItemFa
 Which record failed and why is in the Map's output, in the execution's history: ``{"itemIdentifier", "error",
 "cause"}`` for each. The response names only the identifiers, as the sources document it. How many failed is
 ``metric_failed_records``, counted from the state machine's execution log.
+
+The answer is bounded: Step Functions fails a state whose output passes 262,144 bytes of UTF-8, with
+States.DataLimitExceeded, which no Catch catches ("Maximum input or output size for a task, state, or
+execution: 262,144 bytes of data as a UTF-8 encoded string", Step Functions quotas; "a terminal error that
+cannot be caught by the States.ALL error type", error handling), so that a few records failing with long
+causes would fail the whole execution and every record would be delivered again. The Map therefore hands
+each record its share of the payload, ``(262,144 - 1,024 - n - 1) / n`` bytes for a batch of ``n`` records
+(the Map's ItemSelector, which may read the Map's state input, passes it along with the record: ASL
+specification, "Map State"; the Parallel's ``Arguments`` hand the guard the record alone: "the value of
+"Arguments" MUST be a JSON text, or a JSONata string that evaluates to a JSON text ... its result becomes
+... the branches of a Parallel State", ASL specification, "Input and Output Processing with JSONata"), and
+a failed record's error and cause are cut to fit that share with its identifier (a Catcher's Output reads
+the state's own input: ASL specification, "Reserved "states" Variable with JSONata"), measured as
+Step Functions measures a payload, as UTF-8 bytes of compact JSON (``_jsonata.sizes``). A text cut keeps
+its first characters, followed by ``… [cut: 101,888 characters]``, the number left out; the error name is
+kept whole unless it alone passes the share. The Map's output, ``n`` shares, a comma between two and its
+brackets, then holds within 262,144 bytes, and the response, which names the failed records' identifiers
+only, within it. No state is added: a record that succeeds passes the same states as before.
 """
 
 from __future__ import annotations
@@ -28,10 +46,12 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from ._jsonata.sizes import BYTES, JSON
 from ._synth import option_kinds, options, outcome_metrics, source_advice
 from .guard import IdempotencyGuard
 from .guard.config import EXPRESS_MAX_DURATION, bounded_max_wait
 from .guard.guard_options import BATCH, GUARD_MODEL
+from .guard.protocol import expression
 from .key import IdempotencyKey
 from .lambda_src import schema
 from .payload import IdempotencyPayload
@@ -78,6 +98,59 @@ BATCH_OWN = options.Options(
     ),
 )
 BATCH_MODEL = GUARD_MODEL + BATCH_OWN
+
+# Step Functions' quota on a state's output (the module's docstring), and the bytes of it left free: for a
+# number an engine writes shorter than Step Functions does, should an identifier be one.
+PAYLOAD_LIMIT = 262_144
+ANSWER_MARGIN = 1_024
+# A failed record's outcome without its three values: {"itemIdentifier":,"error":,"cause":}.
+OUTCOME_FRAME = len('{"itemIdentifier":,"error":,"cause":}')
+# Bytes kept for the marker after a cut text: "… [cut: 262,144 characters]" is 29 in UTF-8 (no text of a
+# payload has more characters).
+MARKER_ROOM = 40
+# Each record's share of the Map's output: n shares, n - 1 commas and two brackets fit the quota.
+SHARE = f"$floor(({PAYLOAD_LIMIT - ANSWER_MARGIN} - $count($states.input) - 1) / $count($states.input))"
+# $size: the bytes of a value's compact JSON (a text's with its quotes). $cut: a text whose JSON fits in $room
+# bytes: itself where it fits, else its first characters and the marker (nothing where not even the marker
+# fits). A text is measured whole only where its length could fit; cutting, at most two of its prefixes are:
+# the first as long as the bytes left allow at the text's own bytes a character (1 where it was not measured),
+# the second shorter by what the first took a character; past them, 6 bytes a character always fit (an
+# escape such as \u0000 is the longest a character takes).
+_CUT = (
+    f"{BYTES}{JSON} $size := function($v) {{ $bytes($json($v)) }};"
+    " $shorten := function($t, $keep, $ratio) {("
+    " $n1 := $min([$length($t), $floor(($keep - 2) / $ratio)]); $b1 := $size($substring($t, 0, $n1));"
+    " $n2 := $b1 <= $keep ? $n1 : $floor($n1 * ($keep - 2) / ($b1 - 2));"
+    " $n := ($n2 = $n1 or $size($substring($t, 0, $n2)) <= $keep) ? $n2 : $floor(($keep - 2) / 6);"
+    " $substring($t, 0, $n) & '\\u2026 [cut: ' & $formatNumber($length($t) - $n, '#,##0') & ' characters]'"
+    " )};"
+    f" $short := function($t, $room, $ratio) {{ $room < {MARKER_ROOM + 2} ? '' : $shorten($t, $room - {MARKER_ROOM}, $ratio) }};"
+    " $cut := function($t, $room) {( $l := $length($t); $l + 2 > $room ? $short($t, $room, 1) :"
+    " ($s := $size($t); $s <= $room ? $t : $short($t, $room, ($s - 2) / $l)) )};"
+)
+_ERROR = "($exists($states.errorOutput.Error) ? $string($states.errorOutput.Error) : '')"
+_CAUSE = "($exists($states.errorOutput.Cause) ? $string($states.errorOutput.Cause) : '')"
+
+
+def failed_outcome(identifier: str) -> dict[str, str]:
+    """The Catch's Output for a failed record (the state's input: ``{"record", "share"}``): its identifier,
+    read from the record at ``identifier``, and its error and cause cut to fit its share with the identifier
+    (the error first, keeping 2 bytes for the cause's quotes)."""
+    room = f"$room := $states.input.share - {OUTCOME_FRAME} - $size($states.input.record.{identifier});"
+    error = f"$err := $cut({_ERROR}, $room - 2);"
+    return {
+        "itemIdentifier": expression(f"$states.input.record.{identifier}"),
+        "error": expression(f"({_CUT} {room} {error} $err)"),
+        "cause": expression(f"({_CUT} {room} {error} $cut({_CAUSE}, $room - $size($err)))"),
+    }
+
+
+class _RecordState(sfn.Parallel):
+    """The Parallel around a record's guard, handing its branch the record alone (``Arguments`` as one
+    JSONata text, which the CDK's typed ``arguments`` does not take)."""
+
+    def to_state_json(self, query_language: sfn.QueryLanguage | None = None) -> Any:
+        return {**super().to_state_json(query_language), "Arguments": expression("$states.input.record")}
 
 
 class IdempotentBatch(sfn.StateMachineFragment):
@@ -144,25 +217,20 @@ class IdempotentBatch(sfn.StateMachineFragment):
             in_inline_map=True,  # each record an iteration of its inline Map
         )
         # A record's outcome: null once done; its identifier and error when it failed (caught, so that the
-        # other records finish).
-        record = sfn.Parallel.jsonata(self, "RecordState", state_name=f"{prefix}Record", outputs="{% null %}")
+        # other records finish), cut to its share of the Map's output (the module's docstring).
+        record = _RecordState(
+            self, "RecordState", state_name=f"{prefix}Record", query_language=sfn.QueryLanguage.JSONATA, outputs="{% null %}"
+        )
         record.branch(self.guard)
-        identifier = "$states.input." + self.source.identifier
         self.failed_state_name = f"{prefix}RecordFailed"
         failed = sfn.Pass.jsonata(self, "RecordFailed", state_name=self.failed_state_name)
-        record.add_catch(
-            failed,
-            outputs={
-                "itemIdentifier": "{% " + identifier + " %}",
-                "error": "{% $states.errorOutput.Error %}",
-                "cause": "{% $states.errorOutput.Cause %}",
-            },
-        )
+        record.add_catch(failed, outputs=failed_outcome(self.source.identifier))
         self.map = sfn.Map.jsonata(
             self,
             "Records",
             state_name=f"{prefix}Records",
             items=sfn.ProvideItems.jsonata("{% $states.input %}"),
+            item_selector={"record": "{% $states.context.Map.Item.Value %}", "share": expression(SHARE)},
             max_concurrency=max_concurrency or 0,
         ).item_processor(record)
         self.response = sfn.Pass.jsonata(

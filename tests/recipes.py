@@ -16,7 +16,13 @@ from typing import Any
 from aws_cdk import App, RemovalPolicy, Stack
 from aws_cdk import aws_stepfunctions as sfn
 
-from idempotent_constructs import IdempotencyKey, IdempotencyPayload, IdempotencyTable, IdempotentStateMachine
+from idempotent_constructs import (
+    IdempotencyKey,
+    IdempotencyPayload,
+    IdempotencyTable,
+    IdempotentBatch,
+    IdempotentStateMachine,
+)
 from idempotent_constructs.testing import sources
 from tests.samples import docs_sample
 from tests.stacks import FAST, side_effects_table
@@ -172,7 +178,9 @@ class SourcesStack(Stack):
     """A workflow per recipe, named after it, ``NoPayload`` (keyed by the SQS message id, comparing no
     payload), ``ParsedBody`` (keyed by it, comparing the parsed body), and ``Batch``: a pipe's batch of SQS records, an
     ``IdempotentBatch`` (the event sources guide's sample, ``max_concurrency`` 4); a record whose order the
-    counters table holds as ``Blocked#{orderId}`` fails."""
+    counters table holds as ``Blocked#{orderId}`` fails. ``BatchCauses``: an ``IdempotentBatch`` whose body
+    fails each record as "Refused" with a cause of ``causeLength`` times ``causeCharacter`` (read from the
+    record's body), so that a batch's answer can be long (``max_concurrency`` 10)."""
 
     def __init__(self, scope: App, construct_id: str) -> None:
         super().__init__(scope, construct_id)
@@ -221,3 +229,15 @@ class SourcesStack(Stack):
         each = docs_sample("batch").batch(self, table, work, namespace="Sources/Batch", **FAST)  # the event sources guide's
         batch = sfn.StateMachine(self, "Batch", definition_body=sfn.DefinitionBody.from_chainable(each))
         counters.grant_read_write_data(batch)
+        # Each record fails with a cause as long as its body asks: the answer's bound (issue 55).
+        asked = "$parse($states.input.body)"
+        refused = sfn.Fail.jsonata(
+            self,
+            "BatchCauseRefused",
+            error="Refused",
+            cause="{% $pad('', " + asked + ".causeLength, " + asked + ".causeCharacter) %}",
+        )
+        causes = IdempotentBatch(
+            self, "LongCauses", table=table, body=refused, namespace="Sources/BatchCauses", max_concurrency=10, **FAST
+        )
+        sfn.StateMachine(self, "BatchCauses", definition_body=sfn.DefinitionBody.from_chainable(causes))

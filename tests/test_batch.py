@@ -13,7 +13,9 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Template
 
 from idempotent_constructs import BatchSource, IdempotencyConfigurationError, IdempotencyTable, IdempotentBatch
+from idempotent_constructs.batch import SHARE
 from idempotent_constructs.lambda_src import schema
+from idempotent_constructs.testing.gaps.payload_limit import PAYLOAD_LIMIT_BYTES, payload_size
 from tests.conftest import ROOT
 from tests.jsonata_js import evaluate
 from tests.synth import only_definition, stack
@@ -30,13 +32,18 @@ def definition(**options) -> dict:
 
 def test_each_record_runs_in_a_guard_inside_a_map_and_a_failed_one_is_caught():
     states = definition(max_concurrency=4)["States"]
+    assert set(states) == {"Payments.Records", "Payments.Failures"}
     records = states["Payments.Records"]
     assert (records["Items"], records["MaxConcurrency"], records["Next"]) == ("{% $states.input %}", 4, "Payments.Failures")
+    # Each iteration gets its record with its share of the answer; the guard, and so the body, the record alone.
+    assert records["ItemSelector"] == {"record": "{% $states.context.Map.Item.Value %}", "share": "{% " + SHARE + " %}"}
+    assert set(records["ItemProcessor"]["States"]) == {"Payments.Record", "Payments.RecordFailed"}  # no state added
     record = records["ItemProcessor"]["States"]["Payments.Record"]
+    assert (record["Arguments"], record["Output"]) == ("{% $states.input.record %}", "{% null %}")
     assert "Payments.Record.Acquire" in record["Branches"][0]["States"]
     (catch,) = record["Catch"]
     assert catch["ErrorEquals"] == ["States.ALL"] and catch["Next"] == "Payments.RecordFailed"
-    assert catch["Output"]["itemIdentifier"] == "{% $states.input.messageId %}"
+    assert catch["Output"]["itemIdentifier"] == "{% $states.input.record.messageId %}"
 
 
 @pytest.mark.parametrize(
@@ -62,7 +69,7 @@ def test_a_source_names_its_records_identifier_and_keys_each_record_on_what_its_
         assert batch.guard.payload.expression == [payload]
     sfn.StateMachine(target, "Machine", definition_body=sfn.DefinitionBody.from_chainable(batch))
     record = only_definition(Template.from_stack(target))["States"]["Batch.Records"]["ItemProcessor"]["States"]["Batch.Record"]
-    assert record["Catch"][0]["Output"]["itemIdentifier"] == "{% $states.input." + identifier + " %}"
+    assert record["Catch"][0]["Output"]["itemIdentifier"] == "{% $states.input.record." + identifier + " %}"
 
 
 @pytest.mark.parametrize(
@@ -130,3 +137,77 @@ def test_a_batch_leases_a_record_for_an_express_run_and_waits_less_by_default():
         target, "Chosen", table=table, body=sfn.Pass(target, "Other"), lease=Duration.minutes(2), max_wait=Duration.seconds(30)
     )
     assert (chosen.guard.config.lease.to_seconds(), chosen.guard.config.max_wait.to_seconds()) == (120, 30)
+
+
+def _jsonata(field: str) -> str:
+    return field.removeprefix("{% ").removesuffix(" %}")
+
+
+def failed_outcomes(node_bin, cases: list[dict]) -> list[dict]:
+    """What the Catch's Output of a record answers for each case, ``{"share", "identifier", "error", "cause"}``,
+    evaluated by jsonata-js as Step Functions evaluates it."""
+    output = definition()["States"]["Payments.Records"]["ItemProcessor"]["States"]["Payments.Record"]["Catch"][0]["Output"]
+    fields = ", ".join(f"'{name}': {_jsonata(value)}" for name, value in output.items())
+    states = "{'input': {'record': {'messageId': $c.identifier}, 'share': $c.share}, 'errorOutput': {'Error': $c.error, 'Cause': $c.cause}}"
+    expression = f"[$map($cases, function($c) {{( $states := {states}; {{{fields}}} )}})]"
+    return evaluate(expression, {"cases": cases}, cwd=str(ROOT))
+
+
+MESSAGE_ID = "7a84030f-44d4-4c29-bd65-39026b114bdf"
+
+
+def _cut(text: str, marker: str = "\u2026 [cut: ") -> tuple[str, int]:
+    """The characters a cut text kept, and how many the marker says were left out."""
+    kept, _, told = text.rpartition(marker)
+    assert told.endswith(" characters]"), text[-60:]
+    return kept, int(told.removesuffix(" characters]").replace(",", ""))
+
+
+def test_each_record_gets_an_equal_share_that_the_whole_answer_fits_in(node_bin):
+    for count in (1, 10, 380, 10_000):
+        share = evaluate(f"($states := {{'input': $records}}; {SHARE})", {"records": [{}] * count}, cwd=str(ROOT))
+        assert count * share + count + 1 <= PAYLOAD_LIMIT_BYTES - 1_024 < (count * (share + 1) + count + 1)
+
+
+def test_a_failed_record_answers_within_its_share_a_long_cause_cut_and_marked_its_error_whole(node_bin):
+    cases = [
+        {"share": 26_000, "identifier": MESSAGE_ID, "error": "Refused", "cause": "x" * 102_400},
+        {"share": 26_000, "identifier": MESSAGE_ID, "error": "Refused", "cause": "\u20ac" * 34_134},  # 3 bytes each
+        {"share": 684, "identifier": MESSAGE_ID, "error": "Idempotency.BodyFailed", "cause": '{"Error": "x"}\n' * 500},
+        {"share": 684, "identifier": MESSAGE_ID, "error": "Refused", "cause": "\U0001f600" * 300},  # 4 bytes, two UTF-16 units
+    ]
+    for case, outcome in zip(cases, failed_outcomes(node_bin, cases), strict=True):
+        assert outcome["itemIdentifier"] == MESSAGE_ID and outcome["error"] == case["error"]
+        assert case["share"] - 200 < payload_size(outcome) <= case["share"]
+        kept, left_out = _cut(outcome["cause"])
+        assert case["cause"].startswith(kept) and len(kept) + left_out == len(case["cause"])
+
+
+def test_a_cause_that_fits_is_kept_whole_and_an_error_that_passes_the_share_alone_is_cut_too(node_bin):
+    cases = [
+        {"share": 684, "identifier": MESSAGE_ID, "error": "Refused", "cause": "short"},
+        # 684 bytes: the frame's 37, the identifier's 38, the error's 9 and the cause's quotes leave 598.
+        {"share": 684, "identifier": MESSAGE_ID, "error": "Refused", "cause": "x" * 598},
+        {"share": 684, "identifier": MESSAGE_ID, "error": "Refused", "cause": "x" * 599},
+        {"share": 684, "identifier": MESSAGE_ID, "error": "E" * 2_000, "cause": "why" * 100},
+    ]
+    whole, filled, over, long_error = failed_outcomes(node_bin, cases)
+    assert (whole["error"], whole["cause"]) == ("Refused", "short")
+    assert filled["cause"] == "x" * 598 and payload_size(filled) == 684
+    assert _cut(over["cause"])[1] > 0 and payload_size(over) <= 684
+    kept, left_out = _cut(long_error["error"])
+    assert kept == "E" * len(kept) and len(kept) + left_out == 2_000
+    assert long_error["cause"] == "" and payload_size(long_error) <= 684  # no room left for the cause's marker
+
+
+def test_the_largest_batch_all_failing_with_the_longest_causes_answers_within_the_quota(node_bin):
+    # 380 records of SQS through a pipe fill the 262,144 characters Pipes sends (tests/emulator/test_batch_answers.py).
+    count = 380
+    share = evaluate(f"($states := {{'input': $records}}; {SHARE})", {"records": [{}] * count}, cwd=str(ROOT))
+    cases = [
+        {"share": share, "identifier": f"{MESSAGE_ID[:-4]}{n:04d}", "error": "Refused", "cause": "\u00e9x" * 16_384}
+        for n in range(count)
+    ]
+    outcomes = failed_outcomes(node_bin, cases)
+    assert payload_size(outcomes) <= PAYLOAD_LIMIT_BYTES
+    assert all(payload_size(outcome) <= share for outcome in outcomes)

@@ -34,6 +34,17 @@ def behaviour(emulator: LocalEmulator, test_stack: Callable[[str], Any]) -> Depl
 
 
 @pytest.fixture(scope="session")
+def recipes(emulator: LocalEmulator, tmp_path_factory: pytest.TempPathFactory) -> Deployment:
+    """tests/recipes.py's SourcesStack: a workflow per event source's recipe, and the batches (once a session)."""
+    from aws_cdk import App
+
+    from tests.recipes import SourcesStack
+
+    app = App(outdir=str(tmp_path_factory.mktemp("sources-assembly")))
+    return emulator.deploy_stack(SourcesStack(app, "Sources"))
+
+
+@pytest.fixture(scope="session")
 def composition(emulator: LocalEmulator, test_stack: Callable[[str], Any]) -> Deployment:
     return emulator.deploy_stack(test_stack("Composition"))
 

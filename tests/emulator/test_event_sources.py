@@ -9,23 +9,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from aws_cdk import App
 
 from idempotent_constructs.lambda_src import canonical, schema
 from idempotent_constructs.testing import sources
 from tests.emulator.cli.helpers import run_cli
-from tests.recipes import RECIPES, SourcesStack
+from tests.recipes import RECIPES
 from tests.stacks import side_effect_runs
 
 # What the guard adds to a run (the states not of the recipe's body), at most: the quality bars (bench/bars.py).
 NATIVE_FIRST_RUN = ["Idempotency.Acquire", "Idempotency.Body", "Idempotency.Complete"]
 NATIVE_REPLAY = ["Idempotency.Acquire", "Idempotency.Inspect", "Idempotency.Replay"]
-
-
-@pytest.fixture(scope="module")
-def recipes(emulator, tmp_path_factory):
-    app = App(outdir=str(tmp_path_factory.mktemp("sources-assembly")))
-    return emulator.deploy_stack(SourcesStack(app, "Sources"))
 
 
 def guard_states(execution) -> list[str]:
