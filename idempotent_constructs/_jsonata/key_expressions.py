@@ -158,21 +158,21 @@ def payload_parts(kind: str, expression: object, source: str) -> tuple[str, str,
 
 
 def payload_members(kind: str, expression: object, source: str) -> str:
-    """JSONata for ``canonical.payload_members`` of the payload selection, after ``payload_parts``'s
-    assignments (a ``from_paths`` selection's members are its paths, named by their text), each digest
-    typed as a DynamoDB map's value (``{"S": ...}``)."""
+    """JSONata for ``canonical.payload_members`` of the payload selection, after ``payload_parts``'s assignments
+    and ``$n``'s (what ``$native`` measured: ``_small``); a ``from_paths`` selection's members are its paths,
+    named by their text, each digest typed as a DynamoDB map's value (``{"S": ...}``)."""
     if kind == schema.KIND_WHOLE_INPUT:
-        return f"$members({source})"
+        return _small(f"$members({source})")
     if kind == schema.KIND_JSONATA:
-        return "$members($p0)"
+        return _small("$members($p0)")
     if kind != schema.KIND_PATHS:
         return "{}"
     assert isinstance(expression, Sequence)
-    if len(expression) < 2 or not canonical.members_kept(list(expression)):
+    if not canonical.members_kept(list(expression)):
         return "{}"
     cut = schema.PAYLOAD_MEMBER_DIGEST
     members = (f"{literal(path)}: {{'S': $substring($digest($text($p{i})), 0, {cut})}}" for i, path in enumerate(expression))
-    return "{" + ", ".join(members) + "}"
+    return _small("{" + ", ".join(members) + "}")
 
 
 def _small(members: str) -> str:
@@ -199,7 +199,7 @@ def record_id_and_validation(
     if kind == schema.KIND_WHOLE_INPUT and payload_kind == schema.KIND_WHOLE_INPUT:
         # The id and the validation are one digest: of the input's one canonical text.
         # The members first: $v names the digest once it is made (``source`` may read another $v).
-        body = f"$n := $measured({source});$native($n);$m := {_small(payload_members(payload_kind, payload_expression, source))};"
+        body = f"$n := $measured({source});$native($n);$m := {payload_members(payload_kind, payload_expression, source)};"
         body += f"$v := $digest($text({selection(kind, expression, source)}));"
         return f"({_FUNCTIONS}{body}{{'id': {literal(schema.id_prefix(namespace))} & $v, 'validation': $v, 'members': $m}})"
     body = f"$ks := {selection(kind, expression, source)};"
@@ -213,7 +213,7 @@ def record_id_and_validation(
         measured += f" & ',' & {values}"
     body += f"$n := {measured};$native($n);"
     validation = literal(canonical.payload_validation(None)) if payload_kind == schema.KIND_NONE else f"$digest({payload})"
-    members = _small(payload_members(payload_kind, payload_expression, source))
+    members = payload_members(payload_kind, payload_expression, source)
     return (
         f"({_FUNCTIONS}{body}{{'id': {literal(schema.id_prefix(namespace))} & $digest($text($ks)), "
         f"'validation': {validation}, 'members': {members}}})"

@@ -167,10 +167,10 @@ def payload_members(payload_kind: str, payload_expression: Any, selection: Any) 
     """``schema.PAYLOAD_MEMBERS`` of a payload ``selection``: by name, the first digits of the digest of each
     top-level member (each path's value, for a ``from_paths`` selection), so that a mismatch says which differ;
     nothing for a selection that is no object, or has more members or longer names than the record keeps, or
-    whose JSON is longer than ``schema.PAYLOAD_MEMBERS_TEXT``, or of one path (nor for the member named "", which
-    a DynamoDB map refuses)."""
-    if payload_kind == schema.KIND_NONE or (payload_kind == schema.KIND_PATHS and len(payload_expression) < 2):
-        return {}  # one path: its one member is the whole selection, which the validation compares already
+    whose JSON is longer than ``schema.PAYLOAD_MEMBERS_TEXT`` (nor for the member named "", which a DynamoDB map
+    refuses)."""
+    if payload_kind == schema.KIND_NONE:
+        return {}
     named = dict(zip(payload_expression, selection, strict=True)) if payload_kind == schema.KIND_PATHS else selection
     if not isinstance(named, dict) or not members_kept(list(named)):
         return {}

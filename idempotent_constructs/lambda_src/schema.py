@@ -27,7 +27,7 @@ PAYLOAD_MEMBERS_LIMIT = 64  # more members, or longer names than PAYLOAD_MEMBER_
 PAYLOAD_MEMBER_NAMES = 2048
 # Nor for a selection whose JSON (as the engine writes it) is longer: the digests canonicalize each member again,
 # which the native key's bounds (key_expressions.NATIVE_*) leave room for only on small payloads.
-PAYLOAD_MEMBERS_TEXT = 32_768
+PAYLOAD_MEMBERS_TEXT = 16_384
 KEY_FORMAT_ATTRIBUTE = "key_format"  # N: the canonical key's version (KEY_FORMAT) that made the id and validation
 SHARD = "shard"  # S: "{namespace}#{the hash's first digit}", the partition key of NAMESPACE_INDEX (shard_of)
 DATA = "data"  # S: the result as JSON (absent when the result is stored in one of the two forms below)
