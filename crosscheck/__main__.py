@@ -32,13 +32,15 @@ DEFAULT_MINISTACK_PYTHON = Path(__file__).resolve().parent.parent / ".crosscheck
 
 
 def synthesize_test_stacks(outdir: Path) -> Path:
-    """The behaviour, documents, everything-on, lost-replies and races stacks of tests/stacks.py, in a cloud assembly."""
+    """The behaviour, resumable, documents, everything-on, lost-replies and races stacks of tests/stacks.py, in a
+    cloud assembly."""
     from aws_cdk import App
 
-    from tests.stacks import BehaviourStack, DocumentsStack, LostRepliesStack, RacesStack, everything_on
+    from tests.stacks import BehaviourStack, DocumentsStack, LostRepliesStack, RacesStack, ResumableStack, everything_on
 
     app = App(outdir=str(outdir))
     BehaviourStack(app, "Behaviour")
+    ResumableStack(app, "Resumable")
     DocumentsStack(app, "Documents")
     # ministack refuses an alarm on metric math ("AWS::CloudWatch::Alarm Properties.Metrics (metric math) is not
     # supported"), which CloudWatch takes: the dashboard's alarms stay out of its copy of the stack.
@@ -119,13 +121,14 @@ def main(argv: list[str]) -> int:
                 stacks = Stacks(
                     orders=deployed(options.assembly, EXAMPLE_STACK),
                     behaviour=deployed(test_assembly, "Behaviour"),
+                    resumable=deployed(test_assembly, "Resumable"),
                     everything=deployed(test_assembly, "EverythingOn"),
                     documents=deployed(test_assembly, "Documents"),
                     guards=deployed(test_assembly, "LostReplies"),
                     races=deployed(test_assembly, "Races"),
                 )
                 print(
-                    f"deployed {EXAMPLE_STACK}, Behaviour, EverythingOn, Documents, LostReplies and Races "
+                    f"deployed {EXAMPLE_STACK}, Behaviour, Resumable, EverythingOn, Documents, LostReplies and Races "
                     f"({time.monotonic() - started:.0f} s)\n"
                 )
                 run_scenarios(stacks, SCENARIOS, tally)

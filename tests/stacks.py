@@ -550,6 +550,14 @@ def resumable(self: Stack, table: IdempotencyTable) -> dynamodb.Table:
     return counters
 
 
+class ResumableStack(Stack):
+    """Issue 4's three guarded steps alone (``resumable``), for the cross-check, which deploys no composition stack."""
+
+    def __init__(self, scope: App, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        self.counters = resumable(self, IdempotencyTable(self, "Idempotency", removal_policy=RemovalPolicy.DESTROY))
+
+
 class CompositionStack(Stack):
     """B13: two guards in sequence, a guard inside a Map and inside a Parallel, and a guard around a
     chain with Map, Parallel, Choice, Retry and Catch: five guards in one state machine, a stack of its
