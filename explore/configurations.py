@@ -218,14 +218,16 @@ def own_guard(
 
 
 def in_inline_map(name: str, summary: str, *, owner_check: bool = False) -> Configuration:
-    """A guard in an inline Map's item processor: its iterations are runs of one execution."""
+    """A guard in an inline Map's item processor: its iterations are runs of one execution. A guard of your own
+    there is seen in it at synth; ``guard_states`` tells its guards (``in_inline_map=True``), as here with the
+    owner check."""
 
     def build(stack: Stack, table: IdempotencyTable) -> tuple[IdempotencyGuard, bool, bool]:
         guard = IdempotencyGuard(
             stack,
             "Line",
             body=_effect(stack),
-            in_inline_map=True,
+            in_inline_map=True if owner_check else None,
             owner_state_machine_name=MACHINE if owner_check else None,
             **_options(table),
         )

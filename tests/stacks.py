@@ -451,8 +451,7 @@ class BehaviourStack(Stack):
                 table=table,
                 key=IdempotencyKey.from_jsonata("$states.input.sku"),
                 body=sfn.Pass.jsonata(self, "HostItemWork", outputs="{% {'item': $states.input, 'handled': true} %}"),
-                in_inline_map=True,
-            )
+            )  # in an inline Map, seen at synth
         )
         in_parallel = (
             sfn.Parallel.jsonata(
@@ -588,8 +587,7 @@ class CompositionStack(Stack):
                 table=table,
                 body=sfn.Pass(self, "ItemWork", parameters={"item.$": "$", "handled": True}),
                 key=IdempotencyKey.from_paths("$.sku"),
-                in_inline_map=True,
-            )
+            )  # in an inline Map, seen at synth
         )
         in_parallel = (
             sfn.Parallel(self, "Fork", result_path="$.fork")
@@ -877,7 +875,6 @@ def everything_on(app: App, *, alarms: bool = True) -> Stack:
             on_in_flight=InFlightPolicy.FAIL,
             on_failure=FailurePolicy.CACHE,
             state_name_prefix="Line/",
-            in_inline_map=True,
         )
     )
     orders = IdempotentStateMachine(

@@ -24,8 +24,9 @@ cannot replay to ``Route``: ``route.route``):
 the key, the payload digest, the owner token and the clock are computed in JSONata, with no Lambda
 call (a JMESPath key adds ``ComputeKey``). Each write that takes the key writes an owner token that its
 retries write again, that of its state's entry, so that a retried ``Acquire`` whose first reply was
-lost recognises its own record (contract B12); a guard in an inline Map (``in_inline_map``), whose
-iterations may enter a state in the same millisecond, starts with ``Begin``, which draws one first. Modules: ``guard_options`` (the options model),
+lost recognises its own record (contract B12); a guard in an inline Map, whose iterations may enter a
+state in the same millisecond, starts with ``Begin``, which draws one first (``placement``: seen at synth).
+Modules: ``guard_options`` (the options model),
 ``config`` (their values), ``protocol`` (the shared names), ``record_tasks`` (the DynamoDB requests),
 ``tasks`` (the task kinds), and one per phase: ``acquire``, ``route``, ``wait``, ``finish``.
 """
@@ -120,7 +121,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         owner_state_machine_name: str | None = None,
         result_storage: ResultStorage | None = None,
         once_per_execution: bool = False,
-        in_inline_map: bool = False,
+        in_inline_map: bool | None = None,
     ) -> None:
         """
         :options: each option's documentation is written here from guard.guard_options.GUARD_MODEL
@@ -133,6 +134,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         if found.typed("body"):
             found.extend(body_problems(config, body))
         found.raise_if_any()
+        self._placement = config.placement = placement.Placement(config)
         self.config = config
         self.table, self.key, self.namespace, self.prefix = config.table, config.key, config.namespace, config.prefix
         self.payload = config.payload
@@ -235,6 +237,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         missing = acquire.key_missing(self)
         start, takes = acquire.acquire(self, inspect, missing)
         self._acquire = takes[-1]
+        self._placement.task = self._acquire  # all of a guard's states join one graph
         takeover = acquire.takeover(self, inspect)
         complete, store = finish.complete(self, on_failure)
         self._wiring = finish.Wiring(self, body, on_failure, complete)

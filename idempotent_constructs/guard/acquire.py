@@ -9,7 +9,7 @@ inside AWS's JSONata bounds (B18), are computed by the key function (``ComputeKe
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aws_cdk import aws_stepfunctions as sfn
 
@@ -30,9 +30,10 @@ def _assign(guard: IdempotencyGuard, fields: dict[str, str]) -> dict[str, str]:
     return {guard.facts.name: expression(record_tasks.jsonata_object(fields))}
 
 
-def _holding(guard: IdempotencyGuard, state: str, arguments: str) -> ItemTask:
-    """A write that takes the key; ``Acquire``, which every guard has, says what makes its ids (``key_settings``)."""
-    task = ItemTask(
+def _holding(guard: IdempotencyGuard, state: str, arguments: str, *, entry: bool = False) -> ItemTask:
+    """A write that takes the key; ``Acquire``, which every guard has, says what makes its ids (``key_settings``);
+    ``entry``: an ``_Entry``."""
+    task = (_Entry if entry else ItemTask)(
         guard,
         state,
         config=guard.config,
@@ -191,11 +192,9 @@ def _compute_key(guard: IdempotencyGuard, missing: sfn.Fail) -> sfn.TaskStateBas
 
 
 def _drawn(config: GuardConfig, facts: str) -> str:
-    """JSONata for the guard's variable ``facts`` (an object, JSONata) with a new owner token, where the
-    guard draws its token before its first write (``record_tasks.owner_drawn_first``)."""
-    if not record_tasks.owner_drawn_first(config):
-        return facts
-    return f"$merge([{facts}, {record_tasks.jsonata_object({OWNER: record_tasks.NEW_OWNER})}])"
+    """JSONata for the guard's variable ``facts`` (an object, JSONata), with a new owner token where the guard
+    draws its token before its first write (in an inline Map: ``record_tasks.owner_written``)."""
+    return config.placement.choose(f"$merge([{facts}, {record_tasks.jsonata_object({OWNER: record_tasks.NEW_OWNER})}])", facts)
 
 
 def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail) -> tuple[sfn.State, list[ItemTask]]:
@@ -209,10 +208,10 @@ def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail)
     write is ``Acquire``.
 
     Each write that takes the key writes the token of its state entry (``record_tasks.ENTRY_OWNER``), the
-    same in each of its retries. Where the guard draws its owner token first (``record_tasks.owner_drawn_first``:
-    in an inline Map), ``Begin`` draws it before ``Acquire`` (a state's retries evaluate its request again,
-    a $uuid() in it anew; a state's ``Assign``, once), and ``ComputeKey`` draws another, which
-    ``AcquireComputed`` writes."""
+    same in each of its retries. In an inline Map (``placement.Placement``), ``Begin`` draws the token before
+    ``Acquire`` (a state's retries evaluate its request again, a $uuid() in it anew; a state's ``Assign``,
+    once), and ``ComputeKey`` draws another, which ``AcquireComputed`` writes. Where that is seen at synth,
+    ``Acquire`` is an ``_Entry``."""
     config, facts = guard.config, guard.facts
     native = config.native
     compute = _compute_key(guard, missing)
@@ -221,21 +220,70 @@ def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail)
     keyed.catch(inspect, [CONDITION_FAILED], assign=refused(guard))
     if not native:
         return compute, [keyed]
-    task = _holding(guard, "Acquire", record_tasks.acquire(config, facts))
+    told = config.placement.known
+    task = _holding(guard, "Acquire", record_tasks.acquire(config, facts), entry=told is None)
     # The failed write's key is computed again: a catcher cannot see the request's values.
     task.catch(inspect, [CONDITION_FAILED], assign=refused(guard, record_tasks.key(config, facts)))
     task.catch(compute, [QUERY_FAILED])
-    if not record_tasks.owner_drawn_first(config):
+    if not told:
         return task, [task, keyed]
-    # Each run of the guard starts afresh: what the variable held from an earlier run (a loop) goes.
-    begin = sfn.Pass.jsonata(
-        guard,
-        "Begin",
-        state_name=config.name("Begin"),
-        assign={facts.name: expression(record_tasks.jsonata_object({OWNER: record_tasks.NEW_OWNER}))},
-    )
+    begin = _begin(guard)
     begin.next(task)
     return begin, [task, keyed]
+
+
+def _begin(guard: IdempotencyGuard) -> sfn.Pass:
+    """``Begin``, which draws the run's owner token: each run of the guard starts afresh, and what the
+    variable held from an earlier run (a loop) goes."""
+    return sfn.Pass.jsonata(guard, "Begin", state_name=guard.config.name("Begin"), assign=_drawing(guard))
+
+
+def _drawing(guard: IdempotencyGuard) -> dict[str, str]:
+    return {guard.facts.name: expression(record_tasks.jsonata_object({OWNER: record_tasks.NEW_OWNER}))}
+
+
+class _Entry(ItemTask):
+    """``Acquire`` of a guard whose place is seen at synth (``placement.Placement``), made before it is placed:
+    the state its predecessors go to. In an inline Map it is named and rendered as ``Begin`` (as ``_begin``
+    renders), whose next state, its twin, renders the write as ``Acquire``; anywhere else it is named
+    ``Acquire``, and its twin, bound into the graph right after it, renders the write under that same name,
+    which the template keeps once (its twin's). The twin is a state of its own in the CDK's graph, with no
+    transitions: the write's are the entry's."""
+
+    def __init__(self, guard: IdempotencyGuard, construct_id: str, **props: Any) -> None:
+        super().__init__(guard, construct_id, **props)
+        config = guard.config
+        self._name = config.placement.choose(config.name("Begin"), config.name("Acquire"))
+        self._draws = _drawing(guard)
+        self._twin = _Twin(self, construct_id, entry=self)
+        self._twin.add_prefix(config.prefix)
+
+    @property
+    def state_id(self) -> str:
+        return getattr(self, "_name", None) or super().state_id
+
+    def _when_bound_to_graph(self, graph: sfn.StateGraph) -> None:
+        super()._when_bound_to_graph(graph)
+        self._twin.bind_to_graph(graph)
+
+    def to_state_json(self, query_language: sfn.QueryLanguage | None = None) -> Any:
+        # As the CDK renders a JSONata Pass: its query language where the state machine's is JSONPath.
+        declared = {} if query_language == sfn.QueryLanguage.JSONATA else {"QueryLanguage": "JSONata"}
+        return {"Type": "Pass", **declared, "Next": self._twin.state_id, "Assign": self._draws}
+
+    def write(self, query_language: sfn.QueryLanguage | None = None) -> Any:
+        return super().to_state_json(query_language)
+
+
+class _Twin(sfn.CustomState):
+    """The write of an ``_Entry``, named ``Acquire``."""
+
+    def __init__(self, scope: _Entry, construct_id: str, *, entry: _Entry) -> None:
+        super().__init__(scope, construct_id, state_json={})
+        self._entry = entry
+
+    def to_state_json(self, query_language: sfn.QueryLanguage | None = None) -> Any:
+        return self._entry.write(query_language)
 
 
 def takeover(guard: IdempotencyGuard, inspect: sfn.IChainable) -> ItemTask:
@@ -249,12 +297,11 @@ def refused(guard: IdempotencyGuard, known: str | None = None) -> dict[str, str]
     the guard's variable is ``known`` (JSONata; None: as it is), with the owner token the write wrote
     (``record_tasks.owner_written``), by which the route knows the record as the run's own if an earlier
     attempt of that very write was applied. A token of the write's state entry is computed again here, in
-    the same entry; one drawn first is in the variable already."""
+    the same entry; one drawn first is in the variable already (where that is seen only at synth, the Assign
+    writes it again)."""
     config, facts = guard.config, guard.facts
-    # One drawn first: a variable kept as it is holds it already.
-    drawn = facts(OWNER) if known is not None else None
-    token = drawn if record_tasks.owner_drawn_first(config) else record_tasks.ENTRY_OWNER
-    if token is None:
-        return None if known is None else {facts.name: expression(known)}
+    if config.placement.known and known is None:
+        return None
     base = known if known is not None else f"${facts.name}"
+    token = record_tasks.owner_written(config, facts)
     return {facts.name: expression(f"$merge([{base}, {record_tasks.jsonata_object({OWNER: token})}])")}

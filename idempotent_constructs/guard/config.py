@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import weakref
 from collections.abc import Callable, Collection, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import jsii
 from aws_cdk import Duration, IResolvable, IResolveContext, Size, Token
@@ -71,6 +71,16 @@ def waiting_seconds(poll_interval: int, attempts: int, max_delay: int) -> int:
     return poll_interval + sum(int(min(poll_interval * 2**attempt, max_delay)) for attempt in range(attempts))
 
 
+class Placed(Protocol):
+    """Where a guard's runs are: in an inline Map or not, told (``known``) or seen at synth (``placement.Placement``)."""
+
+    known: bool | None
+
+    def choose(self, in_map: str, otherwise: str) -> str:
+        """``in_map`` where the runs are an inline Map's iterations, else ``otherwise``."""
+        ...
+
+
 class GuardConfig:
     """Every option of one guard (``values``, by name; one left out or ``None`` takes its default), the
     guard at ``path`` with the construct id ``construct_id``, and what is wrong with their values
@@ -102,7 +112,8 @@ class GuardConfig:
         self.result_storage: ResultStorage = values.get("result_storage") or ResultStorage.inline()
         self.once_per_execution = bool(values.get("once_per_execution"))
         self.whole_workflow = bool(values.get("whole_workflow"))  # an IdempotentStateMachine's guard (WHOLE_WORKFLOWS)
-        self.in_inline_map = bool(values.get("in_inline_map"))
+        self.in_inline_map: bool | None = values.get("in_inline_map")
+        self.placement: Placed  # set by its guard as it is made
 
     def fit_express(self) -> None:
         """Fit the lease and the wait left to their defaults to an Express run, which lasts 5 minutes at most:
@@ -251,10 +262,11 @@ def bounded_max_wait(longest_run: Duration) -> Duration:
 @jsii.implements(IResolvable)
 class AtSynth:
     """A number the definition reads when it is rendered at synth, not when the state is made: one that
-    follows a default ``GuardConfig.fit_express`` may change. A token of ``config``'s (which tells a
-    definition that holds the guard: ``AtSynth.of``), rendered as the number."""
+    follows a default ``GuardConfig.fit_express`` may change (or a text: what tells the guard's runs apart,
+    once its place is seen, ``placement.Placement``). A token of ``config``'s (which tells a definition that
+    holds the guard: ``AtSynth.of``), rendered as the number."""
 
-    def __init__(self, config: GuardConfig, produce: Callable[[], int], text: bool) -> None:
+    def __init__(self, config: GuardConfig, produce: Callable[[], int | str], text: bool) -> None:
         self.config, self._produce, self._text = config, produce, text
 
     @property
@@ -275,7 +287,7 @@ class AtSynth:
         return float(Token.as_number(AtSynth(config, produce, text=False)))
 
     @staticmethod
-    def text(config: GuardConfig, produce: Callable[[], int]) -> str:
+    def text(config: GuardConfig, produce: Callable[[], int | str]) -> str:
         """Where the definition writes the number in a text (a JSONata expression)."""
         if config.once_per_execution:  # its definition's text is shared with the workflows of its options
             return str(produce())

@@ -206,14 +206,18 @@ GUARD_MODEL = Options(
     Option(
         "in_inline_map",
         BOOL,
-        "whether this guard runs in the item processor of an inline Map (at any depth in it). A write that makes a "
-        "run the holder writes an owner token that every retry of it writes again: that of the state's entry (the "
-        "execution, the state, the time it was entered), by which a run whose write DynamoDB applied but reported "
-        "failed knows the record as its own. Two iterations of an inline Map may enter the same state in the same "
-        "millisecond, so there a ``Begin`` state draws a token of the run's own first, one more state on every run. "
-        "A guard in an inline Map without it is refused at synth.",
-        "``False``. ``IdempotentBatch`` sets it, and so does ``guard_states`` for a state in a Map's item processor "
-        "of its document (a document in a Map of your chain: give its ``GuardedState`` this option).",
+        "whether this guard runs in the item processor of an inline Map (at any depth in it): seen at synth where "
+        "it is in one of the CDK's ``sfn.Map`` s, or in a Parallel branch in one, so not needed there. A write that "
+        "makes a run the holder writes an owner token that every retry of it writes again: that of the state's entry "
+        "(the execution, the state, the time it was entered), by which a run whose write DynamoDB applied but "
+        "reported failed knows the record as its own. Two iterations of an inline Map may enter the same state in "
+        "the same millisecond, so there a ``Begin`` state draws a token of the run's own first, one more state on "
+        "every run. ``True`` says it is in one; ``False`` that it is not: a guard in an inline Map whose writes use "
+        "the entry's token (told ``False``, or in a Map that is no ``sfn.Map``, such as a ``CustomState``'s) is "
+        "refused at synth.",
+        "``None``: seen at synth. ``IdempotentBatch`` sets it, and ``guard_states`` sets it from its document, "
+        "``True`` for a state in a Map's item processor there and ``False`` otherwise (a document placed in a Map "
+        "of your chain: give its ``GuardedState`` ``True``).",
         (GUARD, GUARDED_STATE),
     ),
 )

@@ -98,21 +98,15 @@ ENTRY_OWNER = (
 )
 
 
-def owner_drawn_first(config: GuardConfig) -> bool:
-    """Whether a run of the guard draws its owner token once, in ``Begin`` before its first write (or in
-    ``ComputeKey`` where that comes first): a guard in an inline Map's item processor
-    (``in_inline_map``), whose iterations an entry's token (``ENTRY_OWNER``) cannot tell apart."""
-    return config.in_inline_map and not config.once_per_execution
-
-
 def owner_written(config: GuardConfig, facts: Facts) -> str:
     """JSONata for the owner token a write that makes a run the holder writes, the same in every attempt
     of it, so that a write DynamoDB applied but reported failed, retried, is refused by its condition and
     the route knows the record by its token as the run's own (B12): the token of the write's state entry
-    (``ENTRY_OWNER``), or the one drawn first (``owner_drawn_first``). A guard that runs once per execution
+    (``ENTRY_OWNER``), or, in an inline Map (``placement.Placement``), the one drawn first, in ``Begin``
+    before the first write (or in ``ComputeKey`` where that comes first). A guard that runs once per execution
     too: an Express execution that AWS restarts from the beginning keeps its id, maybe while its first attempt
     still runs, so the execution alone does not tell the run's own record."""
-    return facts(OWNER) if owner_drawn_first(config) else ENTRY_OWNER
+    return config.placement.choose(facts(OWNER), ENTRY_OWNER)
 
 
 # The payload's members' digests, typed (``$k.members``: ``payload_members``), as a DynamoDB map; empty where

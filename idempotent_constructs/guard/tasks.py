@@ -94,8 +94,11 @@ class ItemTask(sfn.CustomState):
     ``{namespace}#`` (a ``dynamodb:LeadingKeys`` condition), plus the use of the table's customer
     managed KMS key if it has one. So a workflow can never read or write another namespace's records.
     (A CustomState because the CDK's tasks build ``Arguments`` field by field; and ``catch`` because
-    CustomState's own ``add_catch`` drops a JSONata catcher's ``Output``.)
+    CustomState's own ``add_catch`` drops a JSONata catcher's ``Output``.) Renders are counted: ``rendered_at``
+    tells when this one was, for what is seen of its place at synth (``placement.Placement``).
     """
+
+    renders = 0
 
     def __init__(
         self,
@@ -113,6 +116,7 @@ class ItemTask(sfn.CustomState):
         super().__init__(scope, construct_id, state_json={"Comment": comment, **fields} if comment else fields)
         self.add_prefix(config.prefix)
         self.graph: sfn.StateGraph | None = None  # the graph it joined: its state machine's, or a branch's
+        self.rendered_at: int | None = None
         self.statements = item_statements(config, action)
         self._catch_outputs: dict[tuple[str, ...], str] = {}
         # While it joins a graph (finish.Wiring.joining, for a write that goes to the body); its rendered
@@ -129,6 +133,8 @@ class ItemTask(sfn.CustomState):
         return self
 
     def to_state_json(self, query_language: sfn.QueryLanguage | None = None) -> Any:
+        ItemTask.renders += 1
+        self.rendered_at = ItemTask.renders
         state = dict(super().to_state_json(query_language))
         for catcher in state.get("Catch", []):
             output = self._catch_outputs.get(tuple(catcher["ErrorEquals"]))
@@ -146,10 +152,14 @@ class ItemTask(sfn.CustomState):
         self.graph = graph
 
 
+def reference(thing: object) -> str | None:
+    """What names one of the CDK's objects (jsii hands a new Python proxy of the same object to each callback)."""
+    return getattr(getattr(thing, "__jsii_ref__", None), "ref", None)
+
+
 def _same(one: Any, other: Any) -> bool:
-    """Whether two of the CDK's objects are one (jsii hands a new Python proxy of the same object to each callback)."""
-    reference = getattr(one, "__jsii_ref__", None)
-    return reference is not None and reference == getattr(other, "__jsii_ref__", None)
+    """Whether two of the CDK's objects are one."""
+    return reference(one) is not None and reference(one) == reference(other)
 
 
 def fail(

@@ -29,6 +29,18 @@ def test_a_jsonata_state_machine_runs_its_guards_in_a_map_and_a_parallel_once_an
     assert other.entered_states().count("HostItemOnce.Replay") == 2
 
 
+def test_a_guard_placed_in_an_inline_map_without_a_flag_runs_each_item_once(behaviour, unique):
+    # Three iterations of one item, at once: each draws a token of its own in Begin (its place seen at synth).
+    items = [{"sku": f"{unique}-same"}] * 3 + [{"sku": f"{unique}-other"}]
+    run = behaviour.run("JsonataHost", {"id": unique, "items": items})
+    assert run.status == "SUCCEEDED", (run.error, run.cause)
+    states = run.entered_states()
+    assert states.count("HostItemOnce.Begin") == 4 and states.count("HostItemWork") == 2
+    # Two replays of the one run (a duplicate that found it in progress enters Replay again after each wait).
+    assert states.count("HostItemOnce.Replay") - states.count("HostItemOnce.Route") == 2
+    assert run.output["echo"]["items_done"] == [{"item": item, "handled": True} for item in items]
+
+
 def test_a_jsonata_chain_in_a_jsonpath_state_machine_is_guarded_like_any_other(behaviour, unique):
     first = behaviour.run("JsonataChain", {"id": unique})
     replay = behaviour.run("JsonataChain", {"id": unique})

@@ -1,5 +1,6 @@
-"""idempotent_constructs/guard/placement.py: a guard whose writes take the token of their state's entry is
-refused in an inline Map's item processor, whose iterations may enter a state in the same millisecond."""
+"""idempotent_constructs/guard/placement.py: a guard in an inline Map's item processor, whose iterations may enter
+a state in the same millisecond, draws a token of its own there, seen at synth; one whose writes take the token
+of their state's entry there all the same is refused."""
 
 from __future__ import annotations
 
@@ -35,19 +36,76 @@ def synth_of(chain_of) -> None:
     app.synth()
 
 
-@pytest.mark.parametrize(
-    "where",
-    [
-        lambda s: sfn.Map(s, "Each", items_path="$.items").item_processor(item_guard(s)),
-        lambda s: sfn.Map(s, "Each", items_path="$.items").item_processor(
-            sfn.Parallel(s, "Both").branch(item_guard(s)).branch(sfn.Pass(s, "Other"))
-        ),
-    ],
-    ids=["in its item processor", "in a Parallel branch in it"],
-)
-def test_a_guard_in_an_inline_map_is_refused_at_synth_with_the_fix(where):
+IN_A_MAP = {
+    "in its item processor": lambda s, **told: sfn.Map(s, "Each", items_path="$.items").item_processor(item_guard(s, **told)),
+    "in a Parallel branch in it": lambda s, **told: sfn.Map(s, "Each", items_path="$.items").item_processor(
+        sfn.Parallel(s, "Both").branch(item_guard(s, **told)).branch(sfn.Pass(s, "Other"))
+    ),
+    "in a Map in a Distributed Map's child workflow": lambda s, **told: sfn.DistributedMap(
+        s, "Rows", items_path="$.rows"
+    ).item_processor(sfn.Map(s, "Each", items_path="$.items").item_processor(item_guard(s, **told))),
+}
+NOT_IN_ONE = {
+    "after a state": lambda s, **told: sfn.Pass(s, "Before").next(item_guard(s, **told)),
+    "in a Parallel branch": lambda s, **told: sfn.Parallel(s, "Both").branch(item_guard(s, **told)),
+    "in a Distributed Map's child workflow": lambda s, **told: sfn.DistributedMap(s, "Each", items_path="$.items").item_processor(
+        item_guard(s, **told)
+    ),
+    "in a Map run in distributed mode": lambda s, **told: sfn.Map(s, "Each", items_path="$.items").item_processor(
+        item_guard(s, **told), mode=sfn.ProcessorMode.DISTRIBUTED, execution_type=sfn.ProcessorType.STANDARD
+    ),
+}
+
+
+def definition_of(chain_of, **told) -> dict:
+    return only_definition(
+        template(lambda s: sfn.StateMachine(s, "Machine", definition_body=sfn.DefinitionBody.from_chainable(chain_of(s, **told))))
+    )
+
+
+def guard_scope(definition: dict) -> dict:
+    """The scope of ``definition`` (its top level, a branch or an item processor) that holds the guard's states."""
+    scopes = [definition]
+    while scopes:
+        scope = scopes.pop()
+        if "ItemOnce.Acquire" in scope["States"]:
+            return scope
+        for state in scope["States"].values():
+            scopes.extend(state.get("Branches", []))
+            scopes.extend([state["ItemProcessor"]] if "ItemProcessor" in state else [])
+    raise AssertionError("no guard in the definition")
+
+
+def without_assigns(value):
+    if isinstance(value, dict):
+        return {name: without_assigns(item) for name, item in value.items() if name != "Assign"}
+    return [without_assigns(item) for item in value] if isinstance(value, list) else value
+
+
+@pytest.mark.parametrize("where", IN_A_MAP.values(), ids=IN_A_MAP.keys())
+def test_a_guard_in_an_inline_map_draws_a_token_of_its_own_there_without_being_told(where):
+    seen, told = definition_of(where), definition_of(where, in_inline_map=True)
+    scope = guard_scope(seen)
+    assert scope["StartAt"] == "ItemOnce.Begin" and list(scope["States"])[:2] == ["ItemOnce.Begin", "ItemOnce.Acquire"]
+    assert scope["States"]["ItemOnce.Begin"] == guard_scope(told)["States"]["ItemOnce.Begin"]
+    assert placement.problems(seen) == []
+    # As told, but for two catchers that write the token drawn first into the variable that holds it already.
+    assert without_assigns(seen) == without_assigns(told)
+    owners = "{'owner': $idempotency_"
+    assert json.dumps(seen).count(owners) == json.dumps(told).count(owners) + 2
+
+
+@pytest.mark.parametrize("where", NOT_IN_ONE.values(), ids=NOT_IN_ONE.keys())
+def test_a_guard_in_no_inline_map_writes_its_entrys_token_as_one_told_so(where):
+    seen = definition_of(where)
+    assert "ItemOnce.Begin" not in guard_scope(seen)["States"]
+    assert seen == definition_of(where, in_inline_map=False)
+
+
+@pytest.mark.parametrize("where", list(IN_A_MAP.values())[:2], ids=list(IN_A_MAP)[:2])
+def test_a_guard_told_it_is_in_no_inline_map_that_is_in_one_is_refused_at_synth_with_the_fix(where):
     with pytest.raises(RuntimeError) as raised:
-        synth_of(where)
+        synth_of(lambda s: where(s, in_inline_map=False))
     message = str(raised.value)
     assert (
         "'ItemOnce.Acquire', 'ItemOnce.AcquireComputed', 'ItemOnce.Takeover' run in the item processor of the inline Map 'Each'"
@@ -56,32 +114,19 @@ def test_a_guard_in_an_inline_map_is_refused_at_synth_with_the_fix(where):
     assert "pass in_inline_map=True to their IdempotencyGuard" in message
 
 
-def test_a_guard_in_an_inline_map_that_draws_its_token_first_is_not_refused():
-    definition = only_definition(
-        template(
-            lambda s: sfn.StateMachine(
-                s,
-                "Machine",
-                definition_body=sfn.DefinitionBody.from_chainable(
-                    sfn.Map(s, "Each", items_path="$.items").item_processor(item_guard(s, in_inline_map=True))
-                ),
-            )
-        )
-    )
-    assert definition["States"]["Each"]["ItemProcessor"]["StartAt"] == "ItemOnce.Begin"
-    assert placement.problems(definition) == []
-
-
-def test_a_guard_outside_any_map_or_in_a_distributed_maps_child_executions_is_not_refused():
-    synth_of(lambda s: sfn.Pass(s, "Before").next(item_guard(s)))
-    synth_of(lambda s: sfn.DistributedMap(s, "Each", items_path="$.items").item_processor(item_guard(s)))
-
-
-def test_an_idempotent_state_machines_definition_is_refused_as_it_is_created():
+def test_an_idempotent_state_machines_definition_is_checked_as_it_is_created():
     s = Stack(App(), "Test")
-    each = sfn.Map(s, "Each", items_path="$.items").item_processor(item_guard(s))
+    each = sfn.Map(s, "Each", items_path="$.items").item_processor(item_guard(s, in_inline_map=False))
     with pytest.raises(Exception, match="pass in_inline_map=True to their IdempotencyGuard"):
         IdempotentStateMachine(s, "Orders", table=IdempotencyTable(s, "OrdersTable"), definition=each)
+
+
+def test_an_idempotent_state_machine_sees_the_guards_of_its_inline_maps():
+    def orders(s: Stack) -> None:
+        each = sfn.Map(s, "Each", items_path="$.items").item_processor(item_guard(s))
+        IdempotentStateMachine(s, "Orders", table=IdempotencyTable(s, "OrdersTable"), definition=each)
+
+    assert guard_scope(only_definition(template(orders)))["StartAt"] == "ItemOnce.Begin"
 
 
 @pytest.mark.parametrize("in_inline_map", [None, True])
