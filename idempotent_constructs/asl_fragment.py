@@ -123,10 +123,14 @@ class AslFragment(sfn.StateMachineFragment):
         self.guards: dict[str, IdempotencyGuard] = {}
         if guard_states:
             assert table is not None
-            guarded = guard_states_module.guard_document(self, document, guard_states, table=table, namespace=self.node.path)
+            guarded = guard_states_module.guard_document(
+                self, document, guard_states, table=table, namespace=self.node.path, placed=True
+            )
             document, statements, self.guards = guarded.document, guarded.statements, guarded.guards
         self.document = document
         self.state = DocumentState(self, name, document=document, statements=statements)
+        if guard_states:
+            guarded.seen_from(self.state)  # in an inline Map of yours, a guard there draws a token of its own
 
     @property
     def start_state(self) -> sfn.State:

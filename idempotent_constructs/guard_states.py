@@ -76,6 +76,12 @@ class GuardedDocument:
     guards: dict[str, IdempotencyGuard]
     statements: list[iam.PolicyStatement]
 
+    def seen_from(self, state: sfn.State) -> None:
+        """Where a guard is that is not told so is seen from where ``state``, which runs the document, is."""
+        for guard in self.guards.values():
+            if guard.config.placement.known is None:
+                guard.config.placement.task = state
+
 
 def guard_document(
     owner: Construct,
@@ -85,11 +91,15 @@ def guard_document(
     table: IdempotencyTable | dynamodb.ITable,
     namespace: str,
     defaults: Mapping[str, Any] | None = None,
+    placed: bool = False,
 ) -> GuardedDocument:
     """``document`` with each state named in ``guard_states`` inside a guard of its own (made under
     ``owner``), its records in ``table`` under ``{namespace}/{state name}`` unless it names its own
     namespace; ``defaults`` are the guards' options its ``GuardedState`` leaves out (the lease of an
-    Express workflow, the owner state machine of a Standard one). Every problem at once, under ``owner``."""
+    Express workflow, the owner state machine of a Standard one). Every problem at once, under ``owner``.
+    A state in an inline Map of the document has its guard told so; ``placed``: the document is placed by its
+    user (an ``AslFragment``), maybe in an inline Map of theirs, which the others' guards then see at synth
+    from the document's state (``GuardedDocument.seen_from``)."""
     wanted = guarded_states(guard_states)
     found = Problems(owner)
     found.extend(problems(document, guard_states, table=table, namespace=namespace, defaults=defaults))
@@ -123,7 +133,7 @@ def guard_document(
                 **{field: value for field, value in values.items() if value is not None},
                 "namespace": state_namespace(guarded, namespace, name),
                 "state_name_prefix": state_prefix(guarded, name),
-                "in_inline_map": bool(guarded.in_inline_map) or placement.inline_map_of(definition, name) is not None,
+                "in_inline_map": _told(guarded.in_inline_map, placement.inline_map_of(definition, name) is not None, placed),
             },
         )
         guards[name] = guard
@@ -169,6 +179,15 @@ def guard_document(
                     guard_state["Next"] = following["Next"]
         _replace(scope, name, spliced, entry)
     return GuardedDocument(asl.Document(definition, document.source), guards, statements)
+
+
+def _told(told: bool | None, in_its_map: bool, placed: bool) -> bool | None:
+    """What a state's guard is told of its place: in an inline Map, where it is in one of the document's (or its
+    ``GuardedState`` says so); else not, or, where the document's user places it (maybe in an inline Map of
+    theirs) and its ``GuardedState`` says nothing, nothing: that is seen at synth."""
+    if told or in_its_map:
+        return True
+    return None if placed and told is None else False
 
 
 def _replace(scope: dict[str, Any], name: str, spliced: dict[str, Any], entry: str) -> None:

@@ -282,6 +282,20 @@ class DocumentsStack(Stack):
         whole.state_machine.add_to_role_policy(
             iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=list(charge_and_ship.values()))
         )
+        # Issue 54: the document in an inline Map of yours, its guard's place seen at synth (no in_inline_map).
+        each = AslFragment(
+            self,
+            "ChargeEachStep",
+            definition_body=sfn.DefinitionBody.from_file(str(DOCUMENTS / "charge-and-ship.asl.json")),
+            definition_substitutions=shop,
+            table=table,
+            guard_states={"Charge": GuardedState(key=IdempotencyKey.from_paths("$.trip_id"), **FAST)},
+        )
+        trips = sfn.Map(self, "EachTrip", items_path="$.trips").item_processor(each)
+        per_trip = sfn.StateMachine(self, "ChargeEachTrip", definition_body=sfn.DefinitionBody.from_chainable(trips))
+        per_trip.add_to_role_policy(
+            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=list(charge_and_ship.values()))
+        )
 
 
 class BehaviourStack(Stack):

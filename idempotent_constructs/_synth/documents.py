@@ -13,7 +13,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct, IValidation
 
 from .._readers import asl
-from . import quota_plugin, state_names
+from . import quota_plugin, renders, state_names
 
 # The fields a Parallel state's own output is unwrapped with, per query language: its result is the
 # one-item list of the branch's output.
@@ -40,15 +40,22 @@ class DocumentState(sfn.CustomState):
         self.document = document
         self.statements = list(statements)
         self.in_a_graph = False  # whether a state machine renders it (not when a guard's Body holds the document)
+        self.graph: sfn.StateGraph | None = None  # the graph it joined, and when it was rendered (guard.placement)
+        self.rendered_at: int | None = None
         self.node.add_validation(_NameOfItsOwn(self, state_name))
         state_names.check_app(self)
         quota_plugin.check_app(self)
 
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
         super().bind_to_graph(graph)
-        self.in_a_graph = True
+        self.in_a_graph, self.graph = True, graph
         for statement in self.statements:
             graph.register_policy_statement(statement)
+
+    def _render_next_end(self) -> Any:
+        # Noted as it is rendered (not by its whole state, which holds JsonNulls the Python side would drop).
+        self.rendered_at = renders.tick()
+        return super()._render_next_end()
 
     def as_branch_of(self, scope: Construct, state_name: str) -> sfn.CustomState:
         """A Parallel named ``state_name`` (a guard's ``Body``) whose only branch is the document itself."""

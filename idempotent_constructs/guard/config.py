@@ -75,6 +75,7 @@ class Placed(Protocol):
     """Where a guard's runs are: in an inline Map or not, told (``known``) or seen at synth (``placement.Placement``)."""
 
     known: bool | None
+    task: Any  # the state whose graph tells, where that is seen at synth
 
     def choose(self, in_map: str, otherwise: str) -> str:
         """``in_map`` where the runs are an inline Map's iterations, else ``otherwise``."""

@@ -215,9 +215,10 @@ GUARD_MODEL = Options(
         "every run. ``True`` says it is in one; ``False`` that it is not: a guard in an inline Map whose writes use "
         "the entry's token (told ``False``, or in a Map that is no ``sfn.Map``, such as a ``CustomState``'s) is "
         "refused at synth.",
-        "``None``: seen at synth. ``IdempotentBatch`` sets it, and ``guard_states`` sets it from its document, "
-        "``True`` for a state in a Map's item processor there and ``False`` otherwise (a document placed in a Map "
-        "of your chain: give its ``GuardedState`` ``True``).",
+        "``None``: seen at synth. ``IdempotentBatch`` sets it, and ``guard_states`` sets it from its document: "
+        "``True`` for a state in a Map's item processor there, and otherwise ``False`` in an "
+        "``IdempotentStateMachine`` (the document is the workflow) and ``None`` in an ``AslFragment`` (placed in "
+        "an ``sfn.Map`` of your chain, its guards are seen in it).",
         (GUARD, GUARDED_STATE),
     ),
 )

@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import IConstruct
 
+from .._synth import renders
 from . import record_tasks
 from .config import AtSynth
-from .tasks import ItemTask, reference
+from .tasks import reference
 
 if TYPE_CHECKING:
     from .config import GuardConfig
@@ -33,13 +34,14 @@ if TYPE_CHECKING:
 class Placement:
     """Whether the runs of the guard of ``config`` are the iterations of an inline Map: told (``in_inline_map``
     True or False), never (a guard that runs once per execution), or seen at synth (``known`` is None), from the
-    graph ``task``, a write of the guard's, is bound into, final once its state machine's definition is rendered
-    (every state joins its graph before that)."""
+    graph ``task`` is bound into (``graph``), final once its state machine's definition is rendered
+    (``rendered_at``: every state joins its graph before that): a write of the guard's, or the Parallel of the
+    document that holds it (``guard_states`` of an ``AslFragment``)."""
 
     def __init__(self, config: GuardConfig) -> None:
         self.config = config
         self.known: bool | None = False if config.once_per_execution else config.in_inline_map
-        self.task: ItemTask | None = None
+        self.task: Any = None
         self._seen: bool | None = None
         self._chosen: dict[tuple[str, str], str] = {}
 
@@ -66,7 +68,7 @@ class Placement:
         return self._chosen[in_map, otherwise]
 
 
-# The graphs in inline Maps of the app last looked at: (ItemTask renders when looked, the graphs' references).
+# The graphs in inline Maps of the app last looked at: (when, by the clock of renders; the graphs' references).
 _LOOKED: dict[str | None, tuple[int, frozenset[str | None]]] = {}
 
 
@@ -83,7 +85,7 @@ def _inline_graphs(root: IConstruct, rendered_at: int | None) -> frozenset[str |
                 if graph is not None:
                     _within(graph, found)
     _LOOKED.clear()
-    _LOOKED[reference(root)] = (ItemTask.renders, frozenset(found))
+    _LOOKED[reference(root)] = (renders.now(), frozenset(found))
     return frozenset(found)
 
 

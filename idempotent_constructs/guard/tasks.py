@@ -23,6 +23,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from .._jsonata.key_expressions import literal
+from .._synth import renders
 from .._synth.functions import WORKFLOW_ITEM_ACTIONS, executions_arn, item_statement, key_statement
 from ..lambda_src import schema
 from .config import GuardConfig
@@ -94,11 +95,9 @@ class ItemTask(sfn.CustomState):
     ``{namespace}#`` (a ``dynamodb:LeadingKeys`` condition), plus the use of the table's customer
     managed KMS key if it has one. So a workflow can never read or write another namespace's records.
     (A CustomState because the CDK's tasks build ``Arguments`` field by field; and ``catch`` because
-    CustomState's own ``add_catch`` drops a JSONata catcher's ``Output``.) Renders are counted: ``rendered_at``
-    tells when this one was, for what is seen of its place at synth (``placement.Placement``).
+    CustomState's own ``add_catch`` drops a JSONata catcher's ``Output``.) ``rendered_at`` tells when it was
+    rendered, for what is seen of its place at synth (``placement.Placement``).
     """
-
-    renders = 0
 
     def __init__(
         self,
@@ -133,8 +132,7 @@ class ItemTask(sfn.CustomState):
         return self
 
     def to_state_json(self, query_language: sfn.QueryLanguage | None = None) -> Any:
-        ItemTask.renders += 1
-        self.rendered_at = ItemTask.renders
+        self.rendered_at = renders.tick()
         state = dict(super().to_state_json(query_language))
         for catcher in state.get("Catch", []):
             output = self._catch_outputs.get(tuple(catcher["ErrorEquals"]))

@@ -189,6 +189,14 @@ def test_concurrent_duplicates_run_the_guarded_state_once_and_the_rest_each(docu
     assert side_effect_runs(documents, unique, *SHOP) == {"Charge": 1, "Ship": 5}
 
 
+def test_a_document_placed_in_an_inline_map_of_yours_charges_each_trip_once_without_being_told(documents, unique):
+    # Three iterations of one trip at once: the guard of Charge draws a token of its own (its place seen at synth).
+    run = documents.run("ChargeEachTrip", {"trips": [order(unique)] * 3})
+    assert run.status == "SUCCEEDED", (run.error, run.cause)
+    assert run.entered_states().count("Charge.Begin") == 3
+    assert side_effect_runs(documents, unique, *SHOP) == {"Charge": 1, "Ship": 3}
+
+
 def test_a_failure_of_the_guarded_state_goes_to_its_catch_and_releases_its_key_so_a_rerun_runs_it_again(documents, unique):
     payload = order(unique, "failChargeOnce")
     failed = documents.run("ChargeAndShip", payload)

@@ -129,23 +129,44 @@ def test_an_idempotent_state_machine_sees_the_guards_of_its_inline_maps():
     assert guard_scope(only_definition(template(orders)))["StartAt"] == "ItemOnce.Begin"
 
 
-@pytest.mark.parametrize("in_inline_map", [None, True])
-def test_a_document_in_an_inline_map_of_your_chain_guards_its_states_with_a_token_drawn_first_when_told(in_inline_map):
+def document_step(s: Stack, **told) -> AslFragment:
     charge = {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "Parameters": {"FunctionName": "charge"}, "End": True}
-    document = {"StartAt": "Charge", "States": {"Charge": charge}}
+    return AslFragment(
+        s,
+        "Step",
+        definition_body=sfn.DefinitionBody.from_string(json.dumps({"StartAt": "Charge", "States": {"Charge": charge}})),
+        table=IdempotencyTable(s, "Table"),
+        guard_states={"Charge": GuardedState(key=SKU, **told)},
+    )
 
-    def each(s: Stack) -> sfn.IChainable:
-        step = AslFragment(
-            s,
-            "Step",
-            definition_body=sfn.DefinitionBody.from_string(json.dumps(document)),
-            table=IdempotencyTable(s, "Table"),
-            guard_states={"Charge": GuardedState(key=SKU, in_inline_map=in_inline_map)},
-        )
-        return sfn.Map(s, "Each", items_path="$.items").item_processor(step)
 
-    if in_inline_map:
-        synth_of(each)
-    else:
-        with pytest.raises(RuntimeError, match=r"to its GuardedState\), which then draws a token of its own"):
-            synth_of(each)
+def step_scope(definition: dict) -> dict:
+    """The document's branch, wherever the fragment is."""
+    scopes = [definition]
+    while scopes:
+        scope = scopes.pop()
+        if any(name.startswith("Charge.") for name in scope["States"]):
+            return scope
+        for state in scope["States"].values():
+            scopes.extend(state.get("Branches", []))
+            scopes.extend([state["ItemProcessor"]] if "ItemProcessor" in state else [])
+    raise AssertionError("no guarded document in the definition")
+
+
+def test_a_document_in_an_inline_map_of_your_chain_guards_its_states_with_a_token_drawn_first_untold():
+    def each(s: Stack, **told) -> sfn.IChainable:
+        return sfn.Map(s, "Each", items_path="$.items").item_processor(document_step(s, **told))
+
+    seen, told = definition_of(each), definition_of(each, in_inline_map=True)
+    assert step_scope(seen)["StartAt"] == "Charge.Begin" and placement.problems(seen) == []
+    assert without_assigns(seen) == without_assigns(told)
+
+
+def test_a_document_in_no_inline_map_of_yours_writes_its_entrys_token_as_one_told_so():
+    def alone(s: Stack, **told) -> sfn.IChainable:
+        return sfn.Pass(s, "Before").next(document_step(s, **told))
+
+    seen = definition_of(alone)
+    assert "Charge.Begin" not in step_scope(seen)["States"] and seen == definition_of(alone, in_inline_map=False)
+    with pytest.raises(RuntimeError, match=r"to its GuardedState\), which then draws a token of its own"):
+        synth_of(lambda s: sfn.Map(s, "Each", items_path="$.items").item_processor(document_step(s, in_inline_map=False)))
