@@ -259,42 +259,23 @@ class DocumentsStack(Stack):
         # state machine around an AslFragment, and in an IdempotentStateMachine (whole and Charge guarded).
         charge_and_ship = functions("Charge", "Ship")
         shop = {"ChargeFunction": charge_and_ship["Charge"], "ShipFunction": charge_and_ship["Ship"]}
-        order = AslFragment(
-            self,
-            "ChargeAndShipStep",
-            definition_body=sfn.DefinitionBody.from_file(str(DOCUMENTS / "charge-and-ship.asl.json")),
-            definition_substitutions=shop,
-            table=table,
-            guard_states={"Charge": GuardedState(key=IdempotencyKey.from_paths("$.trip_id"), **FAST)},
+        document: dict[str, Any] = {
+            "definition_body": sfn.DefinitionBody.from_file(str(DOCUMENTS / "charge-and-ship.asl.json")),
+            "definition_substitutions": shop,
+            "table": table,
+            "guard_states": {"Charge": GuardedState(key=IdempotencyKey.from_paths("$.trip_id"), **FAST)},
+        }
+        invoking = iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=list(charge_and_ship.values()))
+        order = AslFragment(self, "ChargeAndShipStep", **document)
+        sfn.StateMachine(self, "ChargeAndShip", definition_body=sfn.DefinitionBody.from_chainable(order)).add_to_role_policy(
+            invoking
         )
-        plain = sfn.StateMachine(self, "ChargeAndShip", definition_body=sfn.DefinitionBody.from_chainable(order))
-        plain.add_to_role_policy(iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=list(charge_and_ship.values())))
-        whole = IdempotentStateMachine(
-            self,
-            "ChargeAndShipOnce",
-            table=table,
-            definition_body=sfn.DefinitionBody.from_file(str(DOCUMENTS / "charge-and-ship.asl.json")),
-            definition_substitutions=shop,
-            key=IdempotencyKey.from_paths("$.trip_id"),
-            guard_states={"Charge": GuardedState(key=IdempotencyKey.from_paths("$.trip_id"), **FAST)},
-            **FAST,
-        )
-        whole.state_machine.add_to_role_policy(
-            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=list(charge_and_ship.values()))
-        )
+        whole = IdempotentStateMachine(self, "ChargeAndShipOnce", key=IdempotencyKey.from_paths("$.trip_id"), **document, **FAST)
+        whole.state_machine.add_to_role_policy(invoking)
         # Issue 54: the document in an inline Map of yours, its guard's place seen at synth (no in_inline_map).
-        each = AslFragment(
-            self,
-            "ChargeEachStep",
-            definition_body=sfn.DefinitionBody.from_file(str(DOCUMENTS / "charge-and-ship.asl.json")),
-            definition_substitutions=shop,
-            table=table,
-            guard_states={"Charge": GuardedState(key=IdempotencyKey.from_paths("$.trip_id"), **FAST)},
-        )
-        trips = sfn.Map(self, "EachTrip", items_path="$.trips").item_processor(each)
-        per_trip = sfn.StateMachine(self, "ChargeEachTrip", definition_body=sfn.DefinitionBody.from_chainable(trips))
-        per_trip.add_to_role_policy(
-            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=list(charge_and_ship.values()))
+        trips = sfn.Map(self, "EachTrip", items_path="$.trips").item_processor(AslFragment(self, "ChargeEachStep", **document))
+        sfn.StateMachine(self, "ChargeEachTrip", definition_body=sfn.DefinitionBody.from_chainable(trips)).add_to_role_policy(
+            invoking
         )
 
 
