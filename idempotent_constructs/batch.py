@@ -60,10 +60,14 @@ from .table import IdempotencyTable
 
 
 class BatchSource(Enum):
-    """Where a batch comes from: what identifies a record to its source in a partial batch response (the
-    field the source documents for ``itemIdentifier``: "For Amazon SQS, this is the messageId. For Kinesis
-    and DynamoDB, this is the eventID", EventBridge user guide, "Amazon EventBridge Pipes batching and
-    concurrency"), and what keys a record and what it must repeat."""
+    """Where a batch comes from: what identifies a record to its consumer in a partial batch response (the
+    field each consumer documents for ``itemIdentifier``: behind a pipe, "For Amazon SQS, this is the messageId.
+    For Kinesis and DynamoDB, this is the eventID", EventBridge user guide, "Amazon EventBridge Pipes batching and
+    concurrency"; behind a Lambda event source mapping, whose starter function returns the batch's answer, an SQS
+    message's ``messageId`` and a stream record's sequence number, ``"itemIdentifier": "<SequenceNumber>"``,
+    Lambda developer guide, "Configuring partial batch response with Kinesis Data Streams and Lambda" and "...
+    with DynamoDB and Lambda"), and what keys a record and what it must repeat. Synth refuses a batch whose source
+    names its records otherwise than the pipe or mapping that starts it reads them."""
 
     SQS = ("messageId", "$.body", None)
     """An SQS queue, through a pipe or an event source mapping: the message's body, which its redeliveries, a
@@ -76,6 +80,15 @@ class BatchSource(Enum):
 
     DYNAMODB_STREAMS = ("eventID", "$.eventID", "$.dynamodb.NewImage")
     """A DynamoDB stream through a pipe: the change's event id; its new image."""
+
+    KINESIS_MAPPING = ("kinesis.sequenceNumber", "$.eventID", "$.kinesis.data")
+    """A Kinesis stream through a Lambda event source mapping into a starter function, in Lambda's record shape
+    (``kinesis.data``, ``kinesis.sequenceNumber``): named by its sequence number, keyed on its event id (the
+    shard and the sequence number, which its retries keep); its data."""
+
+    DYNAMODB_STREAMS_MAPPING = ("dynamodb.SequenceNumber", "$.eventID", "$.dynamodb.NewImage")
+    """A DynamoDB stream through a Lambda event source mapping into a starter function: named by the change's
+    sequence number, keyed on its event id; its new image."""
 
     def __init__(self, identifier: str, key: str, payload: str | None) -> None:
         self.identifier, self.key, self.payload = identifier, key, payload

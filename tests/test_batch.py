@@ -53,6 +53,9 @@ def test_each_record_runs_in_a_guard_inside_a_map_and_a_failed_one_is_caught():
         (BatchSource.SQS, "messageId", "$.body", None),
         (BatchSource.KINESIS, "eventID", "$.eventID", "$.data"),
         (BatchSource.DYNAMODB_STREAMS, "eventID", "$.eventID", "$.dynamodb.NewImage"),
+        # Behind a Lambda event source mapping, a stream's record is named by its sequence number.
+        (BatchSource.KINESIS_MAPPING, "kinesis.sequenceNumber", "$.eventID", "$.kinesis.data"),
+        (BatchSource.DYNAMODB_STREAMS_MAPPING, "dynamodb.SequenceNumber", "$.eventID", "$.dynamodb.NewImage"),
     ],
 )
 def test_a_source_names_its_records_identifier_and_keys_each_record_on_what_its_redeliveries_keep(

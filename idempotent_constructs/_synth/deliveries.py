@@ -23,6 +23,10 @@ class Source:
     parameters: str = ""  # its pipe's source parameters, which hold its batchSize
     batch: int | None = None  # a pipe's batch size where batchSize is not set (None: more than one, by AWS's choice)
     redriven: str = ""  # the recipe where the source's messages may be redriven from a dead-letter queue
+    retries: str = ""  # how long its pipe delivers a failed record again, by its own settings
+    # The BatchSource of an IdempotentBatch it starts: through a pipe, through a Lambda event source mapping (what
+    # names a failed record to each: IdempotentBatch's BatchSource).
+    batches: tuple[str, str] = ("", "")
 
 
 SQS = Source(
@@ -40,6 +44,16 @@ SQS = Source(
     # A redrive from the dead-letter queue sends a message again with a new messageId, its body the same (SQS
     # developer guide, "Learn how to configure a dead-letter queue redrive"): the body is the key.
     'key=IdempotencyKey.from_paths("$[0].body"), payload=IdempotencyPayload.none()',
+    "until its receive count reaches the source queue's maxReceiveCount, then goes to its dead-letter queue",
+    ("SQS", "SQS"),
+)
+# A stream's failed record, through a pipe: "Discard records after the specified number of retries. The default
+# value is -1 ... EventBridge retries failed records until the record expires in the event source", and records
+# older than MaximumRecordAgeInSeconds (-1: never) (Pipes API reference, PipeSourceKinesisStreamParameters and
+# PipeSourceDynamoDBStreamParameters); then to its DeadLetterConfig, where it has one.
+_STREAM_RETRIES = (
+    "until the pipe's {parameters}.maximumRetryAttempts or maximumRecordAgeInSeconds (by default, until the record "
+    "leaves the stream), then goes to its deadLetterConfig"
 )
 KINESIS = Source(
     duplicate="a Kinesis record put again by a producer's retried PutRecord, through the pipe {path},",
@@ -47,9 +61,15 @@ KINESIS = Source(
     business='key=IdempotencyKey.from_jsonata("$parse($base64decode($states.input[0].data)).orderId") (your id in the '
     'data), payload=IdempotencyPayload.from_paths("$[0].data")',
     parameters="kinesisStreamParameters",
+    retries=_STREAM_RETRIES.format(parameters="kinesisStreamParameters"),
+    batches=("KINESIS", "KINESIS_MAPPING"),
 )
 # A retried batch is byte-identical, and a stream has no producer's duplicate.
-DYNAMODB = Source(parameters="dynamoDbStreamParameters")
+DYNAMODB = Source(
+    parameters="dynamoDbStreamParameters",
+    retries=_STREAM_RETRIES.format(parameters="dynamoDbStreamParameters"),
+    batches=("DYNAMODB_STREAMS", "DYNAMODB_STREAMS_MAPPING"),
+)
 EVENTBRIDGE = Source(
     duplicate="an event published again by a producer's retried PutEvents, through the rule {path},",
     duplicated=("id", "time"),

@@ -107,7 +107,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} seconds"
 
 
-def never_redelivered(workflow: IConstruct, path: str, express: bool) -> None:
+def never_redelivered(workflow: IConstruct, path: str, express: bool, retries: str) -> None:
     # "Pipes cannot retry errors thrown from within the logic of a Step Functions standard workflow"; an
     # asynchronous invocation succeeds once the execution starts (EventBridge user guide, "EventBridge Pipes
     # error handling and troubleshooting"; the Pipes API's PipeTargetStateMachineParameters).
@@ -116,6 +116,5 @@ def never_redelivered(workflow: IConstruct, path: str, express: bool) -> None:
         NEVER_REDELIVERED,
         f"the pipe {path} starts the workflow {how}: the pipe is done once the execution starts, so a message "
         "whose execution fails is deleted from its source and never redelivered. Use an Express workflow and "
-        "the pipe's default invocation type, REQUEST_RESPONSE: a failed execution is then redelivered until the "
-        f"source's maxReceiveCount, then goes to its dead-letter queue {SEE}",
+        f"the pipe's default invocation type, REQUEST_RESPONSE: a failed execution is then redelivered {retries} {SEE}",
     )

@@ -87,6 +87,9 @@ class Batch(IConstruct, Protocol):
     @property
     def guard(self) -> BatchGuard: ...
 
+    @property
+    def source(self) -> Enum: ...
+
 
 def advise(workflow: IConstruct, machine: sfn.StateMachine, config: GuardSettings) -> None:
     """Warn, at synth, about each source in the app that starts ``workflow`` (its state machine ``machine``,
@@ -132,6 +135,8 @@ class _Advice:
             assert isinstance(batch, Construct)  # an IdempotentBatch: machines_meeting searches from a construct
             for machine in definition.machines_meeting(batch, batch.guard.owns):
                 _advise_machine(batch, machine, batch.guard.config, starters, per_record=True)
+                for start in _starts_of(machine, starters):
+                    _names_its_records(batch, start)
         return []
 
 
@@ -141,11 +146,9 @@ def _advise_machine(
     """What is said of each start of ``machine``, on ``target``: a workflow, or a batch each of whose records is
     keyed on its own (``per_record``)."""
     express = machine.state_machine_type == "EXPRESS"
-    for start in starters:
-        if f"<<ref|{machine.node.path}|" not in start.started:
-            continue
+    for start in _starts_of(machine, starters):
         if start.asynchronous or (start.asynchronous is not None and not express):
-            never_redelivered(target, start.path, express)
+            never_redelivered(target, start.path, express, start.source.retries)
         if start.kept is not None and start.kept[1] > config.expires_after.to_seconds():
             expires_before_redelivery(target, start, config.expires_after.to_seconds())
         if start.retried is not None and start.retried > config.expires_after.to_seconds():
@@ -187,6 +190,23 @@ def _redrive_runs_again(workflow: IConstruct, start: Start, key: Selection, payl
             f"the body {SEE}",
         )
         return
+
+
+def _starts_of(machine: sfn.CfnStateMachine, starters: list[Start]) -> list[Start]:
+    return [start for start in starters if f"<<ref|{machine.node.path}|" in start.started]
+
+
+def _names_its_records(batch: Batch, start: Start) -> None:
+    """Refused: a batch whose source names a failed record otherwise than the pipe or mapping that starts it reads
+    it (an SQS message by its messageId; a stream's record by its eventID through a pipe, by its sequence number
+    through a Lambda mapping): the source would deliver again what did not fail, or nothing of what did."""
+    expected = start.source.batches[start.reports is not None]
+    if expected and batch.source.name != expected:
+        cdk.Annotations.of(batch).add_error(
+            f"{start.named} reads the records of a failed batch's answer by what BatchSource.{expected} names them by, "
+            f"and this IdempotentBatch's source is BatchSource.{batch.source.name}: the source would deliver again "
+            f"records that did not fail and lose those that did. Pass source=BatchSource.{expected} {SEE}"
+        )
 
 
 def _advise(workflow: IConstruct, start: Start, key: Selection, payload: Selection, *, per_record: bool = False) -> None:

@@ -23,6 +23,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Annotations, Match
 
 from idempotent_constructs import (
+    BatchSource,
     IdempotencyKey,
     IdempotencyPayload,
     IdempotencyTable,
@@ -598,18 +599,22 @@ def test_a_batch_too_large_for_any_message_size_is_told_the_batch_size_that_fits
     assert "Set the pipe's batch size to 128 or less" in warning
 
 
-def starter(machine: sfn.StateMachine, **source) -> None:
-    """A starter function of ``machine`` behind an SQS event source mapping with the ``source`` options."""
-    target = Stack.of(machine)
+def starter_function(machine: sfn.StateMachine) -> lambda_.Function:
+    """A function that may start ``machine`` and wait for its answer (a starter function)."""
     function = lambda_.Function(
-        target,
+        Stack.of(machine),
         "Starter",
         runtime=lambda_.Runtime.PYTHON_3_13,
         handler="index.handler",
         code=lambda_.Code.from_inline("def handler(event, context): pass"),
     )
     machine.grant_start_sync_execution(function)
-    function.add_event_source(sources.SqsEventSource(queue(target), **source))
+    return function
+
+
+def starter(machine: sfn.StateMachine, **source) -> None:
+    """A starter function of ``machine`` behind an SQS event source mapping with the ``source`` options."""
+    starter_function(machine).add_event_source(sources.SqsEventSource(queue(Stack.of(machine)), **source))
 
 
 def test_a_starter_function_of_a_batch_whose_mapping_ignores_the_partial_response_is_warned():
@@ -636,3 +641,70 @@ def test_a_starter_function_that_reports_failures_is_advised_only_on_the_queues_
         "the queue Test/Queue keeps a message up to 4 days, and the event source mapping Test/Starter/SqsEventSource:TestQueue"
     )
     assert "may deliver it again (a redelivery, a redrive from the dead-letter queue)" in warning
+
+
+def stream_of(target: Stack, kind: str) -> Any:
+    """A Kinesis stream, or a DynamoDB table whose stream holds each change's new image."""
+    if kind == "kinesis":
+        return kinesis.Stream(target, "Stream")
+    key = dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING)
+    return dynamodb.Table(target, "Items", partition_key=key, stream=dynamodb.StreamViewType.NEW_IMAGE)
+
+
+def stream_arn(stream: Any) -> str:
+    return stream.stream_arn if isinstance(stream, kinesis.Stream) else stream.table_stream_arn
+
+
+@pytest.mark.parametrize(
+    ("kind", "parameters"), [("kinesis", "kinesisStreamParameters"), ("dynamodb", "dynamoDbStreamParameters")]
+)
+def test_a_stream_pipe_that_never_redelivers_is_warned_with_the_pipes_own_retry_settings(kind, parameters):
+    target = stack()
+    orders = workflow(target, state_machine_type=sfn.StateMachineType.STANDARD)
+    pipe(target, stream_arn(stream_of(target, kind)), orders.state_machine.state_machine_arn, batch_size=None)
+    (warning,) = coded(target, "pipe-never-redelivers")
+    assert f"redelivered until the pipe's {parameters}.maximumRetryAttempts or maximumRecordAgeInSeconds" in warning
+    assert "maxReceiveCount" not in warning
+
+
+STREAMS = [
+    ("kinesis", BatchSource.KINESIS, BatchSource.KINESIS_MAPPING),
+    ("dynamodb", BatchSource.DYNAMODB_STREAMS, BatchSource.DYNAMODB_STREAMS_MAPPING),
+]
+
+
+def refusals(target: Stack) -> list[str]:
+    return [error for error in errors(target) if "reads the records of a failed batch's answer" in error]
+
+
+@pytest.mark.parametrize(("kind", "piped", "mapped"), STREAMS)
+def test_a_batch_behind_a_stream_pipe_names_a_failed_record_by_its_event_id_or_is_refused(kind, piped, mapped):
+    for source, refused in ((piped, False), (mapped, True), (BatchSource.SQS, True)):
+        target = stack()
+        machine = batch_machine(target, sfn.StateMachineType.EXPRESS, source=source, expires_after=Duration.days(4))
+        pipe(target, stream_arn(stream_of(target, kind)), machine.state_machine_arn, batch_size=None)
+        assert len(refusals(target)) == refused, source
+        if refused:
+            assert refusals(target)[0].startswith("the pipe Test/OrdersPipe reads the records of a failed batch's answer")
+            assert f"this IdempotentBatch's source is BatchSource.{source.name}" in refusals(target)[0]
+            assert f"Pass source=BatchSource.{piped.name}" in refusals(target)[0]
+
+
+@pytest.mark.parametrize(("kind", "piped", "mapped"), STREAMS)
+def test_a_batch_behind_a_lambda_mapping_names_a_failed_record_by_its_sequence_number_or_is_refused(kind, piped, mapped):
+    for source, refused in ((mapped, False), (piped, True)):
+        target = stack()
+        machine = batch_machine(target, sfn.StateMachineType.EXPRESS, source=source, expires_after=Duration.days(4))
+        function = starter_function(machine)
+        stream = stream_of(target, kind)
+        position = lambda_.StartingPosition.TRIM_HORIZON
+        mapping = (
+            sources.KinesisEventSource(stream, starting_position=position, report_batch_item_failures=True)
+            if kind == "kinesis"
+            else sources.DynamoEventSource(stream, starting_position=position, report_batch_item_failures=True)
+        )
+        function.add_event_source(mapping)
+        assert len(refusals(target)) == refused, source
+        if refused:
+            assert refusals(target)[0].startswith("the event source mapping Test/Starter/")
+            assert f"Pass source=BatchSource.{mapped.name}" in refusals(target)[0]

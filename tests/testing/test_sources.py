@@ -29,6 +29,7 @@ from idempotent_constructs.testing.sources import (
     dynamodb_stream_via_pipe,
     eventbridge_rule,
     kinesis_via_pipe,
+    kinesis_via_starter,
     s3_via_eventbridge,
     sns_to_sqs,
     sqs_batch_via_pipe,
@@ -635,6 +636,20 @@ ADVICE = [
         every_duplicate,
         ("$parse($base64decode($states.input[0].data)).orderId",),
         ("$[0].data", "$parse($base64decode($states.input[0].data))"),
+    ),
+    Advice(
+        "kinesis_via_starter",
+        lambda order: kinesis_via_starter(json.dumps(order), order["orderId"]),
+        redeliveries,
+        (("$.eventID",), "$parse($base64decode($states.input.kinesis.data)).orderId"),
+        ("$.kinesis.data", "$parse($base64decode($states.input.kinesis.data))"),
+    ),
+    Advice(
+        "kinesis_via_starter",
+        lambda order: kinesis_via_starter(json.dumps(order), order["orderId"]),
+        every_duplicate,
+        ("$parse($base64decode($states.input.kinesis.data)).orderId",),
+        ("$.kinesis.data", "$parse($base64decode($states.input.kinesis.data))"),
     ),
 ]
 

@@ -91,6 +91,11 @@ kinesis_via_pipe                      redelivered (a retried batch): nothing
                                         [0].approximateArrivalTimestamp
                                       key: $[0].eventID (technical) | $parse($base64decode($states.input[0].data)).orderId
                                       payload: $[0].data | $parse($base64decode($states.input[0].data))
+kinesis_via_starter (Lambda mapping   as kinesis_via_pipe, one record without the [0], its first five fields under
+  → starter function → SFN)             kinesis: a batch of them is BatchSource.KINESIS_MAPPING's, named by
+                                        kinesis.sequenceNumber
+                                      key: $.eventID | $parse($base64decode($states.input.kinesis.data)).orderId
+                                      payload: $.kinesis.data | $parse($base64decode($states.input.kinesis.data))
 ====================================  ==========================================================================
 
 Where each lives:
@@ -99,11 +104,11 @@ Where each lives:
 - ``sqs_sns``: ``sqs_via_pipe``, ``sqs_batch_via_pipe``, ``sqs_via_starter``, ``sns_to_sqs``.
 - ``eventbridge_s3``: ``eventbridge_rule``, ``s3_via_eventbridge``.
 - ``api_gateway``: ``api_gateway_rest``, ``api_gateway_http``, ``api_gateway_start_execution``.
-- ``dynamodb_kinesis``: ``dynamodb_stream_via_pipe``, ``kinesis_via_pipe``.
+- ``dynamodb_kinesis``: ``dynamodb_stream_via_pipe``, ``kinesis_via_pipe``, ``kinesis_via_starter``.
 """
 
 from .api_gateway import api_gateway_http, api_gateway_rest, api_gateway_start_execution
-from .dynamodb_kinesis import dynamodb_stream_via_pipe, kinesis_via_pipe
+from .dynamodb_kinesis import dynamodb_stream_via_pipe, kinesis_via_pipe, kinesis_via_starter
 from .envelope import Delivery
 from .eventbridge_s3 import eventbridge_rule, s3_via_eventbridge
 from .sqs_sns import sns_to_sqs, sqs_batch_via_pipe, sqs_via_pipe, sqs_via_starter
@@ -116,6 +121,7 @@ __all__ = [
     "dynamodb_stream_via_pipe",
     "eventbridge_rule",
     "kinesis_via_pipe",
+    "kinesis_via_starter",
     "s3_via_eventbridge",
     "sns_to_sqs",
     "sqs_batch_via_pipe",

@@ -1,6 +1,7 @@
 """Streams through a pipe: a change of a DynamoDB item read from the table's stream
-(``dynamodb_stream_via_pipe``) and a record put on a Kinesis data stream (``kinesis_via_pipe``), each with the
-pages of AWS's documentation that show its event and its duplicates.
+(``dynamodb_stream_via_pipe``) and a record put on a Kinesis data stream (``kinesis_via_pipe``; through a Lambda
+event source mapping into a starter function, ``kinesis_via_starter``), each with the pages of AWS's
+documentation that show its event and its duplicates.
 """
 
 from __future__ import annotations
@@ -138,6 +139,43 @@ def kinesis_via_pipe(
     (https://docs.aws.amazon.com/streams/latest/dev/kinesis-record-processor-duplicates.html): a new
     ``sequenceNumber``, ``eventID`` and arrival time, the same ``data`` and ``partitionKey``.
     """
+    return _kinesis(data, partition_key, stream, shard, f"arn:aws:iam::{ACCOUNT}:role/{pipe_role}", seed, at, nested=False)
+
+
+def kinesis_via_starter(
+    data: bytes | str,
+    partition_key: str,
+    *,
+    stream: str = "orders",
+    shard: int = 0,
+    function_role: str = "orders-starter-role",
+    seed: int = 0,
+    at: dt.datetime | None = None,
+) -> Delivery:
+    """The same record through a Lambda event source mapping, as a starter function hands it on (one record of
+    the event's ``Records``; an ``IdempotentBatch`` with ``BatchSource.KINESIS_MAPPING`` takes the list): Lambda's
+    record nests ``kinesisSchemaVersion``, ``partitionKey``, ``sequenceNumber``, ``data`` and
+    ``approximateArrivalTimestamp`` under ``kinesis``, and its ``invokeIdentityArn`` is the function's role.
+    A failed record is named by its ``kinesis.sequenceNumber`` ("itemIdentifier": "<SequenceNumber>", Lambda
+    developer guide, "Configuring partial batch response with Kinesis Data Streams and Lambda").
+
+    Sample: https://docs.aws.amazon.com/lambda/latest/dg/with-kinesis.html and Powertools'
+    tests/events/kinesisStreamEvent.json. ``redelivered()`` and ``duplicated()``: as ``kinesis_via_pipe``'s.
+    """
+    return _kinesis(data, partition_key, stream, shard, f"arn:aws:iam::{ACCOUNT}:role/{function_role}", seed, at, nested=True)
+
+
+def _kinesis(
+    data: bytes | str,
+    partition_key: str,
+    stream: str,
+    shard: int,
+    identity: str,
+    seed: int,
+    at: dt.datetime | None,
+    *,
+    nested: bool,
+) -> Delivery:
     payload = data.encode() if isinstance(data, str) else data
     moment = _moment(seed, at)
     content = _content([base64.b64encode(payload).decode(), partition_key, stream, seed])
@@ -145,21 +183,24 @@ def kinesis_via_pipe(
     def build(generation: int) -> Delivery:
         sequence = "4959" + _digits(52, "kinesis-sequence", content, generation)
         arrival = moment + dt.timedelta(milliseconds=987 + 1000 * generation)
-        record = {
+        kinesis = {
             "kinesisSchemaVersion": "1.0",
             "partitionKey": partition_key,
             "sequenceNumber": sequence,
             "data": base64.b64encode(payload).decode(),
             "approximateArrivalTimestamp": round(arrival.timestamp(), 3),
+        }
+        record = {
+            **({"kinesis": kinesis} if nested else kinesis),
             "eventSource": "aws:kinesis",
             "eventVersion": "1.0",
             "eventID": f"shardId-{shard:012d}:{sequence}",
             "eventName": "aws:kinesis:record",
-            "invokeIdentityArn": f"arn:aws:iam::{ACCOUNT}:role/{pipe_role}",
+            "invokeIdentityArn": identity,
             "awsRegion": REGION,
             "eventSourceARN": f"arn:aws:kinesis:{REGION}:{ACCOUNT}:stream/{stream}",
         }
-        delivery = _identical([record])
+        delivery = _identical(record if nested else [record])
         return replace(delivery, _duplicate=lambda: build(generation + 1))
 
     return build(0)
