@@ -131,7 +131,7 @@ class IdempotentStateMachine(Outcomes, Construct):
             self._acknowledge_role_wildcards()
         self.release_function = self._release_function(settings)
         # At synth: what starts this workflow (a pipe, a rule) is usually made after it.
-        source_advice.advise(self, self.state_machine, self.guard.config)
+        source_advice.advise(self, self.state_machine, self.guard.config, settings.timeout)
 
     def _body(self, settings: WorkflowSettings) -> tuple[sfn.IChainable, dict[str, IdempotencyGuard]]:
         """What the guard of the whole runs: the chain, or the document (its guard_states guarded, their

@@ -30,7 +30,7 @@ def payments_queue(self: Construct, prefix: str = "") -> sqs.Queue:
         self,
         f"{prefix}Queue",
         max_message_size_bytes=24 * 1024,  # a batch of 10 fits the 262,144 characters Pipes sends a workflow
-        visibility_timeout=Duration.minutes(6),  # longer than the Express run the pipe or the function waits for
+        visibility_timeout=Duration.minutes(30),  # 6 times the starter function's timeout (AWS's guidance), past a run
         dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letters, max_receive_count=3),
         enforce_ssl=True,
     )

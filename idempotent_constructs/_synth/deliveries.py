@@ -87,6 +87,12 @@ S3 = Source(
 )
 # An SQS queue's MessageRetentionPeriod when it is not set: 4 days (SQS API reference, SetQueueAttributes).
 SQS_RETENTION_SECONDS = 345_600
+# An SQS queue's VisibilityTimeout when it is not set: 30 seconds (SQS API reference, SetQueueAttributes).
+SQS_VISIBILITY_SECONDS = 30
+# A Lambda function's timeout when it is not set: 3 seconds (Lambda API reference, CreateFunction).
+LAMBDA_TIMEOUT_SECONDS = 3
+# The longest an Express execution runs: 5 minutes (Step Functions developer guide, "Choosing workflow type").
+EXPRESS_RUN_SECONDS = 300
 # An SQS queue's MaximumMessageSize when it is not set: 262,144 bytes (SQS API reference, SetQueueAttributes;
 # a queue may allow up to 1,048,576).
 SQS_MESSAGE_BYTES = 262_144

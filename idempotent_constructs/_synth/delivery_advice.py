@@ -18,6 +18,7 @@ EXPIRES_BEFORE_REDELIVERY = "idempotent-constructs:expires-before-redelivery"
 WAITS_PAST_API_TIMEOUT = "idempotent-constructs:duplicate-waits-past-api-timeout"
 PARTIAL_RESPONSE_IGNORED = "idempotent-constructs:mapping-ignores-partial-batch-response"
 BATCH_PAST_TARGET_LIMIT = "idempotent-constructs:pipe-batch-past-262144-characters"
+VISIBILITY_SHORTER_THAN_RUN = "idempotent-constructs:visibility-timeout-shorter-than-run"
 # What a pipe sends a Step Functions target, the batch as a whole: "Step Functions state machines (262144
 # characters)" (EventBridge user guide, "Amazon EventBridge Pipes batching and concurrency").
 PIPE_TARGET_CHARACTERS = 262_144
@@ -117,4 +118,19 @@ def never_redelivered(workflow: IConstruct, path: str, express: bool, retries: s
         f"the pipe {path} starts the workflow {how}: the pipe is done once the execution starts, so a message "
         "whose execution fails is deleted from its source and never redelivered. Use an Express workflow and "
         f"the pipe's default invocation type, REQUEST_RESPONSE: a failed execution is then redelivered {retries} {SEE}",
+    )
+
+
+def visibility_shorter_than_run(workflow: IConstruct, start: Start, least: int, why: str) -> None:
+    # A message left in flight past its visibility timeout "becomes visible to other consumers" (SQS developer
+    # guide, "Amazon SQS visibility timeout"): received again while its execution runs, a second execution runs
+    # beside the first (which it replays or waits for), and each receive counts toward maxReceiveCount.
+    assert start.visibility is not None
+    queue, seconds = start.visibility
+    cdk.Annotations.of(workflow).add_warning_v2(
+        VISIBILITY_SHORTER_THAN_RUN,
+        f"{queue} has a visibility timeout of {seconds:,} s, and {start.named} needs {least:,} s ({why}): a message "
+        "whose execution still runs is received again and runs another beside it, and each receive counts toward "
+        f"the queue's maxReceiveCount, past which a message still in progress goes to its dead-letter queue. Set "
+        f"the queue's visibility timeout to at least {least:,} s {SEE}",
     )

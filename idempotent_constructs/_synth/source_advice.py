@@ -30,7 +30,7 @@ from constructs import Construct, IConstruct, IValidation
 
 from ..lambda_src import schema
 from . import definition
-from .deliveries import HTTP_API
+from .deliveries import EXPRESS_RUN_SECONDS, HTTP_API
 from .delivery_advice import (
     SEE,
     expires_before_redelivery,
@@ -38,10 +38,12 @@ from .delivery_advice import (
     partial_response_ignored,
     past_target_limit,
     retried_past_expiry,
+    visibility_shorter_than_run,
     waits_past_api_timeout,
 )
 from .selection import Selection
 from .starters import ByPath, Start, starts
+from .state_names import definition_of
 
 REDELIVERY_RUNS_AGAIN = "idempotent-constructs:redelivery-runs-again"
 REDELIVERY_MISMATCHES = "idempotent-constructs:redelivery-mismatches-payload"
@@ -91,11 +93,12 @@ class Batch(IConstruct, Protocol):
     def source(self) -> Enum: ...
 
 
-def advise(workflow: IConstruct, machine: sfn.StateMachine, config: GuardSettings) -> None:
+def advise(workflow: IConstruct, machine: sfn.StateMachine, config: GuardSettings, timeout: cdk.Duration | None) -> None:
     """Warn, at synth, about each source in the app that starts ``workflow`` (its state machine ``machine``,
-    guarded whole with the options ``config``) whose redeliveries its key or payload does not survive (and
-    note those that only a producer's re-sent message defeats)."""
-    _advice_of(workflow).workflows.append((workflow, machine, config))
+    guarded whole with the options ``config``, its executions stopped after ``timeout``) whose redeliveries its
+    key or payload does not survive (and note those that only a producer's re-sent message defeats)."""
+    seconds = int(timeout.to_seconds()) if timeout is not None else None
+    _advice_of(workflow).workflows.append((workflow, machine, config, seconds))
 
 
 def advise_batch(batch: Batch) -> None:
@@ -120,17 +123,17 @@ def _advice_of(construct: IConstruct) -> _Advice:
 class _Advice:
     def __init__(self, app: IConstruct) -> None:
         self.app = app
-        self.workflows: list[tuple[IConstruct, sfn.StateMachine, GuardSettings]] = []
+        self.workflows: list[tuple[IConstruct, sfn.StateMachine, GuardSettings, int | None]] = []
         self.batches: list[Batch] = []
 
     def validate(self) -> list[str]:
         nodes = self.app.node.find_all()
         by_path = ByPath(nodes)
         starters = [start for node in nodes for start in starts(node, by_path)]
-        for workflow, state_machine, config in self.workflows:
+        for workflow, state_machine, config, timeout in self.workflows:
             machine = state_machine.node.default_child
             assert isinstance(machine, sfn.CfnStateMachine)
-            _advise_machine(workflow, machine, config, starters, per_record=False)
+            _advise_machine(workflow, machine, config, starters, per_record=False, timeout=timeout)
         for batch in self.batches:
             assert isinstance(batch, Construct)  # an IdempotentBatch: machines_meeting searches from a construct
             for machine in definition.machines_meeting(batch, batch.guard.owns):
@@ -141,10 +144,16 @@ class _Advice:
 
 
 def _advise_machine(
-    target: IConstruct, machine: sfn.CfnStateMachine, config: GuardSettings, starters: list[Start], *, per_record: bool
+    target: IConstruct,
+    machine: sfn.CfnStateMachine,
+    config: GuardSettings,
+    starters: list[Start],
+    *,
+    per_record: bool,
+    timeout: int | None = None,
 ) -> None:
     """What is said of each start of ``machine``, on ``target``: a workflow, or a batch each of whose records is
-    keyed on its own (``per_record``)."""
+    keyed on its own (``per_record``); ``timeout``: its executions', where its definition does not say (a shared one)."""
     express = machine.state_machine_type == "EXPRESS"
     for start in _starts_of(machine, starters):
         if start.asynchronous or (start.asynchronous is not None and not express):
@@ -159,6 +168,10 @@ def _advise_machine(
             waits_past_api_timeout(target, f"{what} {start.path}", start.waits, waits)
         if per_record and start.reports is False:
             partial_response_ignored(target, start.path)
+        # A mapping's starter function waits for the run; a pipe waits only for an Express one (REQUEST_RESPONSE).
+        needed = start.guided or (_longest_run(machine, timeout) if express and start.asynchronous is False else None)
+        if start.visibility is not None and needed is not None and start.visibility[1] < needed[0]:
+            visibility_shorter_than_run(target, start, *needed)
         if start.message_bytes is not None and isinstance(start.batch, int):
             past_target_limit(target, start.path, start.batch, start.message_bytes)
         if start.dead_letters is not None and (per_record or not start.shaped):  # a batch's records are SQS records
@@ -190,6 +203,16 @@ def _redrive_runs_again(workflow: IConstruct, start: Start, key: Selection, payl
             f"the body {SEE}",
         )
         return
+
+
+def _longest_run(machine: sfn.CfnStateMachine, timeout: int | None) -> tuple[int, str]:
+    """How long an Express execution of ``machine``, which a pipe waits for, may run, and why: its timeout (as
+    given, or in its definition), or an Express execution's limit."""
+    if timeout is None:
+        timeout = (definition_of(machine) or {}).get("TimeoutSeconds")
+    if isinstance(timeout, int) and timeout < EXPRESS_RUN_SECONDS:
+        return timeout, "the state machine's timeout"
+    return EXPRESS_RUN_SECONDS, "the longest an Express execution runs, 5 minutes, where its state machine's timeout says no less"
 
 
 def _starts_of(machine: sfn.CfnStateMachine, starters: list[Start]) -> list[Start]:

@@ -31,11 +31,13 @@ from .deliveries import (
     HTTP_API,
     HTTP_API_TIMEOUT_MILLIS,
     KINESIS,
+    LAMBDA_TIMEOUT_SECONDS,
     RULE_EVENT_AGE_SECONDS,
     S3,
     SQS,
     SQS_MESSAGE_BYTES,
     SQS_RETENTION_SECONDS,
+    SQS_VISIBILITY_SECONDS,
     Source,
     api_gateway,
 )
@@ -67,6 +69,8 @@ class Start:
     reports: bool | None = None  # a mapping's ReportBatchItemFailures (None: not a mapping)
     dead_letters: str | None = None  # "the dead-letter queue Stack/DeadLetters" of its SQS source, where the app has it
     retried: int | None = None  # a rule target's: how long EventBridge retries an event it failed to deliver, seconds
+    visibility: tuple[str, int] | None = None  # an SQS source: "the queue Stack/Queue" and its visibility timeout, s
+    guided: tuple[int, str] | None = None  # a mapping's: the least visibility timeout AWS asks of its queue, and why
 
     @property
     def named(self) -> str:
@@ -99,6 +103,7 @@ def starts(node: IConstruct, by_path: Mapping[str, IConstruct]) -> Iterator[Star
                 kept=_kept(source, by_path) if found is SQS else None,
                 message_bytes=_message_bytes(source, by_path) if found is SQS else None,
                 dead_letters=_dead_letters_named(source, by_path) if found is SQS else None,
+                visibility=_visibility(source, by_path) if found is SQS else None,
             )
     elif isinstance(node, lambda_.CfnEventSourceMapping):
         yield from _mapping(node, by_path)
@@ -146,6 +151,8 @@ def _mapping(node: lambda_.CfnEventSourceMapping, by_path: Mapping[str, IConstru
             kept=_kept(source, by_path) if found is SQS else None,
             reports="ReportBatchItemFailures" in (_resolve(node, node.function_response_types) or []),
             dead_letters=_dead_letters_named(source, by_path) if found is SQS else None,
+            visibility=_visibility(source, by_path) if found is SQS else None,
+            guided=_guided(function),
         )
 
 
@@ -237,6 +244,24 @@ def _message_bytes(source: Any, by_path: Mapping[str, IConstruct]) -> int | None
     queue = _queue(source, by_path)
     size = (_resolve(queue, queue.maximum_message_size) or SQS_MESSAGE_BYTES) if queue is not None else None
     return size if isinstance(size, int) else None
+
+
+def _visibility(source: Any, by_path: Mapping[str, IConstruct]) -> tuple[str, int] | None:
+    """The queue ``source`` (resolved) and its visibility timeout, where it is in the app and known at synth."""
+    queue = _queue(source, by_path)
+    seconds = (_resolve(queue, queue.visibility_timeout) or SQS_VISIBILITY_SECONDS) if queue is not None else None
+    return (f"the queue {named(queue)}", seconds) if queue is not None and isinstance(seconds, int) else None
+
+
+def _guided(function: lambda_.CfnFunction) -> tuple[int, str] | None:
+    """ "To allow your function time to process each batch of records, set the source queue's visibility timeout
+    to at least six times the timeout that you configure on your function" (Lambda developer guide, "Using
+    Lambda with Amazon SQS"); a function's timeout is 3 seconds unless set (Lambda API reference,
+    CreateFunction)."""
+    timeout = _resolve(function, function.timeout) or LAMBDA_TIMEOUT_SECONDS
+    if not isinstance(timeout, int):
+        return None
+    return 6 * timeout, f"six times the timeout of its function {named(function)}, {timeout} s, as AWS asks of a mapping"
 
 
 def _queue(arn: Any, by_path: Mapping[str, IConstruct]) -> sqs.CfnQueue | None:

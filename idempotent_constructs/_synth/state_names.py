@@ -84,7 +84,7 @@ class _AppCheck:
             if (
                 isinstance(node, sfn.CfnStateMachine)
                 and not _checked_at_creation(node)
-                and (definition := _definition(node)) is not None
+                and (definition := definition_of(node)) is not None
             ):
                 machine = (node.node.scope or node).node.path
                 found.extend(f"{machine}: {problem}" for check in (problems, *self.also) for problem in check(definition))
@@ -114,7 +114,7 @@ def _checked_at_creation(node: sfn.CfnStateMachine) -> bool:
     return scope is not None and scope.node.scope in _CHECKED_AT_CREATION
 
 
-def _definition(node: sfn.CfnStateMachine) -> dict[str, Any] | None:
+def definition_of(node: sfn.CfnStateMachine) -> dict[str, Any] | None:
     """The definition the CDK writes for ``node``, each reference (a function's ARN, ...) as a placeholder;
     ``None`` where it is not JSON text in the template (an S3 location, a token that is not text)."""
     resolved = cdk.Stack.of(node).resolve(node.definition_string)

@@ -60,8 +60,9 @@ def pipe(
 
 def queue(target: Stack, **props) -> sqs.Queue:
     """The queue "Queue", whose largest batch of 10 messages Pipes can send a Step Functions target (its messages
-    of at most 24 KiB) unless ``props`` say otherwise."""
+    of at most 24 KiB), and whose visibility timeout outlasts an Express execution, unless ``props`` say otherwise."""
     props.setdefault("max_message_size_bytes", 24 * 1024)
+    props.setdefault("visibility_timeout", Duration.minutes(5))
     return sqs.Queue(target, "Queue", **props)
 
 
@@ -570,7 +571,7 @@ def test_an_idempotent_batch_keyed_on_a_records_receipt_handle_is_given_the_reci
 def test_a_pipe_whose_batch_can_pass_what_pipes_sends_a_step_functions_target_is_warned_with_the_size_that_fits():
     target = stack()
     orders = workflow(target, **RECIPE)
-    pipe(target, sqs.Queue(target, "Queue").queue_arn, orders.state_machine.state_machine_arn)  # 256 KiB messages
+    pipe(target, queue(target, max_message_size_bytes=None).queue_arn, orders.state_machine.state_machine_arn)  # 256 KiB
     (warning,) = warnings(target)
     assert warning.startswith(
         "the pipe Test/OrdersPipe may send one message of up to 262,144 bytes each (its queue's maximumMessageSize), "
@@ -708,3 +709,58 @@ def test_a_batch_behind_a_lambda_mapping_names_a_failed_record_by_its_sequence_n
         if refused:
             assert refusals(target)[0].startswith("the event source mapping Test/Starter/")
             assert f"Pass source=BatchSource.{mapped.name}" in refusals(target)[0]
+
+
+def test_a_queue_whose_visibility_timeout_is_shorter_than_the_express_run_its_pipe_waits_for_is_warned():
+    target = stack()
+    orders = workflow(target, **RECIPE)
+    pipe(target, queue(target, visibility_timeout=Duration.seconds(30)).queue_arn, orders.state_machine.state_machine_arn)
+    (warning,) = coded(target, "visibility-timeout-shorter-than-run")
+    assert warning.startswith(
+        "the queue Test/Queue has a visibility timeout of 30 s, and the pipe Test/OrdersPipe needs 300 s (the longest an "
+        "Express execution runs, 5 minutes, where its state machine's timeout says no less)"
+    )
+    assert "Set the queue's visibility timeout to at least 300 s" in warning
+
+
+def test_a_state_machine_timeout_within_the_visibility_timeout_and_a_standard_workflow_draw_no_visibility_warning():
+    short = stack()
+    orders = workflow(short, **RECIPE, timeout=Duration.seconds(20))
+    pipe(short, queue(short, visibility_timeout=Duration.seconds(30)).queue_arn, orders.state_machine.state_machine_arn)
+    assert coded(short, "visibility-timeout-shorter-than-run") == []
+    standard = stack()  # the pipe starts it and is done: the message is deleted, visibility or not
+    orders = workflow(standard, **RECIPE, state_machine_type=sfn.StateMachineType.STANDARD)
+    pipe(standard, queue(standard, visibility_timeout=Duration.seconds(30)).queue_arn, orders.state_machine.state_machine_arn)
+    assert coded(standard, "visibility-timeout-shorter-than-run") == []
+
+
+def test_a_mappings_queue_needs_six_times_its_starter_functions_timeout():
+    for function_timeout, expected in ((Duration.minutes(1), 1), (Duration.seconds(40), 0)):
+        target = stack()
+        machine = batch_machine(target, sfn.StateMachineType.EXPRESS, expires_after=Duration.days(4))
+        function = starter_function(machine)
+        cfn = function.node.default_child
+        assert isinstance(cfn, lambda_.CfnFunction)
+        cfn.timeout = int(function_timeout.to_seconds())
+        function.add_event_source(sources.SqsEventSource(queue(target), report_batch_item_failures=True))
+        found = coded(target, "visibility-timeout-shorter-than-run")
+        assert len(found) == expected, function_timeout
+        if expected:
+            assert "needs 360 s (six times the timeout of its function Test/Starter, 60 s, as AWS asks of a mapping)" in found[0]
+
+
+def test_a_batch_in_a_state_machine_of_yours_is_warned_from_its_definitions_timeout():
+    for timeout, expected in ((Duration.minutes(2), ["needs 120 s (the state machine's timeout)"]), (Duration.seconds(20), [])):
+        target = stack()
+        table = IdempotencyTable(target, "Table")
+        batch = IdempotentBatch(target, "Payments", table=table, body=sfn.Pass(target, "Charge"), max_wait=Duration.seconds(10))
+        machine = sfn.StateMachine(
+            target,
+            "Machine",
+            definition_body=sfn.DefinitionBody.from_chainable(batch),
+            state_machine_type=sfn.StateMachineType.EXPRESS,
+            timeout=timeout,
+        )
+        pipe(target, queue(target, visibility_timeout=Duration.seconds(30)).queue_arn, machine.state_machine_arn, batch_size=None)
+        found = coded(target, "visibility-timeout-shorter-than-run")
+        assert [part for part in expected for warning in found if part in warning] == expected and len(found) == len(expected)

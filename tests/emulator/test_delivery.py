@@ -169,6 +169,31 @@ def send(deployment: Deployment, queue: str, *bodies: str) -> None:
         deployment.emulator.client("sqs").send_message(QueueUrl=queue, MessageBody=body)
 
 
+def test_a_visibility_timeout_that_lapses_while_a_batch_runs_still_charges_each_payment_once(payments):
+    # Issue 55: the messages of two batches are received again while their executions run, and run beside them.
+    run = uuid.uuid4().hex[:8]
+    queue, dead_letters = queue_url(payments, "Queue"), queue_url(payments, "DeadLetters")
+    valid = [{"payment_id": f"{run}-{n}", "amount": n, "flaky": False} for n in range(15)]
+    send(payments, queue, *(json.dumps(payment) for payment in valid))
+
+    cycles = Pipe.of(payments, "PaymentsPipe", visibility_lapses=2).drain()
+
+    assert charges(payments, *(p["payment_id"] for p in valid)) == {p["payment_id"]: 1 for p in valid}
+    assert messages_in(payments, queue) == [] and messages_in(payments, dead_letters) == []
+    lapsed = [cycle for cycle in cycles if cycle.visibility_lapsed]
+    assert len(lapsed) == 2 and all(cycle.execution is not None and cycle.execution.status == "SUCCEEDED" for cycle in lapsed)
+    # What lapsed came again, received a second time, in a batch that ran beside the first and deleted it.
+    counts = {
+        record["messageId"]: record["attributes"]["ApproximateReceiveCount"]
+        for cycle in cycles
+        if cycle.execution is not None and not cycle.visibility_lapsed
+        for record in cycle.execution.input
+    }
+    for cycle in lapsed:
+        assert {counts.get(message_id) for message_id in cycle.message_ids} <= {"2", "3"}
+        assert cycle.deleted == []
+
+
 def test_through_a_starter_function_each_valid_payment_is_charged_once_and_only_the_poison_is_dead_lettered(payments):
     run = uuid.uuid4().hex[:8]
     queue, dead_letters = queue_url(payments, "StarterQueue"), queue_url(payments, "StarterDeadLetters")

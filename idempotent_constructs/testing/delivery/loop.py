@@ -22,6 +22,7 @@ class Cycle:
     deleted: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)  # on the queue, to come again (or go to the dead-letter queue)
     acknowledgement_lost: bool = False  # what it would have deleted was left on the queue
+    visibility_lapsed: bool = False  # its messages were received again while its execution ran
     response: Any = None  # a starter function's result, or its error
     discarded: list[str] = field(default_factory=list)  # a stream's records dropped after their last retry
 
