@@ -10,6 +10,10 @@ the output is the partial batch response the source understands, ``{"batchItemFa
                                    '-- fails --> RecordFailed
     -> Failures (the partial batch response)
 
+From a FIFO queue (``BatchSource.SQS_FIFO``) the records run one after another in a loop instead
+(``Records`` -> ``MoreRecords`` -> ``Record`` -> ``NextRecord`` -> ...), and at the first that fails the rest do
+not run: the answer names it and every later record, so that each message group keeps its order (``_in_order``).
+
 Which record failed and why is in the Map's output, in the execution's history: ``{"itemIdentifier", "error",
 "cause"}`` for each. The response names only the identifiers, as the sources document it. How many failed is
 ``metric_failed_records``, counted from the state machine's execution log.
@@ -35,6 +39,7 @@ only, within it. No state is added: a record that succeeds passes the same state
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from enum import Enum
 from typing import Any
@@ -90,8 +95,15 @@ class BatchSource(Enum):
     """A DynamoDB stream through a Lambda event source mapping into a starter function: named by the change's
     sequence number, keyed on its event id; its new image."""
 
-    def __init__(self, identifier: str, key: str, payload: str | None) -> None:
-        self.identifier, self.key, self.payload = identifier, key, payload
+    SQS_FIFO = ("messageId", "$.body", None, True)
+    """An SQS FIFO queue, through a pipe or an event source mapping, keyed as ``SQS``: its records run one after
+    another, in the batch's order, and at the first that fails the rest run not at all and are answered failed
+    with it, so that each message group keeps its order ("If you're using this feature with a FIFO queue, your
+    function should stop processing messages after the first failure and return all failed and unprocessed
+    messages in batchItemFailures", Lambda developer guide, "Handling errors for an SQS event source in Lambda")."""
+
+    def __init__(self, identifier: str, key: str, payload: str | None, ordered: bool = False) -> None:
+        self.identifier, self.key, self.payload, self.ordered = identifier, key, payload, ordered
 
 
 BATCH_OWN = options.Options(
@@ -105,7 +117,8 @@ BATCH_OWN = options.Options(
     options.Option(
         "max_concurrency",
         option_kinds.instance_of(int, lambda value: "a whole number, such as 4", "int"),
-        "how many records run at once (the Map's ``MaxConcurrency``); 0 runs them all at once.",
+        "how many records run at once (the Map's ``MaxConcurrency``); 0 runs them all at once. A FIFO source's run one "
+        "at a time.",
         "0.",
         (BATCH,),
     ),
@@ -160,10 +173,12 @@ def failed_outcome(identifier: str) -> dict[str, str]:
 
 class _RecordState(sfn.Parallel):
     """The Parallel around a record's guard, handing its branch the record alone (``Arguments`` as one
-    JSONata text, which the CDK's typed ``arguments`` does not take)."""
+    JSONata text, ``record``, which the CDK's typed ``arguments`` does not take)."""
+
+    record = "$states.input.record"
 
     def to_state_json(self, query_language: sfn.QueryLanguage | None = None) -> Any:
-        return {**super().to_state_json(query_language), "Arguments": expression("$states.input.record")}
+        return {**super().to_state_json(query_language), "Arguments": expression(self.record)}
 
 
 class IdempotentBatch(sfn.StateMachineFragment):
@@ -232,11 +247,20 @@ class IdempotentBatch(sfn.StateMachineFragment):
         # A record's outcome: null once done; its identifier and error when it failed (caught, so that the
         # other records finish), cut to its share of the Map's output (the module's docstring).
         record = _RecordState(
-            self, "RecordState", state_name=f"{prefix}Record", query_language=sfn.QueryLanguage.JSONATA, outputs="{% null %}"
+            self,
+            "RecordState",
+            state_name=f"{prefix}Record",
+            query_language=sfn.QueryLanguage.JSONATA,
+            outputs="{% $states.input %}" if self.source.ordered else "{% null %}",  # in order: the batch goes on
         )
         record.branch(self.guard)
         self.failed_state_name = f"{prefix}RecordFailed"
         failed = sfn.Pass.jsonata(self, "RecordFailed", state_name=self.failed_state_name)
+        if self.source.ordered:
+            self.start: sfn.State
+            self.start, self.response = _in_order(self, prefix, record, failed, self.source.identifier)
+            source_advice.advise_batch(self)
+            return
         record.add_catch(failed, outputs=failed_outcome(self.source.identifier))
         self.map = sfn.Map.jsonata(
             self,
@@ -253,6 +277,7 @@ class IdempotentBatch(sfn.StateMachineFragment):
             outputs="{% {'batchItemFailures': [$states.input[$type($) = 'object'].{'itemIdentifier': itemIdentifier}]} %}",
         )
         self.map.next(self.response)
+        self.start = self.map
         source_advice.advise_batch(self)
 
     def metric_failed_records(self, log_group: logs.ILogGroup, **props: Any) -> cloudwatch.IMetric:
@@ -273,8 +298,44 @@ class IdempotentBatch(sfn.StateMachineFragment):
 
     @property
     def start_state(self) -> sfn.State:
-        return self.map
+        return self.start
 
     @property
     def end_states(self) -> list[sfn.INextable]:
         return [self.response]
+
+
+def _in_order(
+    batch: IdempotentBatch, prefix: str, record: _RecordState, failed: sfn.Pass, identifier: str
+) -> tuple[sfn.State, sfn.Pass]:
+    """A FIFO batch's states, ``(first, last)``: its records one after another (the variable holds the next one's
+    index and the failed one's, -1 while none has), each handed its record; at the first that fails, the answer
+    names it and every later record, which never ran. No Map: an iteration cannot tell the next not to run."""
+    at = f"$batch_{hashlib.sha256(prefix.encode()).hexdigest()[:12]}"
+    start = sfn.Pass.jsonata(batch, "Records", state_name=f"{prefix}Records", assign={at[1:]: "{% {'next': 0, 'failed': -1} %}"})
+    record.record = f"$states.input[{at}.next]"
+    record.add_catch(
+        failed, outputs="{% $states.input %}", assign={at[1:]: expression(f"{{'next': {at}.next, 'failed': {at}.next}}")}
+    )
+    advance = sfn.Pass.jsonata(
+        batch,
+        "NextRecord",
+        state_name=f"{prefix}NextRecord",
+        assign={at[1:]: expression(f"{{'next': {at}.next + 1, 'failed': -1}}")},
+    )
+    response = sfn.Pass.jsonata(
+        batch,
+        "Failures",
+        state_name=f"{prefix}Failures",
+        outputs=expression(
+            f"{{'batchItemFailures': [$filter($states.input, function($r, $i) {{ {at}.failed >= 0 and $i >= {at}.failed }})"
+            f".{{'itemIdentifier': {identifier}}}]}}"
+        ),
+    )
+    more = sfn.Choice.jsonata(batch, "MoreRecords", state_name=f"{prefix}MoreRecords")
+    more.when(sfn.Condition.jsonata(f"{{% {at}.next < $count($states.input) %}}"), record).otherwise(response)
+    start.next(more)
+    record.next(advance)
+    advance.next(more)
+    failed.next(response)
+    return start, response

@@ -214,3 +214,22 @@ def test_the_largest_batch_all_failing_with_the_longest_causes_answers_within_th
     outcomes = failed_outcomes(node_bin, cases)
     assert payload_size(outcomes) <= PAYLOAD_LIMIT_BYTES
     assert all(payload_size(outcome) <= share for outcome in outcomes)
+
+
+def test_a_fifo_batch_runs_its_records_in_order_and_answers_the_first_that_failed_and_every_later_one():
+    target = stack()
+    table = IdempotencyTable(target, "Table")
+    batch = IdempotentBatch(target, "Payments", table=table, body=sfn.Pass(target, "Charge"), source=BatchSource.SQS_FIFO)
+    sfn.StateMachine(target, "Machine", definition_body=sfn.DefinitionBody.from_chainable(batch))
+    states = only_definition(Template.from_stack(target))["States"]
+    assert not [state for state in states.values() if state["Type"] == "Map"]  # one record after another
+    assert states["Payments.Record"]["Next"] == "Payments.NextRecord"
+    assert states["Payments.Record"]["Catch"][0]["Next"] == "Payments.RecordFailed"
+    assert states["Payments.RecordFailed"]["Next"] == "Payments.Failures"  # nothing runs after a failure
+    (variable,) = states["Payments.Records"]["Assign"]
+    answer = states["Payments.Failures"]["Output"].removeprefix("{% ").removesuffix(" %}")
+    records = [{"messageId": f"m{n}", "body": "{}"} for n in range(4)]
+    for failed, expected in ((-1, []), (0, ["m0", "m1", "m2", "m3"]), (2, ["m2", "m3"]), (3, ["m3"])):
+        bound = f"($states := {{'input': $records}}; ${variable} := {{'next': 4, 'failed': {failed}}}; {answer})"
+        response = evaluate(bound, {"records": records}, cwd=str(ROOT))
+        assert response == {"batchItemFailures": [{"itemIdentifier": message} for message in expected]}, failed

@@ -222,13 +222,16 @@ def _starts_of(machine: sfn.CfnStateMachine, starters: list[Start]) -> list[Star
 def _names_its_records(batch: Batch, start: Start) -> None:
     """Refused: a batch whose source names a failed record otherwise than the pipe or mapping that starts it reads
     it (an SQS message by its messageId; a stream's record by its eventID through a pipe, by its sequence number
-    through a Lambda mapping): the source would deliver again what did not fail, or nothing of what did."""
-    expected = start.source.batches[start.reports is not None]
-    if expected and batch.source.name != expected:
+    through a Lambda mapping): the source would deliver again what did not fail, or nothing of what did; and a
+    batch that keeps no order behind a FIFO queue (one that keeps it behind a standard queue only runs slower)."""
+    expected = "SQS_FIFO" if start.fifo else start.source.batches[start.reports is not None]
+    if expected and batch.source.name not in (expected, "SQS_FIFO" if expected == "SQS" else expected):
         cdk.Annotations.of(batch).add_error(
-            f"{start.named} reads the records of a failed batch's answer by what BatchSource.{expected} names them by, "
-            f"and this IdempotentBatch's source is BatchSource.{batch.source.name}: the source would deliver again "
-            f"records that did not fail and lose those that did. Pass source=BatchSource.{expected} {SEE}"
+            f"{start.named} reads the records of a failed batch's answer by what BatchSource.{expected} names them by"
+            f"{' and in its order' if start.fifo else ''}, and this IdempotentBatch's source is "
+            f"BatchSource.{batch.source.name}: the source would deliver again records that did not fail and lose "
+            f"those that did{', or its message groups lose their order' if start.fifo else ''}. "
+            f"Pass source=BatchSource.{expected} {SEE}"
         )
 
 

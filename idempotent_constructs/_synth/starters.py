@@ -71,6 +71,7 @@ class Start:
     retried: int | None = None  # a rule target's: how long EventBridge retries an event it failed to deliver, seconds
     visibility: tuple[str, int] | None = None  # an SQS source: "the queue Stack/Queue" and its visibility timeout, s
     guided: tuple[int, str] | None = None  # a mapping's: the least visibility timeout AWS asks of its queue, and why
+    fifo: bool = False  # an SQS FIFO queue's
 
     @property
     def named(self) -> str:
@@ -104,6 +105,7 @@ def starts(node: IConstruct, by_path: Mapping[str, IConstruct]) -> Iterator[Star
                 message_bytes=_message_bytes(source, by_path) if found is SQS else None,
                 dead_letters=_dead_letters_named(source, by_path) if found is SQS else None,
                 visibility=_visibility(source, by_path) if found is SQS else None,
+                fifo=_fifo(source, by_path),
             )
     elif isinstance(node, lambda_.CfnEventSourceMapping):
         yield from _mapping(node, by_path)
@@ -153,6 +155,7 @@ def _mapping(node: lambda_.CfnEventSourceMapping, by_path: Mapping[str, IConstru
             dead_letters=_dead_letters_named(source, by_path) if found is SQS else None,
             visibility=_visibility(source, by_path) if found is SQS else None,
             guided=_guided(function),
+            fifo=_fifo(source, by_path),
         )
 
 
@@ -251,6 +254,12 @@ def _visibility(source: Any, by_path: Mapping[str, IConstruct]) -> tuple[str, in
     queue = _queue(source, by_path)
     seconds = (_resolve(queue, queue.visibility_timeout) or SQS_VISIBILITY_SECONDS) if queue is not None else None
     return (f"the queue {named(queue)}", seconds) if queue is not None and isinstance(seconds, int) else None
+
+
+def _fifo(source: Any, by_path: Mapping[str, IConstruct]) -> bool:
+    """Whether ``source`` (resolved) is a FIFO queue of the app."""
+    queue = _queue(source, by_path)
+    return queue is not None and _resolve(queue, queue.fifo_queue) is True
 
 
 def _guided(function: lambda_.CfnFunction) -> tuple[int, str] | None:

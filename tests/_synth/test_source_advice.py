@@ -764,3 +764,21 @@ def test_a_batch_in_a_state_machine_of_yours_is_warned_from_its_definitions_time
         pipe(target, queue(target, visibility_timeout=Duration.seconds(30)).queue_arn, machine.state_machine_arn, batch_size=None)
         found = coded(target, "visibility-timeout-shorter-than-run")
         assert [part for part in expected for warning in found if part in warning] == expected and len(found) == len(expected)
+
+
+def test_a_batch_behind_a_fifo_queue_keeps_its_order_or_is_refused():
+    for fifo, source, refused in (
+        (True, BatchSource.SQS, True),
+        (True, BatchSource.SQS_FIFO, False),
+        (False, BatchSource.SQS_FIFO, False),  # in order behind a standard queue: only slower
+    ):
+        target = stack()
+        machine = batch_machine(target, sfn.StateMachineType.EXPRESS, source=source, expires_after=Duration.days(4))
+        pipe(target, queue(target, fifo=fifo).queue_arn, machine.state_machine_arn, batch_size=None)
+        assert len(refusals(target)) == refused, (fifo, source)
+        if refused:
+            assert (
+                "reads the records of a failed batch's answer by what BatchSource.SQS_FIFO names them by and in its order"
+                in (refusals(target)[0])
+            )
+            assert "or its message groups lose their order. Pass source=BatchSource.SQS_FIFO" in refusals(target)[0]

@@ -43,6 +43,9 @@ them. What is modelled, and where AWS says so:
   attributes ("All redriven messages are considered new messages with a new messageID and enqueueTime", and the
   retention period starts again: SQS developer guide, "Learn how to configure a dead-letter queue redrive"). A
   FIFO queue's redrive (message groups, the deduplication id) is not modelled: ``redrive`` refuses one.
+- A FIFO queue (moto's): a receive returns a group's messages in order and none of a group with a message in
+  flight from an earlier receive; a message left on the queue comes again before its group's later ones; its
+  records carry ``MessageGroupId``, ``MessageDeduplicationId`` and ``SequenceNumber``.
 
 The emulator's own SQS (moto) keeps the messages, counts the receives and moves them to the dead-letter
 queue; this module plays the pipe, or the mapping, between the queue and its target.
@@ -60,6 +63,9 @@ from .loop import Cycle, Loop, cycle_of, deployed, failures, logical_id_in
 REQUEST_RESPONSE = "REQUEST_RESPONSE"
 FIRE_AND_FORGET = "FIRE_AND_FORGET"
 SQS_BATCH_SIZE = 10  # a pipe's batch from SQS when its batchSize is not set
+# A FIFO queue's record's attributes besides (Lambda developer guide, "Using Lambda with Amazon SQS", its FIFO
+# example event).
+FIFO_ATTRIBUTES = ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId")
 
 
 class _Poller(Loop):
@@ -114,7 +120,13 @@ class _Poller(Loop):
             "body": message["Body"],
             "attributes": {
                 name: attributes[name]
-                for name in ("ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp")
+                for name in (
+                    "ApproximateReceiveCount",
+                    "SentTimestamp",
+                    "SenderId",
+                    "ApproximateFirstReceiveTimestamp",
+                    *FIFO_ATTRIBUTES,
+                )
                 if name in attributes
             },
             "messageAttributes": message.get("MessageAttributes", {}),
