@@ -218,6 +218,10 @@ class IdempotentBatch(sfn.StateMachineFragment):
         found = options.Validation(self, BATCH_MODEL, BATCH, locals())
         if isinstance(max_concurrency, int) and max_concurrency < 0:
             found.extend([f"max_concurrency: {max_concurrency} is negative; pass 0 (all at once) or more"])
+        if isinstance(max_concurrency, int) and max_concurrency > 1 and source is BatchSource.SQS_FIFO:
+            found.extend(
+                [f"max_concurrency: a FIFO batch runs its records one at a time, in order; leave it out (not {max_concurrency})"]
+            )
         found.raise_if_any()
         self.source = source or BatchSource.SQS
         prefix = f"{construct_id}." if state_name_prefix is None else state_name_prefix

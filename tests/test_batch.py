@@ -233,3 +233,16 @@ def test_a_fifo_batch_runs_its_records_in_order_and_answers_the_first_that_faile
         bound = f"($states := {{'input': $records}}; ${variable} := {{'next': 4, 'failed': {failed}}}; {answer})"
         response = evaluate(bound, {"records": records}, cwd=str(ROOT))
         assert response == {"batchItemFailures": [{"itemIdentifier": message} for message in expected]}, failed
+
+
+def test_a_fifo_batch_refuses_to_run_records_at_once():
+    target = stack()
+    with pytest.raises(IdempotencyConfigurationError, match="a FIFO batch runs its records one at a time, in order"):
+        IdempotentBatch(
+            target,
+            "Payments",
+            table=IdempotencyTable(target, "Table"),
+            body=sfn.Pass(target, "Charge"),
+            source=BatchSource.SQS_FIFO,
+            max_concurrency=4,
+        )
