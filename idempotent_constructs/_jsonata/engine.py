@@ -56,6 +56,7 @@ _EXACT_INTEGERS = 2**53
 
 
 _compiled = threading.local()
+_parsed: dict[str, tuple[Any, Any]] = {}  # by text: the parse tree and its errors (_expression)
 # .bounds: the bounds of the evaluation under way on this thread; .clock: its Clock, if it has one
 _matching = threading.local()
 
@@ -145,10 +146,18 @@ class _StepFunctionsJsonata(jsonata.Jsonata):  # type: ignore[misc]  # jsonata-p
 
 
 def _expression(text: str) -> jsonata.Jsonata:
+    """The expression ``text``, made once a thread (an evaluation keeps its state on it: the time, the input),
+    parsed once a process: the emulator runs each state on a thread of its own, and a generated key expression
+    takes a while to parse. The parse (its tree) is only read by an evaluation."""
     cache: dict[str, jsonata.Jsonata] = _compiled.__dict__.setdefault("cache", {})
     expression = cache.get(text)
     if expression is None:
-        expression = _StepFunctionsJsonata(text, _regex_engine)
+        parsed = _parsed.get(text)
+        if parsed is None:
+            made = _StepFunctionsJsonata(text, _regex_engine)
+            parsed = _parsed.setdefault(text, (made.ast, made.errors))
+        expression = _StepFunctionsJsonata("null", _regex_engine)
+        expression.ast, expression.errors = parsed
         expression.set_output_convert_nulls(False)
         for name, function in {**sfn_functions.FUNCTIONS, "uuid": _uuid, "millis": _millis}.items():
             expression.register_lambda(name, function)
