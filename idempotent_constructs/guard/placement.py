@@ -111,9 +111,10 @@ def problems(definition: dict[str, Any]) -> list[str]:
             writes.setdefault(in_map, []).append(name)
     return [
         f"the guard states {', '.join(map(repr, names))} run in the item processor of the inline Map {in_map!r}, "
-        "whose iterations may enter a state in the same millisecond and so write the same owner token (an inline Map "
-        "the CDK's sfn.Map holds is seen at synth; this one is not): pass in_inline_map=True to their IdempotencyGuard (or, for a guard of guard_states, to its GuardedState), which "
-        "then draws a token of its own in a Begin state"
+        "whose iterations may enter a state in the same millisecond and so write the same owner token (a guard in an "
+        "sfn.Map draws its own unless told in_inline_map=False: this Map is no sfn.Map, or the guard was told so): "
+        "pass in_inline_map=True to their IdempotencyGuard (or, for a guard of guard_states, to its GuardedState), "
+        "which then draws a token of its own in a Begin state"
         for in_map, names in writes.items()
     ]
 
