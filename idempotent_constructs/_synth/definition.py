@@ -45,6 +45,7 @@ from constructs import Construct, IConstruct
 
 from .._readers.asl import JSONATA, JSONPATH, with_json_nulls
 from .._readers.assembly import TOKEN, substitute
+from . import renders
 
 
 class DefinitionLocation(Enum):
@@ -86,8 +87,8 @@ def placeholders(text: str) -> tuple[str, dict[str, str]]:
 
 def render(graph: sfn.StateGraph, query_language: sfn.QueryLanguage | None) -> dict[str, Any]:
     """The definition of ``graph`` as ``DefinitionBody.from_chainable`` renders it (its states, and the
-    state machine's query language when one is given)."""
-    definition = dict(graph.to_graph_json(query_language))
+    state machine's query language when one is given), each guard's placement settled (``renders.settled``)."""
+    definition = dict(renders.settled(graph.to_graph_json(query_language)))
     if query_language is not None:
         # As the CDK writes it: the enum's value in the CDK's own language ("JSONata"), not Python's name.
         definition["QueryLanguage"] = {sfn.QueryLanguage.JSONATA: JSONATA, sfn.QueryLanguage.JSON_PATH: JSONPATH}[query_language]

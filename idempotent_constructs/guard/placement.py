@@ -64,7 +64,8 @@ class Placement:
         if self.known is not None:
             return in_map if self.known else otherwise
         if (in_map, otherwise) not in self._chosen:
-            self._chosen[in_map, otherwise] = AtSynth.text(self.config, lambda: in_map if self() else otherwise)
+            chosen = self._chosen[in_map, otherwise] = AtSynth.text(self.config, lambda: in_map if self() else otherwise)
+            renders.SETTLED[chosen] = lambda: in_map if self() else otherwise
         return self._chosen[in_map, otherwise]
 
 
@@ -112,7 +113,7 @@ def problems(definition: dict[str, Any]) -> list[str]:
     return [
         f"the guard states {', '.join(map(repr, names))} run in the item processor of the inline Map {in_map!r}, "
         "whose iterations may enter a state in the same millisecond and so write the same owner token (a guard in an "
-        "sfn.Map draws its own unless told in_inline_map=False: this Map is no sfn.Map, or the guard was told so): "
+        "sfn.Map draws its own, seen at synth, unless told in_inline_map=False; these do not): "
         "pass in_inline_map=True to their IdempotencyGuard (or, for a guard of guard_states, to its GuardedState), "
         "which then draws a token of its own in a Begin state"
         for in_map, names in writes.items()

@@ -5,6 +5,7 @@ of their state's entry there all the same is refused."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from aws_cdk import App, Stack
@@ -18,6 +19,7 @@ from idempotent_constructs import (
     IdempotencyTable,
     IdempotentStateMachine,
 )
+from idempotent_constructs._synth.definition import DefinitionLocation
 from idempotent_constructs.guard import placement
 from tests.synth import only_definition, template
 
@@ -170,3 +172,31 @@ def test_a_document_in_no_inline_map_of_yours_writes_its_entrys_token_as_one_tol
     assert "Charge.Begin" not in step_scope(seen)["States"] and seen == definition_of(alone, in_inline_map=False)
     with pytest.raises(RuntimeError, match=r"to its GuardedState\), which then draws a token of its own"):
         synth_of(lambda s: sfn.Map(s, "Each", items_path="$.items").item_processor(document_step(s, in_inline_map=False)))
+
+
+@pytest.mark.parametrize("location", ["ASSET", "TEMPLATE"])
+def test_a_definition_the_library_writes_as_text_names_a_guard_in_no_map_once(location, tmp_path):
+    """An IdempotentStateMachine writes its definition as text (shared in the template, or in an asset): its guards'
+    places are settled as it is rendered, so no state name is written as a token, twice or at all."""
+    app = App(outdir=str(tmp_path))
+    s = Stack(app, "Shop")
+    table = IdempotencyTable(s, "Table")
+    inner = IdempotencyGuard(s, "Charge", table=table, body=sfn.Pass(s, "ChargeCard"), key=SKU)
+    IdempotentStateMachine(
+        s, "Orders", table=table, definition=inner, key=SKU, definition_location=getattr(DefinitionLocation, location)
+    )
+    template = app.synth().get_stack_by_name("Shop").template
+    (machine,) = [r for r in template["Resources"].values() if r["Type"] == "AWS::StepFunctions::StateMachine"]
+    if location == "TEMPLATE":  # shared, as a definition with no guard of its own is, in the template's mappings
+        assert "Fn::FindInMap" in machine["Properties"]["DefinitionString"]
+        (shared,) = [entry["Text"] for mapping in template["Mappings"].values() for entry in mapping.values()]
+        own = machine["Properties"]["DefinitionSubstitutions"].values()  # the workflow's own parts: its chain
+        texts = [
+            part if isinstance(part, str) else "".join(p for p in part.get("Fn::Join", ["", []])[1] if isinstance(p, str))
+            for part in own
+        ]
+        written = "\n".join([shared, *texts])
+    else:
+        (written,) = [path.read_text() for path in tmp_path.glob("asset.*.json") if '"StartAt"' in path.read_text()]
+    assert written.count('"Charge.Acquire":{') == 1 and '"Charge.Begin":{' not in written
+    assert not re.search(r'"\$\{[A-Za-z0-9]+\}":\{', written)  # no state name left to a substitution
