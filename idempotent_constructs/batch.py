@@ -246,7 +246,7 @@ class IdempotentBatch(sfn.StateMachineFragment):
             cache_errors=cache_errors,
             state_name_prefix=f"{prefix}Record.",
             result_storage=result_storage,
-            in_inline_map=True,  # each record an iteration of its inline Map
+            in_inline_map=True,  # records run in one execution: as an inline Map's iterations (or, FIFO, a loop's turns)
         )
         # A record's outcome: null once done; its identifier and error when it failed (caught, so that the
         # other records finish), cut to its share of the Map's output (the module's docstring).

@@ -225,7 +225,8 @@ def _names_its_records(batch: Batch, start: Start) -> None:
     through a Lambda mapping): the source would deliver again what did not fail, or nothing of what did; and a
     batch that keeps no order behind a FIFO queue (one that keeps it behind a standard queue only runs slower)."""
     expected = "SQS_FIFO" if start.fifo else start.source.batches[start.reports is not None]
-    if expected and batch.source.name not in (expected, "SQS_FIFO" if expected == "SQS" else expected):
+    accepted = {expected, "SQS_FIFO"} if expected == "SQS" else {expected}
+    if expected and batch.source.name not in accepted:
         cdk.Annotations.of(batch).add_error(
             f"{start.named} reads the records of a failed batch's answer by what BatchSource.{expected} names them by"
             f"{' and in its order' if start.fifo else ''}, and this IdempotentBatch's source is "

@@ -64,8 +64,12 @@ class Placement:
         if self.known is not None:
             return in_map if self.known else otherwise
         if (in_map, otherwise) not in self._chosen:
-            chosen = self._chosen[in_map, otherwise] = AtSynth.text(self.config, lambda: in_map if self() else otherwise)
-            renders.SETTLED[chosen] = lambda: in_map if self() else otherwise
+
+            def settle() -> str:
+                return in_map if self() else otherwise
+
+            chosen = self._chosen[in_map, otherwise] = AtSynth.text(self.config, settle)
+            renders.SETTLED[chosen] = settle
         return self._chosen[in_map, otherwise]
 
 
