@@ -33,10 +33,11 @@ them. What is modelled, and where AWS says so:
 - A visibility timeout that lapses while the execution still runs (a pipe's ``visibility_lapses``, for
   ``REQUEST_RESPONSE``): its messages are received again, with new receipt handles and a receive count one
   more, and delivered in another batch whose execution runs beside the first. The first one's deletion then
-  holds receipt handles SQS has replaced: "If you receive a message more than once, each time you receive it,
-  you get a different receipt handle. You must provide the most recently received receipt handle when you
-  request to delete the message (otherwise, the request might succeed, but the message might not be deleted)"
-  (SQS API reference, DeleteMessage): modelled at its worst, not deleted; the later batch's outcome decides.
+  holds receipt handles SQS has replaced: "If you receive a message more than once, the receipt handle you get
+  each time you receive the message is different. When you request DeleteMessage, if you don't provide the most
+  recently received receipt handle for the message, the request will still succeed, but the message might not
+  be deleted" (SQS API reference, DeleteMessage): modelled at its worst, not deleted; the later batch's outcome
+  decides.
   (A starter function's mapping is invoked synchronously here: its lapse is not modelled.)
 - A redrive from the dead-letter queue (``redrive``), as ``StartMessageMoveTask`` does it, which the emulator
   lacks: each message moves to the source queue, oldest first, as a new message with its body and message
@@ -63,8 +64,8 @@ from .loop import Cycle, Loop, cycle_of, deployed, failures, logical_id_in
 REQUEST_RESPONSE = "REQUEST_RESPONSE"
 FIRE_AND_FORGET = "FIRE_AND_FORGET"
 SQS_BATCH_SIZE = 10  # a pipe's batch from SQS when its batchSize is not set
-# A FIFO queue's record's attributes besides (Lambda developer guide, "Using Lambda with Amazon SQS", its FIFO
-# example event).
+# A FIFO queue's record's attributes besides (Powertools' SqsEvent schema; Lambda developer guide, "Using
+# Lambda with Amazon SQS", its FIFO example event).
 FIFO_ATTRIBUTES = ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId")
 
 
