@@ -41,6 +41,12 @@ LOST_ERRORS = {"dynamodb": "DynamoDB.InternalServerError", "lambda": "Lambda.Sdk
 # The side effect's own failure, before it acts (a declined payment): not an error the service retries.
 EFFECT_FAILED = "Effect.Failed"
 INJECTED = "injected by the explorer"
+# A bound of the exploration, not of the definition: the retries of a waiter's poll explored. A poll only
+# reads, and the waiter decides on its last read and the clock, so more polls reach no world that fewer do
+# but for their count; the retrier's MaxAttempts (tens, for a deadline that jittered delays may take many
+# polls to reach) would multiply the worlds by it. A waiter whose polls run out gives up (InFlight), as one
+# past its deadline does.
+POLL_RETRIES = 1
 
 
 class Unsupported(Exception):
@@ -397,7 +403,10 @@ class _Stepper:
         for number, retrier in enumerate(state.get("Retry", [])):
             if _matches(retrier["ErrorEquals"], error):
                 attempts = list(frame.retries) + [0] * (number + 1 - len(frame.retries))
-                if attempts[number] >= retrier.get("MaxAttempts", 3):
+                limit = retrier.get("MaxAttempts", 3)
+                if schema.STILL_IN_FLIGHT in retrier["ErrorEquals"]:
+                    limit = min(limit, POLL_RETRIES)
+                if attempts[number] >= limit:
                     return None
                 attempts[number] += 1
                 return frame._replace(retries=tuple(attempts), results=())
@@ -496,27 +505,12 @@ class _Stepper:
             raise Failed(reply.error or "", reply.cause)
         self.finish(state, reply.result)
 
-    def scheduled(self, arguments: dict[str, Any]) -> None:
-        """An ``updateItem`` task's request, as its ``TaskScheduled`` event holds it in the execution's history,
-        where the release function finds the tokens the execution wrote: only the first of each token is
-        kept, as the function reads nothing else of them (``release.held_records``: table, id and owner)."""
-        token = arguments.get("ExpressionAttributeValues", {}).get(":owner", {}).get("S")
-        if any(
-            value(written).get("ExpressionAttributeValues", {}).get(":owner", {}).get("S") == token
-            for written in self.execution.writes
-        ):
-            return
-        self.execution = self.execution._replace(writes=(*self.execution.writes, services.table_request(arguments)))
-        self.world = self.world.with_execution(self.execution)
-
     def call(self, frame: Frame, service: str, action: str, arguments: Any) -> services.Reply:
         world = self.world
         if service == "dynamodb":
             record_id = arguments["Key"]["id"]["S"]
             before = dict(world.items).get(record_id)
             request = services.table_request(arguments)
-            if action == "updateItem" and self.machine.configuration.standard:
-                self.scheduled(arguments)
             reply = services.item_call(action, request, before)
             if reply.error is not None and reply.error != "DynamoDB.ConditionalCheckFailedException":
                 raise Refused(f"{frame.state}: DynamoDB refused its request: {reply.error}: {reply.cause}")

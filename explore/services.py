@@ -56,6 +56,7 @@ class Services:
         for name, setting in (("AWS_ACCESS_KEY_ID", "explorer"), ("AWS_SECRET_ACCESS_KEY", "explorer")):
             self._stack.enter_context(_environment(name, setting))
         self._stack.enter_context(_environment("AWS_DEFAULT_REGION", "us-east-1"))
+        self._stack.enter_context(_environment(schema.TABLES_ENV, TABLE))  # the release function's tables
         self._stack.enter_context(mock_aws())
         self.client = boto3.client("dynamodb", region_name="us-east-1")
         # Within an emulator already running (a test session's), moto keeps its state when this mock ends: the
@@ -66,7 +67,17 @@ class Services:
             TableName=TABLE,
             BillingMode="PAY_PER_REQUEST",
             KeySchema=[{"AttributeName": schema.ID, "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": schema.ID, "AttributeType": "S"}],
+            AttributeDefinitions=[
+                {"AttributeName": schema.ID, "AttributeType": "S"},
+                {"AttributeName": schema.HELD_BY, "AttributeType": "S"},
+            ],
+            GlobalSecondaryIndexes=[  # the holder index the release function lists an execution's records by
+                {
+                    "IndexName": schema.HOLDER_INDEX,
+                    "KeySchema": [{"AttributeName": schema.HELD_BY, "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "KEYS_ONLY"},
+                }
+            ],
         )
         self._stack.callback(self.client.delete_table, TableName=TABLE)
         for module in (results, compute_key, release):
@@ -237,35 +248,23 @@ def _clock(now: int) -> contextlib.AbstractContextManager[None]:
 
 class _StepFunctions:
     """What the release function asks Step Functions, answered from the explored world: the execution's
-    status and redrive count, and its history's ``updateItem`` tasks."""
+    status and redrive count."""
 
-    def __init__(self, status: str, redrives: int, writes: tuple[str, ...]) -> None:
-        self.status, self.redrives, self.writes = status, redrives, writes
+    def __init__(self, status: str, redrives: int) -> None:
+        self.status, self.redrives = status, redrives
 
-    def describe_execution(self, executionArn: str) -> dict[str, Any]:  # boto3's name
+    def describe_execution(self, executionArn: str, **_: Any) -> dict[str, Any]:  # boto3's names
         return {"executionArn": executionArn, "status": self.status, "redriveCount": self.redrives}
-
-    def get_paginator(self, name: str) -> Any:
-        events = [
-            {"taskScheduledEventDetails": {"resourceType": "dynamodb", "resource": "updateItem", "parameters": written}}
-            for written in self.writes
-        ]
-
-        class Pages:
-            def paginate(self, **_: Any) -> list[dict[str, Any]]:
-                return [{"events": events}]
-
-        return Pages()
 
 
 @cache
-def release_call(event: str, status: str, redrives: int, writes: tuple[str, ...], record_id: str, item: str | None) -> Reply:
+def release_call(event: str, status: str, redrives: int, record_id: str, item: str | None) -> Reply:
     """The release function's handler run on ``event``, the execution now ``status`` after ``redrives``
-    redrives, its history's writes ``writes``; the table holding ``item``. The one item the explorer
+    redrives; the table holding ``item``, which it lists by its holder index. The one item the explorer
     has is the only one it may delete."""
     services = _open()
     services.load(record_id, item)
-    sfn = _StepFunctions(status, redrives, writes)
+    sfn = _StepFunctions(status, redrives)
 
     class Clients:
         @staticmethod

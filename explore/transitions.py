@@ -259,9 +259,7 @@ class Transitions:
         detail = {"status": event.status, "executionArn": execution.arn, "redriveCount": event.redrives}
         records: list[tuple[str | None, str | None]] = [*world.items] or [(None, None)]
         for record_id, held in records:
-            reply = services.release_call(
-                text({"detail": detail}), execution.status, execution.redrives, execution.writes, record_id or "", held
-            )
+            reply = services.release_call(text({"detail": detail}), execution.status, execution.redrives, record_id or "", held)
             said = f"the release function gets {event.execution}'s {event.status} event: {text(reply.result)}"
             pending = tuple(other for other in world.events if other != event)
             after = world._replace(events=pending)

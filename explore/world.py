@@ -87,7 +87,6 @@ class Execution(NamedTuple):
     skew: int
     status: str = "RUNNING"
     redrives: int = 0
-    writes: tuple[str, ...] = ()
 
 
 class Budget(NamedTuple):

@@ -119,6 +119,11 @@ class IdempotencyTable(Construct):
             sort_key=dynamodb.Attribute(name=schema.ID, type=dynamodb.AttributeType.STRING),
             projection_type=dynamodb.ProjectionType.KEYS_ONLY,
         )
+        self.table.add_global_secondary_index(
+            index_name=schema.HOLDER_INDEX,
+            partition_key=dynamodb.Attribute(name=schema.HELD_BY, type=dynamodb.AttributeType.STRING),
+            projection_type=dynamodb.ProjectionType.KEYS_ONLY,
+        )
         if point_in_time_recovery is not False:
             nag.table(self)
 

@@ -337,9 +337,9 @@ class BehaviourStack(Stack):
         # B12: the same, with patience for a slow emulator under injected faults (the moto interpreter
         # parses the definition in pure Python for each of 40 concurrent starts).
         slow("SlowPatient", "Patient", poll_interval=Duration.seconds(1), max_wait=Duration.minutes(5))
-        # B5: a duplicate gives up after max_wait.
+        # B5: a duplicate gives up after max_wait (5 s: its jittered polls end between 4 s and 5 s).
         slow(
-            "Impatient", "Impatient", seconds=6, poll_interval=Duration.seconds(1), max_wait=Duration.seconds(2)
+            "Impatient", "Impatient", seconds=10, poll_interval=Duration.seconds(1), max_wait=Duration.seconds(5)
         ).metric_in_flight()
         # B7: holders that overrun a short lease, are aborted, time out or die.
         slow("ShortLease", "ShortLease", seconds=5, lease=Duration.seconds(2))

@@ -18,7 +18,7 @@ from idempotent_constructs._synth.functions import RUNTIME, TABLE_KEY_ACTIONS
 from tests.synth import resources, role_statements, stack, template
 
 
-def test_by_default_the_table_is_on_demand_encrypted_backed_up_retained_protected_indexed_by_namespace_and_expires_records():
+def test_by_default_the_table_is_on_demand_encrypted_backed_up_retained_protected_indexed_by_namespace_and_holder_and_expires_records():
     tpl = template(lambda s: IdempotencyTable(s, "Idempotency"))
     tpl.has_resource(
         "AWS::DynamoDB::Table",
@@ -30,13 +30,19 @@ def test_by_default_the_table_is_on_demand_encrypted_backed_up_retained_protecte
                 "AttributeDefinitions": [
                     {"AttributeName": "id", "AttributeType": "S"},
                     {"AttributeName": "shard", "AttributeType": "S"},
+                    {"AttributeName": "held_by", "AttributeType": "S"},
                 ],
                 "GlobalSecondaryIndexes": [
                     {
                         "IndexName": "by-namespace",
                         "KeySchema": [{"AttributeName": "shard", "KeyType": "HASH"}, {"AttributeName": "id", "KeyType": "RANGE"}],
                         "Projection": {"ProjectionType": "KEYS_ONLY"},
-                    }
+                    },
+                    {
+                        "IndexName": "by-holder",
+                        "KeySchema": [{"AttributeName": "held_by", "KeyType": "HASH"}],
+                        "Projection": {"ProjectionType": "KEYS_ONLY"},
+                    },
                 ],
                 "BillingMode": "PAY_PER_REQUEST",
                 "TimeToLiveSpecification": {"AttributeName": "expiration", "Enabled": True},

@@ -11,6 +11,7 @@ parameter) at its longest (``references``). It touches no construct: ``quota_plu
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,9 @@ from .quotas import (
     WAIT_SHARE,
     Finding,
 )
+
+# Where a guard's first wait sets the deadline of its poll loop (``guard/wait.py``): its entry + {ms}.
+_DEADLINE = re.compile(r"\.EnteredTime\) \+ (\d+)")
 
 
 def check_template(
@@ -263,21 +267,25 @@ def _definition(template: dict[str, Any], logical_id: str, properties: dict[str,
 
 def waiting_schedules(definition: dict[str, Any]) -> list[tuple[str, int]]:
     """``(state, seconds)`` for each guard's poll loop in a definition: the state retried on
-    ``Idempotency.StillInFlight``, and how long a duplicate waits there in all, its first wait (the Wait
-    state before it) included, as Step Functions runs the retrier."""
+    ``Idempotency.StillInFlight``, and how long a duplicate waits there in all, at most, its first wait
+    (the Wait state before it) included: the retrier's delays at their bounds, or where the first wait
+    sets a deadline (its entry ``+ ms`` in its ``Assign``), that deadline and one more delay."""
     states = {name: state for name, _, state in all_states(definition, "")}
     found = []
     for name, state in states.items():
         for retry in state.get("Retry", []):
             if schema.STILL_IN_FLIGHT in retry.get("ErrorEquals", []):
-                first = next(
-                    (s.get("Seconds", 0) for s in states.values() if s.get("Type") == "Wait" and s.get("Next") == name), 0
-                )
+                before = next((s for s in states.values() if s.get("Type") == "Wait" and s.get("Next") == name), {})
+                first = before.get("Seconds", 0)
                 interval, backoff = retry.get("IntervalSeconds", 1), retry.get("BackoffRate", 2.0)
                 attempts, ceiling = retry.get("MaxAttempts", 3), retry.get("MaxDelaySeconds")
                 numbers = (first, interval, backoff, attempts, ceiling or 0)
                 if not all(isinstance(number, int | float) for number in numbers):
                     continue  # a JSONata expression ("{% ... %}"): known only when it runs
                 delays = [interval * backoff**attempt for attempt in range(int(attempts))]
-                found.append((name, int(first + sum(min(delay, ceiling) if ceiling else delay for delay in delays))))
+                waited = first + sum(min(delay, ceiling) if ceiling else delay for delay in delays)
+                deadline = _DEADLINE.search(json.dumps(before.get("Assign", {})))
+                if deadline and ceiling:
+                    waited = min(waited, max(first, int(deadline.group(1)) / 1000 + ceiling))
+                found.append((name, int(waited)))
     return found

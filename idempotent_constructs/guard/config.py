@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import weakref
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import jsii
 from aws_cdk import Duration, IResolvable, IResolveContext, Size, Token
@@ -45,30 +45,43 @@ STANDARD_HOLD = Duration.days(366)
 REPLAY_MARKER_FIELD = re.compile(r"\$\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def poll_schedule(poll_interval: int, max_wait: int) -> tuple[int, int]:
-    """``(max_attempts, max_delay)`` of the poll retrier: delays double from ``poll_interval`` up to
-    ``max_delay`` and, with the first wait (the ``Backoff`` state), add up to ``max_wait`` at most,
-    and to more than ``max_wait`` less one delay: a duplicate never waits longer than ``max_wait``,
-    so that a schedule shorter than its execution's limit fits in it (``waiting_seconds``).
+class PollSchedule(NamedTuple):
+    """The poll loop of a duplicate that waits: its retrier's ``attempts`` and ``max_delay``, and the
+    ``deadline`` (seconds after its first wait began) past which a poll that finds the holder busy gives up."""
 
-    ``max_delay`` is 30 s, or more for long waits, so that a waiter never polls more than
-    ``MAX_POLLS`` times: its history stays below MAX_POLLS * EVENTS_PER_POLL events, far from
-    Step Functions' 25,000, whatever ``max_wait`` is.
+    attempts: int
+    max_delay: int
+    deadline: int
+
+
+def poll_schedule(poll_interval: int, max_wait: int) -> PollSchedule:
+    """Delays double from ``poll_interval`` up to ``max_delay``, each drawn at random up to that bound
+    (the retrier's ``JitterStrategy: FULL``), so that duplicates which arrive together do not poll in
+    lockstep. A poll that finds the holder busy past ``deadline`` gives up (``Idempotency.InFlight``),
+    and one before it waits at most ``max_delay`` more: a duplicate never waits longer than
+    ``max_wait``, and gives up at the earliest ``max_delay`` before it (``waiting_seconds``).
+
+    ``max_delay`` is 30 s, less for waits under two minutes, more for long ones, so that a waiter
+    polls about ``MAX_POLLS / 2`` times at most on average. ``attempts`` is four times the polls that
+    fit before the deadline if every delay were its bound, and eight more: only draws far below their
+    bounds spend them first (none of 5,000 simulated waits a schedule in ``tests/guard/test_config.py``).
+    It never passes ``MAX_POLLS``: a waiter's history stays below MAX_POLLS * EVENTS_PER_POLL events,
+    far from Step Functions' 25,000, whatever ``max_wait`` is.
     """
-    max_delay = max(poll_interval, min(MAX_POLL_DELAY_SECONDS, max_wait), -(-max_wait // (MAX_POLLS // 2)))
-    waited, delay, attempts = poll_interval, poll_interval, 0
-    while waited + delay <= max_wait:
-        attempts += 1
+    max_delay = max(poll_interval, min(MAX_POLL_DELAY_SECONDS, max_wait // 4), -(-4 * max_wait // MAX_POLLS))
+    deadline = max(0, max_wait - max_delay)
+    waited, delay, full = poll_interval, poll_interval, 0
+    while waited < deadline:
+        full += 1
         waited += delay
         delay = min(delay * 2, max_delay)
-    return attempts, max_delay
+    return PollSchedule(min(MAX_POLLS, 4 * full + 8), max_delay, deadline)
 
 
-def waiting_seconds(poll_interval: int, attempts: int, max_delay: int) -> int:
-    """How long a duplicate waits in all before ``Idempotency.InFlight``: the ``Backoff`` state's
-    ``poll_interval`` and the poll retrier's delays (``IntervalSeconds``, doubled up to ``MaxDelaySeconds``,
-    ``MaxAttempts`` times), as Step Functions runs them."""
-    return poll_interval + sum(int(min(poll_interval * 2**attempt, max_delay)) for attempt in range(attempts))
+def waiting_seconds(poll_interval: int, schedule: PollSchedule) -> int:
+    """How long a duplicate waits in all, at most, before ``Idempotency.InFlight``: its first wait, and
+    its last poll before the deadline followed by one more delay at most."""
+    return max(poll_interval, schedule.deadline + schedule.max_delay)
 
 
 class Placed(Protocol):

@@ -105,15 +105,16 @@ GUARD_MODEL = Options(
     Option(
         "poll_interval",
         DURATION,
-        "first delay between polls of a duplicate that waits; delays double up to 30 seconds.",
+        "first delay between polls of a duplicate that waits; delays double up to 30 seconds (less for a "
+        "``max_wait`` under two minutes), each drawn at random up to that bound.",
         "1 second.",
         _ALL,
     ),
     Option(
         "max_wait",
         DURATION,
-        "how long a duplicate waits for the holder, at most, before failing with ``Idempotency.InFlight`` (its "
-        "doubling delays stop short of it by less than one delay: 272 s of 5 minutes).",
+        "how long a duplicate waits for the holder, at most, before failing with ``Idempotency.InFlight`` (it "
+        "gives up past a deadline one delay short of it: between 270 s and 5 minutes, 280 s on average).",
         "5 minutes.",
         _ALL,
         {

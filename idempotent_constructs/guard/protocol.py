@@ -27,6 +27,7 @@ VALIDATION = "validation"  # the payload's digest
 MEMBERS = "members"  # its members' digests, by name (schema.PAYLOAD_MEMBERS), until the run holds the key
 OWNER = "owner"  # this run's owner token, "{execution ARN}#{uuid}": drawn before its first write, or once it holds the key
 RECORD = "record"  # the record as last read (DynamoDB's typed form), or null when absent
+UNTIL = "until"  # when a duplicate that waits gives up (ms since the epoch), set by its first wait (``Backoff``)
 HOLDER = "holder"  # the holder's execution as DescribeExecution last described it: {Status, ExecutionArn}
 
 # The attributes a read of the record returns: everything the route needs, and never a compressed
@@ -80,6 +81,10 @@ class Facts:
 
     def __call__(self, field: str) -> str:
         return f"${self.name}.{field}"
+
+
+# When the current state was entered, in ms since the epoch.
+ENTERED_AT = "$toMillis($states.context.State.EnteredTime)"
 
 
 def expression(text: str) -> str:

@@ -131,6 +131,7 @@ def _hold(config: GuardConfig, facts: Facts, key_value: str, condition: str, val
             schema.PAYLOAD_MEMBERS: _MEMBERS,
             schema.KEY_FORMAT_ATTRIBUTE: KEY_FORMAT,
             schema.SHARD: _s(shard("$k.id")),
+            schema.HELD_BY: _s("$states.context.Execution.Id"),
         },
         remove=(*_RESULTS, schema.ERROR, schema.CAUSE),
         values=values,
@@ -223,7 +224,7 @@ def _finish(config: GuardConfig, facts: Facts, set_values: dict[str, str], remov
             schema.SHARD: _s(shard(facts(ID))),
             **set_values,
         },
-        remove=remove,
+        remove=(*remove, schema.HELD_BY),
     )
 
 

@@ -1,8 +1,11 @@
 """What a duplicate does while another execution holds its key: fail at once, or wait for it.
 
 One poll is one retry of the ``Await`` Parallel: its branch reads the record and fails while the
-holder is busy, so the backoff and the ``max_wait`` bound cost no extra states. The record it read
-reaches the guard's variable through the Parallel's ``Assign`` (a branch may not assign it).
+holder is busy, so the backoff and the ``max_wait`` bound cost no extra states. The delays are jittered,
+so that duplicates that arrive together do not poll in lockstep; the bound is a deadline, which the first
+wait (``Backoff``) sets in the guard's variable and the branch reads: a busy poll past it fails with
+``Idempotency.WaitedOut`` instead, which the retrier leaves alone. The record it read reaches the
+guard's variable through the Parallel's ``Assign`` (a branch may not assign it).
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ from aws_cdk import aws_stepfunctions as sfn
 from ..lambda_src import schema
 from ..policies import InFlightPolicy
 from . import record_tasks
-from .config import AtSynth, poll_schedule
-from .protocol import OWNER_GONE_ERRORS, RECORD, TRANSIENT_DYNAMODB_ERRORS, Record, expression
+from .config import AtSynth, PollSchedule, poll_schedule
+from .protocol import ENTERED_AT, OWNER_GONE_ERRORS, RECORD, TRANSIENT_DYNAMODB_ERRORS, UNTIL, Record, expression
 from .route import condition, in_flight, owner_done
 from .tasks import HOLDER_FIELDS, SAME_INPUT, ItemTask, fail, owner_check, retry_transient
 
@@ -32,7 +35,7 @@ def wait_for_holder(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Parall
         return failing, None
     name = config.name
 
-    def schedule() -> tuple[int, int]:  # read at synth: a default max_wait fits an Express run (fit_express)
+    def schedule() -> PollSchedule:  # read at synth: a default max_wait fits an Express run (fit_express)
         return poll_schedule(int(config.poll_interval.to_seconds()), int(config.max_wait.to_seconds()))
 
     poll = ItemTask(
@@ -45,7 +48,13 @@ def wait_for_holder(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Parall
     )
     retry_transient(poll, TRANSIENT_DYNAMODB_ERRORS)
     record = Record(f"$states.input.{RECORD}")
-    busy = fail(guard, config, "Busy", error=schema.STILL_IN_FLIGHT)
+    given_up = f"$millis() >= {facts(UNTIL)}"
+    busy = fail(
+        guard,
+        config,
+        "Busy",
+        error=expression(f"{given_up} ? '{schema.WAITED_OUT}' : '{schema.STILL_IN_FLIGHT}'"),
+    )
     settled = sfn.Succeed.jsonata(guard, "Settled", state_name=name("Settled"))
     check = (
         sfn.Choice.jsonata(guard, "Check", state_name=name("Check"))
@@ -81,9 +90,17 @@ def wait_for_holder(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Parall
         errors=[schema.STILL_IN_FLIGHT],
         interval=config.poll_interval,
         backoff_rate=2,
-        max_attempts=AtSynth.number(config, lambda: schedule()[0]),
-        max_delay=Duration.seconds(AtSynth.number(config, lambda: schedule()[1])),
+        max_attempts=AtSynth.number(config, lambda: schedule().attempts),
+        max_delay=Duration.seconds(AtSynth.number(config, lambda: schedule().max_delay)),
+        jitter_strategy=sfn.JitterType.FULL,
     )
-    waiting.add_catch(failing, errors=[schema.STILL_IN_FLIGHT])
-    backoff = sfn.Wait.jsonata(guard, "Backoff", state_name=name("Backoff"), time=sfn.WaitTime.duration(config.poll_interval))
+    waiting.add_catch(failing, errors=[schema.STILL_IN_FLIGHT, schema.WAITED_OUT])
+    deadline = AtSynth.text(config, lambda: schedule().deadline * 1000)  # from its entry, whenever Assign runs
+    backoff = sfn.Wait.jsonata(
+        guard,
+        "Backoff",
+        state_name=name("Backoff"),
+        time=sfn.WaitTime.duration(config.poll_interval),
+        assign={facts.name: expression(f"$merge([${facts.name}, {{'{UNTIL}': {ENTERED_AT} + {deadline}}}])")},
+    )
     return backoff.next(waiting), waiting

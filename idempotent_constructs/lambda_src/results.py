@@ -136,7 +136,9 @@ def _store(event: dict[str, Any]) -> None:
         attribute: value,
     }
     others = [
-        name for name in (schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION, schema.ERROR, schema.CAUSE) if name != attribute
+        name
+        for name in (schema.DATA, schema.DATA_GZIP, schema.DATA_LOCATION, schema.ERROR, schema.CAUSE, schema.HELD_BY)
+        if name != attribute
     ]
     names = {f"#{name}": name for name in [*attributes, *others]}
     try:

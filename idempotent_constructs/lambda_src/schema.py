@@ -30,6 +30,7 @@ PAYLOAD_MEMBER_NAMES = 2048
 PAYLOAD_MEMBERS_TEXT = 16_384
 KEY_FORMAT_ATTRIBUTE = "key_format"  # N: the canonical key's version (KEY_FORMAT) that made the id and validation
 SHARD = "shard"  # S: "{namespace}#{the hash's first digit}", the partition key of NAMESPACE_INDEX (shard_of)
+HELD_BY = "held_by"  # S: the holder's execution ARN while the record is in progress, the key of HOLDER_INDEX
 DATA = "data"  # S: the result as JSON (absent when the result is stored in one of the two forms below)
 # With ``ResultStorage.large()``, a result above the inline threshold is gzip-compressed and kept
 DATA_GZIP = "data_gzip"  # B: in the record, if it then fits under the threshold,
@@ -61,6 +62,10 @@ def id_prefix(namespace: str) -> str:
 # table), and a namespace's 16 shards, queried in order, give its ids in order. Written once, with the id.
 NAMESPACE_INDEX = "by-namespace"
 SHARDS = "0123456789abcdef"
+# The records an execution holds, by its ARN, without reading its history: a global secondary index, keys only,
+# on HELD_BY, which the writes that make a run the holder set and those that finish its record remove, so that
+# it holds records in progress only (a sparse index). The release function queries it.
+HOLDER_INDEX = "by-holder"
 
 
 def shard_of(record_id: str) -> str:
@@ -93,6 +98,7 @@ ATTRIBUTES = (
     PAYLOAD_MEMBERS,
     KEY_FORMAT_ATTRIBUTE,
     SHARD,
+    HELD_BY,
     DATA,
     DATA_GZIP,
     DATA_LOCATION,
@@ -196,6 +202,9 @@ RESULT_TOO_LARGE = "Idempotency.ResultTooLarge"
 # Internal: raised by the poll loop while the holder is still running, retried with backoff, never
 # surfaces (exhausting the retries turns into ``IN_FLIGHT``).
 STILL_IN_FLIGHT = "Idempotency.StillInFlight"
+# Internal: raised by the poll loop once it is past its deadline with the holder still busy; not retried,
+# it turns into ``IN_FLIGHT`` at once.
+WAITED_OUT = "Idempotency.WaitedOut"
 
 # The JSON causes of IN_FLIGHT and ALREADY_COMPLETED: what a caller needs to act, never a payload.
 # "holder_execution_arn": the execution that holds the key (as this run last read the record);
@@ -216,4 +225,5 @@ KIND_NONE = "none"  # a payload selection only: no payload is compared
 # DynamoDBPersistenceLayer finds the table, and the key prefix that keeps its records in their own
 # namespace of the shared table.
 TABLE_NAME_ENV = "IDEMPOTENCY_TABLE_NAME"
+TABLES_ENV = "IDEMPOTENCY_TABLES"  # the release function's: the tables it releases records of, comma-separated
 KEY_PREFIX_ENV = "IDEMPOTENCY_KEY_PREFIX"

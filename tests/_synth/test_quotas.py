@@ -336,25 +336,25 @@ def test_the_check_reads_nested_stacks_templates_too():
     )
 
     with pytest.raises(
-        Exception, match=r"(?s)ValidationFailed.*Machine[0-9A-F]{8}: a duplicate waiting in Once.Await may wait 572 s"
+        Exception, match=r"(?s)ValidationFailed.*Machine[0-9A-F]{8}: a duplicate waiting in Once.Await may wait 600 s"
     ):
         app.synth()
 
 
 def test_the_check_fails_the_synth_of_a_guard_whose_waiting_outlasts_its_express_execution():
     with pytest.raises(
-        Exception, match=r"(?s)ValidationFailed.*Once.Await may wait 572 s, and its execution may run 300 s: it ends in"
+        Exception, match=r"(?s)ValidationFailed.*Once.Await may wait 600 s, and its execution may run 300 s: it ends in"
     ):
         express_guard(Duration.minutes(10)).synth()
 
 
 def test_a_guard_whose_waiting_leaves_its_express_execution_less_than_the_margin_gets_a_warning():
-    assembly = express_guard(Duration.minutes(5)).synth()  # 5 minutes given: 272 s of waiting
+    assembly = express_guard(Duration.seconds(270)).synth()  # 270 s given: 270 s of waiting at most
 
     report = json.loads((Path(assembly.directory) / "validation-report.json").read_text())
     (plugin,) = [p for p in report["pluginReports"] if p["pluginName"] == "idempotent-constructs"]
     assert [(v["ruleName"], v["severity"]) for v in plugin["violations"]] == [("waiting-schedule", "warning")]
-    assert "may wait 272 s, and its execution may run 300 s: it risks ending in" in plugin["violations"][0]["description"]
+    assert "may wait 270 s, and its execution may run 300 s: it risks ending in" in plugin["violations"][0]["description"]
 
 
 def test_a_guard_whose_wait_is_left_to_its_default_fits_its_express_execution():

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 
+from idempotent_constructs.guard import poll_schedule
 from idempotent_constructs.lambda_src import canonical, schema
 from tests.stacks import counted
 
@@ -25,8 +27,40 @@ def test_a_waiting_duplicate_gives_up_after_max_wait_with_in_flight(behaviour, u
     assert json.loads(waiter.cause)["holder_execution_arn"] == holder  # as the last poll read it
     assert "Idempotency.Await" in waiter.entered_states()
     assert counted(behaviour, "Impatient", waiter)["Idempotency.InFlight"] == 1  # metric_in_flight
-    assert waited < 6  # it did not sit out the holder's 6 s body
+    assert waited < 10  # it did not sit out the holder's 10 s body
     assert behaviour.wait(holder).status == "SUCCEEDED"
+
+
+def polls(waiter) -> list[float]:
+    """Seconds from the waiter's first wait (``Backoff``) to each of its polls, and to its ``InFlight``."""
+    entered = [
+        (event["timestamp"].timestamp(), event["stateEnteredEventDetails"]["name"])
+        for event in waiter.history
+        if "stateEnteredEventDetails" in event
+    ]
+    (start,) = [moment for moment, name in entered if name == "Idempotency.Backoff"]
+    ends = [moment for moment, name in entered if name in ("Idempotency.Poll", "Idempotency.InFlight")]
+    return sorted(moment - start for moment in ends)
+
+
+def test_duplicates_that_arrive_together_poll_at_jittered_moments_and_each_gives_up_within_max_wait(behaviour, unique):
+    payload = {"id": unique}
+    schedule = poll_schedule(1, 5)
+    with behaviour.emulator.hold("ImpatientWork") as body:
+        holder = behaviour.start("Impatient", payload, name=f"{unique}-holder")
+        body.arrived()
+        waiters = [behaviour.start("Impatient", payload, name=f"{unique}-{n}") for n in range(2)]
+        first, second = (behaviour.wait(waiter) for waiter in waiters)
+    assert behaviour.wait(holder).status == "SUCCEEDED"
+    for waiter in (first, second):
+        assert (waiter.status, waiter.error) == ("FAILED", schema.IN_FLIGHT)
+        moments = polls(waiter)
+        assert len(moments) > 3  # polls before the deadline, then InFlight
+        assert schedule.deadline <= moments[-1] <= 5 + 1  # gave up past the deadline, within max_wait (and a state's time)
+    # Each retry's delay is drawn up to its bound (1 s here), where without jitter it is the bound: a poll
+    # follows the one before it sooner than that only with jitter, however loaded the machine.
+    gaps = [later - earlier for waiter in (first, second) for earlier, later in itertools.pairwise(polls(waiter)[:-1])]
+    assert any(gap < schedule.max_delay - 0.3 for gap in gaps), gaps
 
 
 def test_a_stale_holder_cannot_overwrite_the_record_of_the_owner_that_took_over(behaviour, emulator, unique):

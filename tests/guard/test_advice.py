@@ -159,8 +159,8 @@ def test_a_guard_left_to_its_defaults_in_an_express_state_machine_fits_its_lease
     assert "$now + 300000" in text and "$now + 900000" not in text
     (await_state,) = [state for name, _, state in all_states(json.loads(text), "") if name == "ChargeOnce.Await"]
     (retry,) = await_state["Retry"]
-    attempts, max_delay = poll_schedule(1, 240)
-    assert (retry["MaxAttempts"], retry["MaxDelaySeconds"]) == (attempts, max_delay)
+    schedule = poll_schedule(1, 240)
+    assert (retry["MaxAttempts"], retry["MaxDelaySeconds"]) == (schedule.attempts, schedule.max_delay)
     assert (guard.lease.to_seconds(), guard.config.max_wait.to_seconds()) == (300, 240)
 
 

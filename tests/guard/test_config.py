@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from aws_cdk import aws_stepfunctions as sfn
 
@@ -19,19 +21,39 @@ from tests.guard.build import guarded
 from tests.synth import stack
 
 
-@pytest.mark.parametrize(("interval", "max_wait"), [(1, 1), (1, 60), (1, 300), (5, 3600), (30, 30)])
-def test_the_poll_schedule_waits_at_most_max_wait_and_less_than_one_further_delay_short_of_it(interval, max_wait):
-    attempts, max_delay = poll_schedule(interval, max_wait)
-    delays = [min(interval * 2**i, max_delay) for i in range(attempts + 1)]
-    assert waiting_seconds(interval, attempts, max_delay) == interval + sum(delays[:-1]) <= max_wait
-    assert interval + sum(delays) > max_wait
+@pytest.mark.parametrize(("interval", "max_wait"), [(1, 1), (1, 3), (1, 60), (1, 300), (5, 3600), (30, 30)])
+def test_a_waiter_gives_up_by_max_wait_and_at_most_one_delay_before_it(interval, max_wait):
+    schedule = poll_schedule(interval, max_wait)
+    assert waiting_seconds(interval, schedule) == max(interval, schedule.deadline + schedule.max_delay) <= max_wait
+    assert schedule.deadline >= max_wait - schedule.max_delay
+
+
+def jittered_wait(interval: int, schedule, draw: random.Random) -> tuple[float, bool]:
+    """Seconds one waiter waits as Step Functions runs its loop (each delay drawn up to its bound), and
+    whether it gave up at the deadline rather than for want of attempts."""
+    waited, bound = float(interval), interval
+    for _ in range(schedule.attempts):
+        if waited >= schedule.deadline:
+            return waited, True
+        waited += draw.uniform(0, bound)
+        bound = min(bound * 2, schedule.max_delay)
+    return waited, waited >= schedule.deadline
+
+
+@pytest.mark.parametrize(("interval", "max_wait"), [(1, 3), (1, 60), (1, 300), (5, 3600), (1, 86400)])
+def test_jittered_waiters_wait_at_most_max_wait_and_give_up_at_the_deadline_not_for_want_of_attempts(interval, max_wait):
+    schedule, draw = poll_schedule(interval, max_wait), random.Random(7)
+    waits = [jittered_wait(interval, schedule, draw) for _ in range(5_000)]
+    assert all(at_deadline for _, at_deadline in waits)
+    assert max(waited for waited, _ in waits) <= max_wait
+    assert sum(waited for waited, _ in waits) / len(waits) >= max_wait - schedule.max_delay
 
 
 @pytest.mark.parametrize("max_wait", [60, 3600, 86400, 365 * 86400])
 def test_a_waiter_never_polls_more_than_max_polls_times_so_its_history_stays_small(max_wait):
-    attempts, _ = poll_schedule(1, max_wait)
-    assert attempts <= MAX_POLLS
-    assert attempts * EVENTS_PER_POLL < 25_000 / 10
+    schedule = poll_schedule(1, max_wait)
+    assert schedule.attempts <= MAX_POLLS
+    assert schedule.attempts * EVENTS_PER_POLL < 25_000 / 10
 
 
 @pytest.mark.parametrize(

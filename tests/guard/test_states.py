@@ -133,15 +133,19 @@ def caught_task(s):
 def test_waiting_polls_with_backoff_bounded_by_max_wait():
     states = guarded(poll_interval=Duration.seconds(2), max_wait=Duration.minutes(10))["States"]
     (retry,) = states["ChargeOnce.Await"]["Retry"]
-    attempts, max_delay = poll_schedule(2, 600)
+    schedule = poll_schedule(2, 600)
     assert retry == {
         "ErrorEquals": ["Idempotency.StillInFlight"],
         "IntervalSeconds": 2,
         "BackoffRate": 2,
-        "MaxAttempts": attempts,
-        "MaxDelaySeconds": max_delay,
+        "MaxAttempts": schedule.attempts,
+        "MaxDelaySeconds": schedule.max_delay,
+        "JitterStrategy": "FULL",
     }
-    assert states["ChargeOnce.Await"]["Catch"][0]["Next"] == "ChargeOnce.InFlight"
+    (caught,) = states["ChargeOnce.Await"]["Catch"]
+    assert caught["ErrorEquals"] == ["Idempotency.StillInFlight", "Idempotency.WaitedOut"]
+    assert caught["Next"] == "ChargeOnce.InFlight"
+    assert f"EnteredTime) + {schedule.deadline * 1000}" in json.dumps(states["ChargeOnce.Backoff"]["Assign"])
 
 
 def test_with_the_fail_policy_there_is_no_poll_loop():

@@ -12,7 +12,7 @@ from moto import mock_aws
 
 @pytest.fixture
 def table(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """A DynamoDB client, with an empty table "records" keyed on "id"."""
+    """A DynamoDB client, with an empty table "records" keyed on "id", and its holder index."""
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     with mock_aws():
         client = boto3.client("dynamodb")
@@ -21,7 +21,17 @@ def table(monkeypatch: pytest.MonkeyPatch) -> Any:
         client.create_table(
             TableName="records",
             KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            AttributeDefinitions=[
+                {"AttributeName": "id", "AttributeType": "S"},
+                {"AttributeName": "held_by", "AttributeType": "S"},
+            ],
+            GlobalSecondaryIndexes=[
+                {
+                    "IndexName": "by-holder",
+                    "KeySchema": [{"AttributeName": "held_by", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "KEYS_ONLY"},
+                }
+            ],
             BillingMode="PAY_PER_REQUEST",
         )
         yield client

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from botocore.exceptions import ClientError
 
 from idempotent_constructs.lambda_src import release, schema
 
@@ -12,65 +11,87 @@ EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:Orders:run-1"
 OTHER = "arn:aws:states:us-east-1:123456789012:execution:Orders:run-2"
 
 
-def scheduled_put(table: str, record_id: str, owner: str) -> dict:
-    """The scheduled event of an Acquire as the guard builds it."""
-    parameters = {
-        "TableName": table,
-        "Key": {"id": {"S": record_id}},
-        "UpdateExpression": "SET #status = :status, #owner = :owner",
-        "ExpressionAttributeValues": {":status": {"S": "INPROGRESS"}, ":owner": {"S": owner}},
-    }
-    return {
-        "type": "TaskScheduled",
-        "taskScheduledEventDetails": {"resourceType": "dynamodb", "resource": "updateItem", "parameters": json.dumps(parameters)},
-    }
-
-
 def event(status: str = "ABORTED", execution: str = EXECUTION) -> dict:
     return {"detail-type": "Step Functions Execution Status Change", "detail": {"executionArn": execution, "status": status}}
 
 
-def put(client, record_id: str, owner: str, status: str) -> None:
-    client.put_item(TableName="records", Item={"id": {"S": record_id}, "owner": {"S": owner}, "status": {"S": status}})
+def put(client, record_id: str, owner: str, status: str, *, held_by: str | None = None) -> None:
+    """A record as the guard writes it: ``held_by`` its holder's execution while in progress."""
+    held = {"held_by": {"S": held_by or owner.split("#")[0]}} if status == schema.INPROGRESS else {}
+    client.put_item(TableName="records", Item={"id": {"S": record_id}, "owner": {"S": owner}, "status": {"S": status}, **held})
 
 
 def ids(client) -> set[str]:
     return {item["id"]["S"] for item in client.scan(TableName="records")["Items"]}
 
 
-def test_the_records_an_ended_execution_still_holds_are_deleted_and_no_others(table, monkeypatch):
-    put(table, "ns#held", f"{EXECUTION}#a", schema.INPROGRESS)
-    put(table, "ns#taken-over", f"{OTHER}#b", schema.INPROGRESS)  # another holder took it over since
-    put(table, "ns#finished", f"{EXECUTION}#c", schema.COMPLETED)  # it finished this one
-    put(table, "ns#unrelated", f"{OTHER}#d", schema.INPROGRESS)
-    history = [
-        scheduled_put("records", "ns#held", f"{EXECUTION}#a"),
-        scheduled_put("records", "ns#taken-over", f"{EXECUTION}#x"),
-        scheduled_put("records", "ns#finished", f"{EXECUTION}#c"),
-        {
-            "type": "TaskScheduled",
-            "taskScheduledEventDetails": {"resourceType": "lambda", "resource": "invoke", "parameters": "{}"},
-        },
-    ]
-    monkeypatch.setattr(release, "_history", lambda client, arn: history)
+@pytest.fixture
+def served(table, monkeypatch):
+    """The release function serves the table "records", and the execution reads as still over."""
+    monkeypatch.setenv(schema.TABLES_ENV, "records")
     monkeypatch.setattr(release, "still_over", lambda client, detail: True)
-    assert release.handler(event()) == {"released": 1, "skipped": 2, "denied": 0}
-    assert ids(table) == {"ns#taken-over", "ns#finished", "ns#unrelated"}
+    return table
+
+
+def test_the_records_an_ended_execution_still_holds_are_deleted_and_no_others(served):
+    put(served, "ns#held", f"{EXECUTION}#a", schema.INPROGRESS)
+    put(served, "ns#also-held", f"{EXECUTION}#b", schema.INPROGRESS)  # a second guard's
+    put(served, "ns#taken-over", f"{OTHER}#b", schema.INPROGRESS)  # another holder took it over since
+    put(served, "ns#finished", f"{EXECUTION}#c", schema.COMPLETED)  # it finished this one
+    assert release.handler(event()) == {"released": 2, "skipped": 0, "denied": 0}
+    assert ids(served) == {"ns#taken-over", "ns#finished"}
+
+
+def test_a_record_the_index_still_lists_but_that_changed_since_is_left_alone(served, monkeypatch):
+    put(served, "ns#taken-over", f"{OTHER}#b", schema.INPROGRESS)
+    put(served, "ns#finished", f"{EXECUTION}#c", schema.COMPLETED)
+    # The index is eventually consistent: it may still list records finished or taken over since.
+    monkeypatch.setattr(release, "held_records", lambda client, table, arn: iter(["ns#taken-over", "ns#finished"]))
+    assert release.handler(event()) == {"released": 0, "skipped": 2, "denied": 0}
+    assert ids(served) == {"ns#taken-over", "ns#finished"}
+
+
+def test_it_asks_step_functions_only_for_the_executions_metadata_and_reads_no_history(table, monkeypatch):
+    monkeypatch.setenv(schema.TABLES_ENV, "records")
+    put(table, "ns#held", f"{EXECUTION}#a", schema.INPROGRESS)
+    asked = []
+
+    class MetadataOnly:  # no get_execution_history: reading a history would raise AttributeError
+        def describe_execution(self, executionArn: str, includedData: str = "ALL_DATA") -> dict:
+            asked.append(includedData)
+            return {"executionArn": executionArn, "status": "ABORTED"}
+
+    monkeypatch.setattr(release.boto3, "client", lambda service: MetadataOnly() if service == "stepfunctions" else table)
+    assert release.handler(event()) == {"released": 1, "skipped": 0, "denied": 0}
+    assert asked == ["METADATA_ONLY"]
 
 
 @pytest.mark.parametrize("status", ["SUCCEEDED", "RUNNING"])
-def test_executions_that_did_not_crash_are_left_alone(table, monkeypatch, status):
-    put(table, "ns#held", f"{EXECUTION}#a", schema.INPROGRESS)
-    monkeypatch.setattr(release, "_history", lambda client, arn: pytest.fail("history read for a healthy run"))
+def test_executions_that_did_not_crash_are_left_alone(served, monkeypatch, status):
+    put(served, "ns#held", f"{EXECUTION}#a", schema.INPROGRESS)
+    monkeypatch.setattr(release, "held_records", lambda *_: pytest.fail("records listed for a healthy run"))
     assert release.handler(event(status)) == {"released": 0, "skipped": 0, "denied": 0}
-    assert ids(table) == {"ns#held"}
+    assert ids(served) == {"ns#held"}
 
 
-def test_a_transient_error_is_raised_so_that_eventbridge_delivers_again(table, monkeypatch):
-    put(table, "ns#held", f"{EXECUTION}#a", schema.INPROGRESS)
-    monkeypatch.setattr(release, "_history", lambda client, arn: [scheduled_put("missing-table", "ns#held", f"{EXECUTION}#a")])
-    monkeypatch.setattr(release, "still_over", lambda client, detail: True)
-    with pytest.raises(Exception, match="ResourceNotFoundException"):
+def test_a_table_without_the_holder_index_is_counted_and_left_to_the_lease(served, monkeypatch):
+    monkeypatch.setenv(schema.TABLES_ENV, "records,yours")
+    served.create_table(
+        TableName="yours",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    put(served, "ns#held", f"{EXECUTION}#a", schema.INPROGRESS)
+    assert release.handler(event()) == {"released": 1, "skipped": 0, "denied": 1}
+
+
+def test_a_transient_error_is_raised_so_that_lambda_retries_the_invocation(served, monkeypatch):
+    def throttled(*_):
+        raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "slow down"}}, "Query")
+
+    monkeypatch.setattr(release, "held_records", throttled)
+    with pytest.raises(ClientError, match="ProvisionedThroughputExceededException"):
         release.handler(event())
 
 
@@ -78,7 +99,7 @@ class _Executions:
     def __init__(self, status: str, redrive_count: int = 0) -> None:
         self.answer = {"status": status, "redriveCount": redrive_count}
 
-    def describe_execution(self, executionArn: str) -> dict:
+    def describe_execution(self, executionArn: str, **_) -> dict:
         return self.answer
 
 
@@ -97,7 +118,7 @@ class StubStepFunctions:
     def __init__(self, *reads: dict) -> None:
         self.reads = list(reads)
 
-    def describe_execution(self, executionArn: str) -> dict:
+    def describe_execution(self, executionArn: str, **_) -> dict:
         return {"executionArn": executionArn, **self.reads.pop(0)}
 
 

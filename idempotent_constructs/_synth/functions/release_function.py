@@ -16,7 +16,7 @@ from constructs import Construct, IConstruct
 
 from ...lambda_src import schema
 from .. import nag
-from .iam import ItemGrants, ListProducer, acknowledge_own_executions, executions_arn
+from .iam import ItemGrants, ListProducer, acknowledge_own_executions, executions_arn, leading_keys_condition
 from .shared import SharedFunction, singleton
 
 RELEASE_FUNCTION_ID = "IdempotencyReleaseFunction"  # API: see key_function
@@ -26,9 +26,10 @@ class ReleaseFunction(SharedFunction):
     """Frees the keys of Standard executions that failed, timed out or were aborted (one per stack).
 
     One EventBridge rule matches the status changes of every state machine registered with
-    ``watch``; the function may read those state machines' execution histories and delete the
-    records of the namespaces their guards use, nothing else (one statement per table, listing the
-    namespaces). State machines named with this stack's prefix (``generated_name``) are matched and
+    ``watch``; the function may describe those state machines' executions (it asks for their metadata
+    only), list the records they hold from each table's holder index (``dynamodb:LeadingKeys``: their
+    executions' ARNs) and delete the records of the namespaces their guards use, nothing else (one
+    statement per table, listing the namespaces). It reads no execution history. State machines named with this stack's prefix (``generated_name``) are matched and
     granted by that prefix, once, so the rule's event pattern (2,048 characters by default) does not
     grow with each workflow.
     """
@@ -43,6 +44,8 @@ class ReleaseFunction(SharedFunction):
         )
         self._state_machine_arns: list[Any] = []
         self._watched: set[str] = set()
+        self._executions: list[str] = []  # the watched state machines' executions' ARNs, as patterns
+        self._tables: dict[str, str] = {}  # table node path -> its name, for the function's environment
         self._deletable = ItemGrants(self.role, "dynamodb:DeleteItem")
         self.rule = events.Rule(
             self,
@@ -97,21 +100,35 @@ class ReleaseFunction(SharedFunction):
             self._watched.add(pattern)
             arn = f"arn:{Aws.PARTITION}:states:{Aws.REGION}:{Aws.ACCOUNT_ID}:stateMachine:"
             self._state_machine_arns.append({"prefix": f"{arn}{name_prefix}"} if name_prefix else f"{arn}{state_machine_name}")
+            self._executions.append(executions_arn(pattern))
             self.role.add_to_policy(
-                iam.PolicyStatement(
-                    actions=["states:DescribeExecution", "states:GetExecutionHistory"],
-                    resources=[executions_arn(pattern)],
-                )
+                iam.PolicyStatement(actions=["states:DescribeExecution"], resources=[executions_arn(pattern)])
             )
             acknowledge_own_executions(
                 self.role,
                 pattern,
-                "states:DescribeExecution and GetExecutionHistory on the watched state machines' own "
-                "executions (any execution name): the release function reads which records a crashed "
-                "execution held, and that it has not been redriven since.",
+                "states:DescribeExecution on the watched state machines' own executions (any execution name): "
+                "the release function reads that a crashed execution has not been redriven since.",
             )
         for table, namespace in items:
             self._deletable.add(table, namespace)
+            self._list_held(table)
+
+    def _list_held(self, table: dynamodb.ITable) -> None:
+        """Let the function query ``table``'s holder index for the watched executions' records, and name
+        the table in its environment."""
+        if table.node.path in self._tables:
+            return
+        self._tables[table.node.path] = table.table_name
+        self.function.add_environment(schema.TABLES_ENV, ",".join(self._tables.values()))
+        self.role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid=f"QueryHeldTable{len(self._tables) - 1}",
+                actions=["dynamodb:Query"],
+                resources=[f"{table.table_arn}/index/{schema.HOLDER_INDEX}"],
+                conditions=leading_keys_condition(Lazy.any(ListProducer(self._executions))),
+            )
+        )
 
 
 def release_function(scope: IConstruct) -> ReleaseFunction:

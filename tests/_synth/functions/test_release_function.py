@@ -118,3 +118,30 @@ def test_events_the_release_function_could_not_handle_land_in_an_encrypted_dead_
     assert invoke_config["Properties"]["DestinationConfig"]["OnFailure"]["Destination"] == {"Fn::GetAtt": [queue_id, "Arn"]}
     (alarm,) = resources(tpl, "AWS::CloudWatch::Alarm").values()
     assert alarm["Properties"]["Threshold"] == 1 and alarm["Properties"]["MetricName"] == "ApproximateNumberOfMessagesVisible"
+
+
+def test_the_release_function_lists_an_executions_records_by_the_holder_index_and_reads_no_history():
+    def build(s):
+        IdempotentStateMachine(
+            s, "Orders", table=IdempotencyTable(s, "Table"), definition=sfn.Pass(s, "Work"), state_machine_name="Orders"
+        )
+
+    tpl = template(build)
+    statements = release_function_statements(tpl)
+    actions = {
+        action
+        for statement in statements
+        for action in ([statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"])
+    }
+    assert "states:GetExecutionHistory" not in actions
+    (table_id,) = resources(tpl, "AWS::DynamoDB::Table")
+    (query,) = [statement for statement in statements if statement["Action"] == "dynamodb:Query"]
+    assert query["Resource"] == {"Fn::Join": ["", [{"Fn::GetAtt": [table_id, "Arn"]}, "/index/by-holder"]]}
+    (executions,) = query["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
+    assert executions["Fn::Join"][1][-1] == ":execution:Orders:*"  # the watched state machine's executions only
+    (function,) = [
+        resource["Properties"]
+        for resource in tpl.to_json()["Resources"].values()
+        if resource["Type"] == "AWS::Lambda::Function" and resource["Properties"].get("Handler") == "release.handler"
+    ]
+    assert function["Environment"]["Variables"]["IDEMPOTENCY_TABLES"] == {"Ref": table_id}
