@@ -115,25 +115,53 @@ def changes(before: dict[str, KeySettings], after: dict[str, KeySettings]) -> li
     guard's place (its state machine and ``Acquire`` state, which a deploy keeps) to its settings. A
     namespace's records are found by the guard that has that namespace after, wherever it is."""
     found: list[Change] = []
-    by_namespace = {settings.namespace: where for where, settings in after.items()}
-    for where, old in before.items():
-        if old.namespace in by_namespace:
-            found.extend(_compared(old, after[by_namespace[old.namespace]], by_namespace[old.namespace]))
-        elif (moved := _same_place(where, after)) is not None:
+    for where, old, new in _pairs(before, after):
+        if new is None:
+            found.append(
+                Change(old.namespace, where, "no guard has this namespace any more: its records are not found", reruns=True)
+            )
+        elif new.namespace != old.namespace:
             found.append(
                 Change(
                     old.namespace,
-                    moved,
-                    f"the namespace changes to {after[moved].namespace!r}: duplicates of earlier work run again; pass "
+                    where,
+                    f"the namespace changes to {new.namespace!r}: duplicates of earlier work run again; pass "
                     f"namespace={old.namespace!r} to keep its records",
                     reruns=True,
                 )
             )
         else:
-            found.append(
-                Change(old.namespace, where, "no guard has this namespace any more: its records are not found", reruns=True)
-            )
+            found.extend(_compared(old, new, where))
     return found
+
+
+def migrations(before: dict[str, KeySettings], after: dict[str, KeySettings]) -> list[tuple[str, KeySettings, KeySettings]]:
+    """``(place, old, new)`` for each guard whose record ids may change between ``before`` and ``after`` (its
+    namespace, its key's selection or the canonical key's format): the records ``key-migrate`` copies."""
+    return [
+        (where, old, new)
+        for where, old, new in _pairs(before, after)
+        if new is not None
+        and (
+            new.namespace != old.namespace
+            or new.key_format != old.key_format
+            or not _same_selection(old.key_kind, old.key_expression, new.key_kind, new.key_expression)
+        )
+    ]
+
+
+def _pairs(before: dict[str, KeySettings], after: dict[str, KeySettings]) -> list[tuple[str, KeySettings, KeySettings | None]]:
+    """Each guard of ``before`` with its settings after, found by its namespace or else by its place."""
+    by_namespace = {settings.namespace: where for where, settings in after.items()}
+    pairs: list[tuple[str, KeySettings, KeySettings | None]] = []
+    for where, old in before.items():
+        if old.namespace in by_namespace:
+            pairs.append((by_namespace[old.namespace], old, after[by_namespace[old.namespace]]))
+        elif (moved := _same_place(where, after)) is not None:
+            pairs.append((moved, old, after[moved]))
+        else:
+            pairs.append((where, old, None))
+    return pairs
 
 
 def _same_place(where: str, after: dict[str, KeySettings]) -> str | None:

@@ -1,8 +1,10 @@
-"""`key-changes`: what a deploy will do to the records of earlier work, read from two templates; and the
-key settings of the guards a template holds, which `key --from` computes ids with."""
+"""`key-changes`: what a deploy will do to the records of earlier work, read from two templates; `key-migrate`:
+earlier work's records copied to the ids a changed key computes; and the key settings of the guards a template
+holds, which `key --from` computes ids with."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -10,6 +12,7 @@ import click
 from .._readers import key_settings
 from .group import cli
 from .render import echo_json
+from .target import Target, with_table
 
 
 def settings_in(source: Path) -> dict[str, key_settings.KeySettings]:
@@ -55,4 +58,50 @@ def key_changes(before: Path, after: Path, as_json: bool) -> None:
         mark = "RERUNS" if change.reruns else "FAILS" if change.fails else "note"
         click.echo(f"{mark}  {change.namespace} ({change.where}): {change.message}")
     if any(change.reruns for change in changes):
+        raise SystemExit(1)
+
+
+@cli.command("key-migrate", short_help="Copy earlier work's records to the ids a changed key computes.")
+@click.argument("before", type=click.Path(exists=True, path_type=Path))
+@click.argument("after", type=click.Path(exists=True, path_type=Path), default="cdk.out")
+@click.option(
+    "--inputs",
+    type=click.Path(exists=True, dir_okay=False, allow_dash=True),
+    help="A file of JSON lines, each an input a guard was given (what an Express workflow was started with).",
+)
+@click.option("--dry-run", is_flag=True, help="Say what would be copied, copy nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
+@with_table
+def key_migrate(before: Path, after: Path, inputs: str | None, dry_run: bool, as_json: bool, target: Target) -> None:
+    """For each guard whose record ids change between BEFORE (the template deployed now) and AFTER (the one
+    about to be deployed; default: cdk.out), copy each finished record of its namespace to the id the new key
+    computes from the record's input, so that a duplicate of earlier work replays after the deploy.
+
+    The input is read from the holder's execution history (Standard workflows; 90 days after they end) and
+    from --inputs. A record in progress is left: run again once its holder ended. A copy is written only
+    where the new id has no record. To lose no duplicate, run it while no work arrives (the source paused,
+    no record in progress) and deploy before work resumes: see docs/guides/keys-and-payloads.md.
+    """
+    from ..runtime import key_migration
+
+    documents = [json.loads(line) for line in click.open_file(inputs).read().splitlines() if line.strip()] if inputs else []
+    stepfunctions = target.stepfunctions if target.session is not None else None
+    report = []
+    for where, old, new in key_settings.migrations(settings_in(before), settings_in(after)):
+        done = key_migration.migrate(
+            target.table, old, new, dynamodb=target.dynamodb, stepfunctions=stepfunctions, inputs=documents, dry_run=dry_run
+        )
+        report.append({"where": where, "namespace": old.namespace, "to": new.namespace, **vars(done)})
+        if not as_json:
+            verb = "would copy" if dry_run else "copied"
+            click.echo(
+                f"{where} ({old.describe()} -> {new.describe()}): {verb} {len(done.copied)}, kept {len(done.present)} "
+                f"already there, {len(done.same)} with the same id, {len(done.unmatched)} without a matching input, "
+                f"{len(done.in_progress)} in progress"
+            )
+    if as_json:
+        echo_json(report)
+    elif not report:
+        click.echo("No guard's record ids change: nothing to copy.")
+    if any(entry["in_progress"] or entry["unmatched"] for entry in report):
         raise SystemExit(1)

@@ -1,0 +1,92 @@
+"""idempotent_constructs/runtime/key_migration.py: finished records copied to the ids a changed key computes."""
+
+from __future__ import annotations
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from idempotent_constructs._readers.key_settings import KeySettings
+from idempotent_constructs.lambda_src import schema
+from idempotent_constructs.runtime import key_migration
+
+OLD = KeySettings("orders", schema.KIND_PATHS, ["$.order.id"], schema.KIND_NONE, None)
+NEW = KeySettings("orders", schema.KIND_PATHS, ["$.order.id", "$.customer"], schema.KIND_NONE, None)
+HOLDER = "arn:aws:states:us-east-1:123456789012:execution:Orders:run-1"
+
+
+@pytest.fixture
+def dynamodb(monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    with mock_aws():
+        client = boto3.client("dynamodb")
+        client.create_table(
+            TableName="records",
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        yield client
+
+
+def finished(client, document, status=schema.COMPLETED, **extra):
+    record_id, validation = key_migration.record_id(OLD, document)
+    item = {
+        schema.ID: {"S": record_id},
+        schema.STATUS: {"S": status},
+        schema.OWNER: {"S": f"{HOLDER}#a"},
+        schema.VALIDATION: {"S": validation},
+        schema.EXPIRATION: {"N": "4102444800"},
+        **extra,
+    }
+    client.put_item(TableName="records", Item=item)
+    return record_id
+
+
+def test_a_finished_record_is_copied_to_the_new_id_with_its_outcome_and_expiration_and_the_old_one_kept(dynamodb):
+    order = {"order": {"id": "o-1"}, "customer": "c-7"}
+    old_id = finished(dynamodb, order, **{schema.DATA: {"S": '{"charged":true}'}})
+    done = key_migration.migrate("records", OLD, NEW, dynamodb=dynamodb, inputs=[order])
+    new_id = key_migration.record_id(NEW, order)[0]
+    assert done.copied == [(old_id, new_id)] and new_id != old_id
+    copy = dynamodb.get_item(TableName="records", Key={schema.ID: {"S": new_id}})["Item"]
+    assert copy[schema.DATA] == {"S": '{"charged":true}'} and copy[schema.EXPIRATION] == {"N": "4102444800"}
+    assert copy[schema.SHARD] == {"S": schema.shard_of(new_id)} and copy[schema.KEY_FORMAT_ATTRIBUTE] == {"N": "4"}
+    assert dynamodb.get_item(TableName="records", Key={schema.ID: {"S": old_id}})["Item"][schema.STATUS]["S"] == "COMPLETED"
+
+
+def test_a_cached_failure_is_copied_as_a_failure(dynamodb):
+    order = {"order": {"id": "o-2"}, "customer": "c-7"}
+    finished(dynamodb, order, schema.FAILED, **{schema.ERROR: {"S": "CardDeclined"}, schema.CAUSE: {"S": "no"}})
+    key_migration.migrate("records", OLD, NEW, dynamodb=dynamodb, inputs=[order])
+    copy = dynamodb.get_item(TableName="records", Key={schema.ID: {"S": key_migration.record_id(NEW, order)[0]}})["Item"]
+    assert (copy[schema.STATUS]["S"], copy[schema.ERROR]["S"]) == (schema.FAILED, "CardDeclined")
+
+
+def test_a_record_in_progress_or_without_an_input_is_left_and_reported(dynamodb):
+    running = finished(dynamodb, {"order": {"id": "o-3"}, "customer": "c"}, schema.INPROGRESS)
+    unknown = finished(dynamodb, {"order": {"id": "o-4"}, "customer": "c"})
+    done = key_migration.migrate("records", OLD, NEW, dynamodb=dynamodb, inputs=[{"order": {"id": "o-3"}, "customer": "c"}])
+    assert (done.in_progress, done.unmatched, done.copied) == ([running], [unknown], [])
+    assert len(dynamodb.scan(TableName="records")["Items"]) == 2
+
+
+def test_a_copy_never_overwrites_a_record_at_the_new_id_and_a_dry_run_writes_nothing(dynamodb):
+    order = {"order": {"id": "o-5"}, "customer": "c-7"}
+    finished(dynamodb, order)
+    planned = key_migration.migrate("records", OLD, NEW, dynamodb=dynamodb, inputs=[order], dry_run=True)
+    assert len(planned.copied) == 1 and len(dynamodb.scan(TableName="records")["Items"]) == 1
+    newer = {schema.ID: {"S": key_migration.record_id(NEW, order)[0]}, schema.STATUS: {"S": schema.INPROGRESS}}
+    dynamodb.put_item(TableName="records", Item=newer)  # new work under the new key since
+    done = key_migration.migrate("records", OLD, NEW, dynamodb=dynamodb, inputs=[order])
+    assert done.present == [newer[schema.ID]["S"]] and done.copied == []
+    kept = dynamodb.get_item(TableName="records", Key={schema.ID: newer[schema.ID]})["Item"]
+    assert kept == newer
+
+
+def test_a_respelled_key_selecting_the_same_value_needs_no_copy(dynamodb):
+    order = {"order": {"id": "o-6"}}
+    finished(dynamodb, order)
+    respelled = KeySettings("orders", schema.KIND_PATHS, ["$['order']['id']"], schema.KIND_NONE, None)
+    done = key_migration.migrate("records", OLD, respelled, dynamodb=dynamodb, inputs=[order])
+    assert len(done.same) == 1 and done.copied == []
