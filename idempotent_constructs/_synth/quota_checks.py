@@ -287,5 +287,7 @@ def waiting_schedules(definition: dict[str, Any]) -> list[tuple[str, int]]:
                 deadline = _DEADLINE.search(json.dumps(before.get("Assign", {})))
                 if deadline and ceiling:
                     waited = min(waited, max(first, int(deadline.group(1)) / 1000 + ceiling))
+                elif retry.get("JitterStrategy") == "FULL":
+                    continue  # jittered delays bounded by a deadline this reader cannot find: no guess
                 found.append((name, int(waited)))
     return found

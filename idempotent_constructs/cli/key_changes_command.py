@@ -79,29 +79,46 @@ def key_migrate(before: Path, after: Path, inputs: str | None, dry_run: bool, as
 
     The input is read from the holder's execution history (Standard workflows; 90 days after they end) and
     from --inputs. A record in progress is left: run again once its holder ended. A copy is written only
-    where the new id has no record. To lose no duplicate, run it while no work arrives (the source paused,
-    no record in progress) and deploy before work resumes: see docs/guides/keys-and-payloads.md.
+    where the new id has no record. Exit status 1 if a record is left (in progress, without a matching
+    input, or with a result in S3 under a namespace that changes). To lose no duplicate, run it while no
+    work arrives and no execution of the workflow runs, and deploy before work resumes: see
+    docs/guides/keys-and-payloads.md.
     """
     from ..runtime import key_migration
 
+    failed = False
     documents = [json.loads(line) for line in click.open_file(inputs).read().splitlines() if line.strip()] if inputs else []
     stepfunctions = target.stepfunctions if target.session is not None else None
     report = []
     for where, old, new in key_settings.migrations(settings_in(before), settings_in(after)):
-        done = key_migration.migrate(
-            target.table, old, new, dynamodb=target.dynamodb, stepfunctions=stepfunctions, inputs=documents, dry_run=dry_run
-        )
+        prefix = where.partition(" ")[2].removesuffix("Acquire")  # "{state machine} {its Acquire state}"
+        try:
+            done = key_migration.migrate(
+                target.table,
+                old,
+                new,
+                dynamodb=target.dynamodb,
+                stepfunctions=stepfunctions,
+                guard_states=tuple(prefix + state for state in key_migration.ENTRY_STATES),
+                inputs=documents,
+                dry_run=dry_run,
+            )
+        except ValueError as error:
+            raise click.ClickException(f"{where}: {error}") from None
         report.append({"where": where, "namespace": old.namespace, "to": new.namespace, **vars(done)})
         if not as_json:
             verb = "would copy" if dry_run else "copied"
             click.echo(
                 f"{where} ({old.describe()} -> {new.describe()}): {verb} {len(done.copied)}, kept {len(done.present)} "
-                f"already there, {len(done.same)} with the same id, {len(done.unmatched)} without a matching input, "
-                f"{len(done.in_progress)} in progress"
+                f"already there, {len(done.same)} with the same id, {len(done.unkeyable)} the new key cannot key, "
+                f"{len(done.in_s3)} with a result in S3 under the old namespace, {len(done.unmatched)} without a "
+                f"matching input, {len(done.in_progress)} in progress"
             )
+        if not done.complete:
+            failed = True
     if as_json:
         echo_json(report)
     elif not report:
         click.echo("No guard's record ids change: nothing to copy.")
-    if any(entry["in_progress"] or entry["unmatched"] for entry in report):
+    if failed:
         raise SystemExit(1)

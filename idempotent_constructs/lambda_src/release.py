@@ -13,10 +13,11 @@ redrive count is still the event's is such a stale read: the function raises
 one and three minutes), rather than leave the key held until its lease lapses. It then asks each table
 it serves (``IDEMPOTENCY_TABLES``) for the records the execution holds, by the holder index (the
 records in progress whose ``held_by`` is its ARN), and deletes each one on condition that it is still
-in progress and still held by that execution, so it can never touch another holder's record or a
-finished one. It reads no execution data: no history, no input, no payload. A transient error is
-raised, so that Lambda retries the asynchronous invocation (twice); a table it may not read or delete
-in, or one without the index (a table of yours given as ``table=``), is logged and left to the lease.
+in progress and still held by that execution (``held_by`` and the owner token), so it can never touch
+another holder's record or a finished one. It reads no execution data: no history, no input, no payload. A transient error is
+raised, so that Lambda retries the asynchronous invocation (twice), and so is a table it may not list;
+a table without the index (a table of yours given as ``table=``), or a record it may not delete, is
+logged and left to the lease.
 Only record ids and counts are logged, never payloads.
 """
 
@@ -89,14 +90,12 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, int]:
         try:
             held = list(held_records(dynamodb, table, execution_arn))
         except ClientError as error:
-            # Not granted; no holder index (a table of yours: AWS says ValidationException, moto
-            # ResourceNotFoundException, AWS's word for a table that is gone): the lease will do.
-            if error.response["Error"]["Code"] not in (
-                "AccessDeniedException",
-                "ValidationException",
-                "ResourceNotFoundException",
-            ):
-                raise  # transient: Lambda retries the asynchronous invocation
+            # No holder index (a table of yours: AWS says ValidationException, moto ResourceNotFoundException,
+            # AWS's word for a table that is gone): the lease will do. Anything else, not being allowed to list
+            # included, is raised: Lambda retries, then the event goes to the dead-letter queue, whose alarm
+            # fires, rather than every release of a misconfigured stack failing in silence.
+            if error.response["Error"]["Code"] not in ("ValidationException", "ResourceNotFoundException"):
+                raise
             denied += 1
             logger.warning("cannot list the records held", extra={"execution": execution_arn, "table": table})
             continue
@@ -105,11 +104,20 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, int]:
                 dynamodb.delete_item(
                     TableName=table,
                     Key={schema.ID: {"S": record_id}},
-                    ConditionExpression=f"#{schema.HELD_BY} = :{schema.HELD_BY} AND #{schema.STATUS} = :{schema.STATUS}",
-                    ExpressionAttributeNames={f"#{schema.HELD_BY}": schema.HELD_BY, f"#{schema.STATUS}": schema.STATUS},
+                    # Still in progress and still this execution's: its owner token too, not only held_by, which
+                    # a definition from before the holder index (an execution started before the deploy that
+                    # added it) leaves as it was when it takes a record over.
+                    ConditionExpression=f"#{schema.HELD_BY} = :{schema.HELD_BY} AND #{schema.STATUS} = :{schema.STATUS}"
+                    f" AND begins_with(#{schema.OWNER}, :{schema.OWNER})",
+                    ExpressionAttributeNames={
+                        f"#{schema.HELD_BY}": schema.HELD_BY,
+                        f"#{schema.STATUS}": schema.STATUS,
+                        f"#{schema.OWNER}": schema.OWNER,
+                    },
                     ExpressionAttributeValues={
                         f":{schema.HELD_BY}": {"S": execution_arn},
                         f":{schema.STATUS}": {"S": schema.INPROGRESS},
+                        f":{schema.OWNER}": {"S": execution_arn + schema.OWNER_SEPARATOR},
                     },
                 )
                 released += 1

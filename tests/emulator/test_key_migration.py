@@ -54,8 +54,10 @@ def test_after_key_migrate_a_duplicate_of_earlier_work_replays_under_the_changed
     result = run_cli("key-migrate", str(before), str(after), "--table", table)
     assert result.exit_code == 0, result.output
     assert "copied 3" in result.output
-    again = json.loads(run_cli("key-migrate", str(before), str(after), "--table", table, "--json").output)
-    assert len(again[0]["present"]) == 3  # a second run copies nothing over the copies
+    again = run_cli("key-migrate", str(before), str(after), "--table", table, "--json")
+    assert again.exit_code == 0, again.output  # a second run finds the copies (3) and the records copied (3)
+    ((entry,),) = [json.loads(again.output)]
+    assert (len(entry["present"]), entry["copied"], entry["unmatched"]) == (6, [], [])
 
     updated = emulator.update_stack(revision(2))
     for order in orders:

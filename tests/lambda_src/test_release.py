@@ -42,6 +42,14 @@ def test_the_records_an_ended_execution_still_holds_are_deleted_and_no_others(se
     assert ids(served) == {"ns#taken-over", "ns#finished"}
 
 
+def test_a_record_another_execution_took_over_under_a_definition_that_writes_no_held_by_is_left_alone(served):
+    # Taken over by an execution started before the deploy that added the holder index: its Takeover kept
+    # the held_by the earlier holder wrote, but wrote its own owner token.
+    put(served, "ns#taken-over", f"{OTHER}#b", schema.INPROGRESS, held_by=EXECUTION)
+    assert release.handler(event()) == {"released": 0, "skipped": 1, "denied": 0}
+    assert ids(served) == {"ns#taken-over"}
+
+
 def test_a_record_the_index_still_lists_but_that_changed_since_is_left_alone(served, monkeypatch):
     put(served, "ns#taken-over", f"{OTHER}#b", schema.INPROGRESS)
     put(served, "ns#finished", f"{EXECUTION}#c", schema.COMPLETED)
@@ -86,12 +94,19 @@ def test_a_table_without_the_holder_index_is_counted_and_left_to_the_lease(serve
     assert release.handler(event()) == {"released": 1, "skipped": 0, "denied": 1}
 
 
-def test_a_transient_error_is_raised_so_that_lambda_retries_the_invocation(served, monkeypatch):
-    def throttled(*_):
-        raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "slow down"}}, "Query")
+@pytest.mark.parametrize(
+    "code",
+    [
+        "ProvisionedThroughputExceededException",  # transient: Lambda retries the invocation
+        "AccessDeniedException",  # a table it may not list: after the retries, the dead-letter queue and its alarm
+    ],
+)
+def test_a_transient_error_is_raised_so_that_lambda_retries_the_invocation(served, monkeypatch, code):
+    def failing(*_):
+        raise ClientError({"Error": {"Code": code, "Message": "no"}}, "Query")
 
-    monkeypatch.setattr(release, "held_records", throttled)
-    with pytest.raises(ClientError, match="ProvisionedThroughputExceededException"):
+    monkeypatch.setattr(release, "held_records", failing)
+    with pytest.raises(ClientError, match=code):
         release.handler(event())
 
 

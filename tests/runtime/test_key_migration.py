@@ -29,8 +29,8 @@ def dynamodb(monkeypatch):
         yield client
 
 
-def finished(client, document, status=schema.COMPLETED, **extra):
-    record_id, validation = key_migration.record_id(OLD, document)
+def finished(client, document, status=schema.COMPLETED, settings=OLD, **extra):
+    record_id, validation = key_migration.record_id(settings, document)
     item = {
         schema.ID: {"S": record_id},
         schema.STATUS: {"S": status},
@@ -82,6 +82,54 @@ def test_a_copy_never_overwrites_a_record_at_the_new_id_and_a_dry_run_writes_not
     assert done.present == [newer[schema.ID]["S"]] and done.copied == []
     kept = dynamodb.get_item(TableName="records", Key={schema.ID: newer[schema.ID]})["Item"]
     assert kept == newer
+
+
+def test_an_input_counts_only_where_the_old_key_computes_the_records_id_and_validation_from_it(dynamodb):
+    real = {"order": {"id": "o-7"}, "customer": "c-real"}
+    other = {"order": {"id": "o-7"}, "customer": "c-other"}  # the same old id, another request
+    whole = KeySettings("orders", schema.KIND_PATHS, ["$.order.id"], schema.KIND_WHOLE_INPUT, None)
+    finished(dynamodb, real, settings=whole)
+    done = key_migration.migrate("records", whole, NEW, dynamodb=dynamodb, inputs=[other, real])
+    assert done.copied == [(key_migration.record_id(whole, real)[0], key_migration.record_id(NEW, real)[0])]
+
+
+def test_inputs_the_record_cannot_tell_apart_that_the_new_key_does_leave_it_unmatched(dynamodb):
+    real = {"order": {"id": "o-7"}, "customer": "c-real"}
+    other = {"order": {"id": "o-7"}, "customer": "c-other"}  # no payload compared: the record fits both
+    finished(dynamodb, real)
+    done = key_migration.migrate("records", OLD, NEW, dynamodb=dynamodb, inputs=[other, real])
+    assert (len(done.unmatched), done.copied) == (1, [])
+
+
+def test_an_input_the_new_key_cannot_key_is_counted_and_nothing_is_copied(dynamodb):
+    order = {"order": {"id": "o-8"}}  # no customer: the new key's field is missing
+    finished(dynamodb, order)
+    done = key_migration.migrate("records", OLD, NEW, dynamodb=dynamodb, inputs=[order])
+    assert len(done.unkeyable) == 1 and done.copied == [] and done.complete
+
+
+def test_a_second_run_finds_its_copies_and_copies_nothing_again(dynamodb):
+    orders = [{"order": {"id": f"o-{n}"}, "customer": "c"} for n in range(20)]
+    for order in orders:
+        finished(dynamodb, order)
+    first = key_migration.migrate("records", OLD, NEW, dynamodb=dynamodb, inputs=orders)
+    assert len(first.copied) == 20 and first.complete
+    second = key_migration.migrate("records", OLD, NEW, dynamodb=dynamodb, inputs=orders)
+    assert (len(second.present), second.copied, second.complete) == (40, [], True)  # each old record's copy is there
+
+
+def test_a_result_in_s3_under_a_namespace_that_changes_is_left_and_reported(dynamodb):
+    order = {"order": {"id": "o-9"}, "customer": "c"}
+    finished(dynamodb, order, **{schema.DATA_LOCATION: {"S": "s3://results/orders/x/y.json.gz"}})
+    renamed = KeySettings("shop/orders", schema.KIND_PATHS, ["$.order.id"], schema.KIND_NONE, None)
+    done = key_migration.migrate("records", OLD, renamed, dynamodb=dynamodb, inputs=[order])
+    assert len(done.in_s3) == 1 and not done.complete
+
+
+def test_another_canonical_key_format_is_refused():
+    older = KeySettings("orders", schema.KIND_PATHS, ["$.order.id"], schema.KIND_NONE, None, key_format=3)
+    with pytest.raises(ValueError, match="format 3 -> 4"):
+        key_migration.migrate("records", older, NEW, dynamodb=None)
 
 
 def test_a_respelled_key_selecting_the_same_value_needs_no_copy(dynamodb):
