@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import boto3
 import pytest
 from moto import mock_aws
@@ -20,6 +22,8 @@ def dynamodb(monkeypatch):
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     with mock_aws():
         client = boto3.client("dynamodb")
+        with contextlib.suppress(client.exceptions.ResourceNotFoundException):  # kept by an outer mock (the emulator)
+            client.delete_table(TableName="records")
         client.create_table(
             TableName="records",
             KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
