@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Aws
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from .._readers import asl
+from . import read_once
 
 
 def state_machines_of_this_account(name: str | None = None) -> iam.IPrincipal:
@@ -26,7 +26,8 @@ def state_machines_of_this_account(name: str | None = None) -> iam.IPrincipal:
     CloudFormation names it (``None``): the confused-deputy guard the CDK gives a state machine's own role since
     aws-cdk-lib 2.274, narrowed to the state machine the role is for. (One pattern, ``{name}*``, rather than the
     exact name and ``{name}:*``: a role's trust is in every workflow's template, and a hundred workflows' fit one.)"""
-    arn = f"arn:{Aws.PARTITION}:states:{Aws.REGION}:{Aws.ACCOUNT_ID}:stateMachine:{name or ''}*"
+    aws = read_once.pseudo()
+    arn = f"arn:{aws.partition}:states:{aws.region}:{aws.account_id}:stateMachine:{name or ''}*"
     return iam.ServicePrincipal("states.amazonaws.com", conditions={"ArnLike": {"aws:SourceArn": arn}})
 
 

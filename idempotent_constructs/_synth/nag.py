@@ -23,8 +23,9 @@ LOGS_WITHOUT_PAYLOADS = (
 
 def acknowledge(construct: IConstruct, reasons: dict[str, str]) -> None:
     """Acknowledge each finding (``{rule id: reason}``) on ``construct`` and everything under it."""
+    validations = Validations.of(construct)
     for rule, reason in reasons.items():
-        Validations.of(construct).acknowledge(Acknowledgment(id=rule, reason=reason))
+        validations.acknowledge(Acknowledgment(id=rule, reason=reason))
 
 
 def shared_function(function: IConstruct, role: IConstruct, log_group: IConstruct, *, asynchronous: bool) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 
-from aws_cdk import Aws, Fn, Stack, Token
+from aws_cdk import Fn, Stack, Token
 from constructs import Construct
+
+from . import read_once
 
 MAX_NAME_LENGTH = 80
 _NOT_IN_NAMES = re.compile(r"[^A-Za-z0-9-]")  # what generated names replace by '-'
@@ -33,6 +35,7 @@ def name_prefix(construct: Construct) -> str | None:
     return f"{label}_" if label and not stack.nested else None
 
 
+@read_once.per_object
 def _stack_label(stack: Stack) -> str:
     parent = stack.nested_stack_parent
     if parent is not None:
@@ -51,5 +54,5 @@ def vended_log_group_name(construct: Construct) -> str:
     """``/aws/vendedlogs/states/{generated_name}-{the stack's id}``: under the prefix that keeps the
     account's log resource policy from growing, stable across deploys, and new when the stack is
     created again (the log group is retained, so its name must not be taken on a new create)."""
-    stack_id = Fn.select(2, Fn.split("/", Aws.STACK_ID))
+    stack_id = Fn.select(2, Fn.split("/", read_once.pseudo().stack_id))
     return f"{VENDED_LOGS_PREFIX}states/{generated_name(construct)}-{stack_id}"

@@ -17,7 +17,7 @@ from constructs import IConstruct, IValidation
 
 from .._jsonata import java_regex
 from .._readers.asl import all_states
-from .._synth import definition
+from .._synth import definition, read_once
 from .._synth.quotas import EXPRESS_MAX_SECONDS
 from ..lambda_src import schema
 from ..policies import InFlightPolicy
@@ -37,7 +37,7 @@ def advise(guard: IdempotencyGuard, body: Wiring) -> None:
     ``ExtendLease`` of the body is known (``extend_lease()`` may make one after the guard)."""
     config = guard.config
     poll, wait = config.poll_interval, config.max_wait
-    if config.on_in_flight is InFlightPolicy.WAIT and poll.to_seconds() > wait.to_seconds():
+    if config.on_in_flight is InFlightPolicy.WAIT and read_once.seconds(poll) > read_once.seconds(wait):
         Annotations.of(guard).add_warning_v2(
             POLL_INTERVAL_ABOVE_MAX_WAIT,
             f"poll_interval ({poll.to_human_string()}) is longer than max_wait ({wait.to_human_string()}): a duplicate "

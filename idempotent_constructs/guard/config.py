@@ -14,6 +14,7 @@ import jsii
 from aws_cdk import Duration, IResolvable, IResolveContext, Size, Token
 from aws_cdk import aws_dynamodb as dynamodb
 
+from .._synth import read_once
 from .._synth.quotas import EXPRESS_MAX_SECONDS, WAIT_SHARE
 from ..key import IdempotencyKey, namespace_problems
 from ..lambda_src import schema
@@ -168,8 +169,8 @@ class GuardConfig:
         """How long a record in progress is kept: with the owner check, as long as a Standard execution
         may run, so that TTL never deletes the record of a holder that still runs."""
         if self.owner_state_machine_name is not None:
-            return int(STANDARD_HOLD.to_seconds())
-        return int(self.lease.to_seconds() + self.expires_after.to_seconds())
+            return int(read_once.seconds(STANDARD_HOLD))
+        return int(read_once.seconds(self.lease) + read_once.seconds(self.expires_after))
 
     @property
     def native_limit(self) -> int:
@@ -232,8 +233,8 @@ class GuardConfig:
         threshold = self.result_storage.inline_threshold
         if (
             isinstance(threshold, Size)
-            and not Token.is_unresolved(threshold.to_bytes())
-            and not (1024 <= threshold.to_bytes() <= MAX_INLINE_THRESHOLD.to_bytes())
+            and not Token.is_unresolved(read_once.size_bytes(threshold))
+            and not (1024 <= read_once.size_bytes(threshold) <= read_once.size_bytes(MAX_INLINE_THRESHOLD))
         ):
             problems.append(
                 f"result_storage: an inline_threshold of {threshold.to_bytes()} bytes is outside 1 KiB to 64 KiB "
@@ -257,7 +258,7 @@ class GuardConfig:
             ("poll_interval", self.poll_interval),
             ("max_wait", self.max_wait),
         ):
-            millis = value.to_milliseconds()
+            millis = read_once.millis(value)
             if millis < 1000 or millis % 1000:
                 problems.append(
                     f"{option}: {value.to_human_string()} is not a whole number of seconds of at least 1; "

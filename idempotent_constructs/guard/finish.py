@@ -16,6 +16,7 @@ from aws_cdk import aws_stepfunctions as sfn
 
 from .._jsonata import sizes
 from .._jsonata.key_expressions import literal
+from .._synth import read_once
 from .._synth.documents import DocumentState
 from ..lambda_src import schema
 from ..policies import FailurePolicy
@@ -231,10 +232,10 @@ def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable) -> tuple[ItemT
     task.catch(lease_lost, [CONDITION_FAILED], output=None)
     payload: dict[str, Any] = {
         "action": "store",
-        "table": config.table.table_name,
+        "table": read_once.table(config.table).name,
         "inline_threshold": config.native_limit,
         "record_limit": config.native_limit if config.result_storage.is_large else schema.RECORD_GZIP_LIMIT,
-        "expires_after_seconds": int(config.expires_after.to_seconds()),
+        "expires_after_seconds": int(read_once.seconds(config.expires_after)),
         "result": expression(sizes.within_payload(result, TOO_LARGE)),
         "idempotency": expression(record_tasks.jsonata_object({field: facts(field) for field in (ID, OWNER, VALIDATION)})),
     }

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from aws_cdk import aws_stepfunctions as sfn
 
 from .._jsonata.key_expressions import literal
+from .._synth import read_once
 from ..lambda_src import schema
 from . import record_tasks
 from .config import REPLAY_MARKER_FIELD as FIELD
@@ -29,7 +30,7 @@ UNSUPPORTED = "The stored result is not a JSON object, so the replay marker cann
 def completed_at(config: GuardConfig, facts: Facts) -> str:
     """JSONata: when the record's work completed (ISO 8601), from its expiration."""
     expiration = facts.record(schema.EXPIRATION, "N")
-    return f"$fromMillis(($number({expiration}) - {int(config.expires_after.to_seconds())}) * 1000)"
+    return f"$fromMillis(($number({expiration}) - {int(read_once.seconds(config.expires_after))}) * 1000)"
 
 
 def marked(config: GuardConfig, facts: Facts, value: str) -> str:

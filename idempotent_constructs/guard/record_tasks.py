@@ -10,6 +10,7 @@ import re
 
 from .._jsonata.key_expressions import literal, record_id_and_validation
 from .._jsonata.sizes import BYTES, JSON
+from .._synth import read_once
 from ..lambda_src import schema
 from .config import AtSynth, GuardConfig
 from .protocol import ID, OWNER, READ_ATTRIBUTES, VALIDATION, Facts
@@ -67,7 +68,11 @@ def _request(
     # DynamoDB refuses a declared name that no expression uses.
     used = " ".join((condition or "", *(f"#{name}" for name in (*(set_values or ()), *remove, *projection))))
     names = [name for name in schema.ATTRIBUTES if re.search(f"#{name}\\b", used)]
-    request = {"TableName": literal(config.table.table_name), "Key": jsonata_object({schema.ID: _s(record_id)}), **expressions}
+    request = {
+        "TableName": literal(read_once.table(config.table).name),
+        "Key": jsonata_object({schema.ID: _s(record_id)}),
+        **expressions,
+    }
     if names:
         request["ExpressionAttributeNames"] = jsonata_object({f"#{name}": literal(name) for name in names})
     if placeholders:
@@ -202,7 +207,7 @@ def extend_lease(config: GuardConfig, facts: Facts) -> str:
 
 def _lease_ms(config: GuardConfig) -> str:
     """The lease in milliseconds, read at synth: a default lease fits an Express run (``fit_express``)."""
-    return AtSynth.text(config, lambda: int(config.lease.to_milliseconds()))
+    return AtSynth.text(config, lambda: int(read_once.millis(config.lease)))
 
 
 def read(config: GuardConfig, facts: Facts) -> str:
@@ -217,7 +222,7 @@ def _finish(config: GuardConfig, facts: Facts, set_values: dict[str, str], remov
         facts(ID),
         condition=schema.FENCE_OR_RELEASED,
         set_values={
-            schema.EXPIRATION: _n(f"$floor($millis() / 1000) + {int(config.expires_after.to_seconds())}"),
+            schema.EXPIRATION: _n(f"$floor($millis() / 1000) + {int(read_once.seconds(config.expires_after))}"),
             schema.OWNER: _s(facts(OWNER)),
             schema.VALIDATION: _s(facts(VALIDATION)),
             schema.KEY_FORMAT_ATTRIBUTE: KEY_FORMAT,

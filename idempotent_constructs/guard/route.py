@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from aws_cdk import aws_stepfunctions as sfn
 
 from .._jsonata.key_expressions import literal
+from .._synth import read_once
 from ..lambda_src import schema
 from . import marker, record_tasks
 from .protocol import (
@@ -174,7 +175,7 @@ def replay(guard: IdempotencyGuard) -> sfn.Map:
         guard.result_function,
         {
             "action": "restore",
-            "table": config.table.table_name,
+            "table": read_once.table(config.table).name,
             "id": expression(facts(ID)),
             # The record's owner as read: the function reads only the record that token holds.
             "owner": expression(facts.record(schema.OWNER)),

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from aws_cdk import Aws, Duration
+from aws_cdk import Duration
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
@@ -23,7 +23,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from .._jsonata.key_expressions import literal
-from .._synth import renders
+from .._synth import read_once, renders
 from .._synth.functions import WORKFLOW_ITEM_ACTIONS, executions_arn, item_statement, key_statement
 from ..lambda_src import schema
 from .config import GuardConfig
@@ -62,7 +62,7 @@ def item_fields(
     state: dict[str, Any] = {
         "Type": "Task",
         "QueryLanguage": "JSONata",
-        "Resource": f"arn:{Aws.PARTITION}:states:::dynamodb:{action}",
+        "Resource": f"arn:{read_once.pseudo().partition}:states:::dynamodb:{action}",
         "Arguments": expression(arguments),
     }
     if output is not None:
@@ -82,8 +82,9 @@ def item_statements(config: GuardConfig, action: str) -> list[iam.PolicyStatemen
     statements = [item_statement(config.table, config.namespace, iam_action)]
     if config.keeps_for_redrive:  # read by kept_for_redrive
         statements[0].idempotency_kept_for_redrive = config.namespace  # type: ignore[attr-defined]
-    if config.table.encryption_key is not None:
-        statements.append(key_statement(config.table.encryption_key))
+    key = read_once.table(config.table).encryption_key
+    if key is not None:
+        statements.append(key_statement(key))
     return statements
 
 
@@ -181,12 +182,12 @@ class FunctionTask(tasks.LambdaInvoke):
     rendering: Callable[[Any], Any] = staticmethod(as_rendered)
 
     def __init__(self, scope: Construct, construct_id: str, *, function: lambda_.Function, **props: Any) -> None:
-        super().__init__(scope, construct_id, lambda_function=function.current_version, **props)
+        super().__init__(scope, construct_id, lambda_function=read_once.function(function).current_version, **props)
         self._function = function
 
     @property
     def _task_policies(self) -> list[iam.PolicyStatement]:  # read as the graph is bound, after __init__
-        return [iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[f"{self._function.function_arn}:*"])]
+        return [iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[f"{read_once.function(self._function).arn}:*"])]
 
     def to_state_json(self, query_language: sfn.QueryLanguage | None = None) -> Any:
         return self.rendering(super().to_state_json(query_language))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from aws_cdk import Duration
 from aws_cdk import aws_stepfunctions as sfn
 
+from .._synth import read_once
 from ..lambda_src import schema
 from ..policies import InFlightPolicy
 from . import record_tasks
@@ -36,7 +37,7 @@ def wait_for_holder(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Parall
     name = config.name
 
     def schedule() -> PollSchedule:  # read at synth: a default max_wait fits an Express run (fit_express)
-        return poll_schedule(int(config.poll_interval.to_seconds()), int(config.max_wait.to_seconds()))
+        return poll_schedule(int(read_once.seconds(config.poll_interval)), int(read_once.seconds(config.max_wait)))
 
     poll = ItemTask(
         guard,

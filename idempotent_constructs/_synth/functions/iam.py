@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import jsii
-from aws_cdk import Acknowledgment, Annotations, Aws, IResolvable, IStableAnyProducer, Lazy, Validations
+from aws_cdk import Acknowledgment, Annotations, IResolvable, IStableAnyProducer, Lazy, Validations
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -15,11 +15,13 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import IConstruct, IValidation
 
 from ...lambda_src import schema
+from .. import read_once
 
 
 def executions_arn(state_machine_name: str) -> str:
     """Every execution of the named state machine, in the stack's account and region."""
-    return f"arn:{Aws.PARTITION}:states:{Aws.REGION}:{Aws.ACCOUNT_ID}:execution:{state_machine_name}:*"
+    aws = read_once.pseudo()
+    return f"arn:{aws.partition}:states:{aws.region}:{aws.account_id}:execution:{state_machine_name}:*"
 
 
 def acknowledge_own_executions(construct: IConstruct, state_machine_name: str, reason: str) -> None:
@@ -39,7 +41,7 @@ def item_statement(table: dynamodb.ITable, namespace: str, *actions: str) -> iam
     The statement remembers ``(table, namespace)`` (``records_of``)."""
     statement = iam.PolicyStatement(
         actions=list(actions),
-        resources=[table.table_arn],
+        resources=[read_once.table(table).arn],
         conditions=leading_keys_condition(leading_keys([namespace])[0]),
     )
     statement.idempotency_records = (table, namespace)  # type: ignore[attr-defined]  # read by records_of

@@ -1,0 +1,87 @@
+"""Values read from the CDK's Node.js process once, not at each use: every read of a construct's attribute, of a
+duration's length or of a pseudo parameter is a call into jsii, which is most of what synth costs (issue 56).
+
+Each read is kept once a process (the pseudo parameters: the same tokens in every stack) or once an object (a
+duration, a size, a table: kept as long as the object lives). Values only: what the CDK would give again.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from aws_cdk import Aws, Duration, Size
+from aws_cdk import aws_dynamodb as dynamodb
+
+
+class Pseudo(NamedTuple):
+    """The pseudo parameters' tokens, which the CDK makes once (``Aws``)."""
+
+    partition: str
+    region: str
+    account_id: str
+    stack_id: str
+
+
+@functools.cache
+def pseudo() -> Pseudo:
+    return Pseudo(Aws.PARTITION, Aws.REGION, Aws.ACCOUNT_ID, Aws.STACK_ID)
+
+
+def per_object(read: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``read(value)``, once for each object passed (by identity, for as long as it lives)."""
+    kept: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+    @functools.wraps(read)
+    def once(value: Any) -> Any:
+        try:
+            return kept[value]
+        except KeyError:
+            kept[value] = found = read(value)
+            return found
+
+    return once
+
+
+@per_object
+def millis(duration: Duration) -> float:
+    """``duration.to_milliseconds()``."""
+    return duration.to_milliseconds()
+
+
+@per_object
+def seconds(duration: Duration) -> float:
+    """``duration.to_seconds()`` (which refuses a duration of a fraction of a second, as the CDK does)."""
+    return duration.to_seconds()
+
+
+@per_object
+def size_bytes(size: Size) -> float:
+    """``size.to_bytes()``."""
+    return size.to_bytes()
+
+
+class FunctionFacts(NamedTuple):
+    arn: str
+    current_version: Any
+
+
+@per_object
+def function(function: Any) -> FunctionFacts:
+    """A function's ARN and the version published with this template (``current_version``, which the CDK
+    makes on the first read and gives again after)."""
+    return FunctionFacts(function.function_arn, function.current_version)
+
+
+class TableFacts(NamedTuple):
+    name: str
+    arn: str
+    encryption_key: Any
+
+
+@per_object
+def table(table: dynamodb.ITable) -> TableFacts:
+    """A table's name, ARN and customer managed key (``None`` without one)."""
+    return TableFacts(table.table_name, table.table_arn, table.encryption_key)

@@ -1,0 +1,33 @@
+"""idempotent_constructs/_synth/read_once.py: values read from the CDK once, not at each use."""
+
+from __future__ import annotations
+
+from aws_cdk import Aws, Duration, Size, Stack
+from aws_cdk import aws_dynamodb as dynamodb
+
+from idempotent_constructs._synth import read_once
+from tests.synth import stack
+
+
+def test_the_pseudo_parameters_are_the_cdks_own_tokens():
+    assert read_once.pseudo() == (Aws.PARTITION, Aws.REGION, Aws.ACCOUNT_ID, Aws.STACK_ID)
+
+
+def test_a_value_is_read_once_an_object_and_again_for_another():
+    reads = []
+
+    @read_once.per_object
+    def length(duration: Duration) -> float:
+        reads.append(duration)
+        return duration.to_seconds()
+
+    first, second = Duration.minutes(2), Duration.minutes(2)
+    assert (length(first), length(first), length(second)) == (120, 120, 120)
+    assert reads == [first, second]
+
+
+def test_what_it_reads_is_what_the_cdk_gives():
+    target: Stack = stack()
+    table = dynamodb.Table(target, "T", partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING))
+    assert read_once.table(table) == (table.table_name, table.table_arn, None)
+    assert read_once.millis(Duration.seconds(3)) == 3000 and read_once.size_bytes(Size.kibibytes(2)) == 2048
