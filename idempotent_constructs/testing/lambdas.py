@@ -21,8 +21,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..lambda_src import schema
+
 if TYPE_CHECKING:
     from .patches import Patch
+
+
+# Variables a function's invocation leaves set, not removed: removing one while another thread reads the
+# environment (boto3 looking for proxies as it makes a client iterates os.environ, then reads each name) raises
+# KeyError in that thread. The release function's table list: only the release functions read it, and each
+# invocation sets its own first. Every other variable is removed again, as a function's environment is its own.
+_LEFT_SET = frozenset({schema.TABLES_ENV})
 
 
 class InProcessLambda:
@@ -77,10 +86,10 @@ class InProcessLambda:
                 yield
             finally:
                 for name, value in saved.items():
-                    if value is None:
-                        os.environ.pop(name, None)
-                    else:
+                    if value is not None:
                         os.environ[name] = value
+                    elif name not in _LEFT_SET:
+                        os.environ.pop(name, None)
 
     def install(self, patch: Patch) -> None:
         """Make moto call functions here instead of in Docker."""
