@@ -75,6 +75,43 @@ def still_over(client: Any, detail: dict[str, Any]) -> bool:
     return False
 
 
+def _release(dynamodb: Any, table: str, record_id: str, execution_arn: str) -> str:
+    """Delete the record while the execution still holds it: ``released``, ``skipped`` (finished, released or
+    taken over since the index was written) or ``denied`` (a namespace this function was not granted: the
+    lease will do). A transient error is raised: Lambda retries the asynchronous invocation."""
+    try:
+        dynamodb.delete_item(
+            TableName=table,
+            Key={schema.ID: {"S": record_id}},
+            # Still in progress and still this execution's: its owner token too, not only held_by, which a
+            # definition from before the holder index (an execution started before the deploy that added it)
+            # leaves as it was when it takes a record over.
+            ConditionExpression=f"#{schema.HELD_BY} = :{schema.HELD_BY} AND #{schema.STATUS} = :{schema.STATUS}"
+            f" AND begins_with(#{schema.OWNER}, :{schema.OWNER})",
+            ExpressionAttributeNames={
+                f"#{schema.HELD_BY}": schema.HELD_BY,
+                f"#{schema.STATUS}": schema.STATUS,
+                f"#{schema.OWNER}": schema.OWNER,
+            },
+            ExpressionAttributeValues={
+                f":{schema.HELD_BY}": {"S": execution_arn},
+                f":{schema.STATUS}": {"S": schema.INPROGRESS},
+                f":{schema.OWNER}": {"S": execution_arn + schema.OWNER_SEPARATOR},
+            },
+        )
+    except ClientError as error:
+        code = error.response["Error"]["Code"]
+        if code == "ConditionalCheckFailedException":
+            return "skipped"
+        if code != "AccessDeniedException":
+            raise
+        logger.warning(
+            "not allowed to release", extra={**telemetry.record_fields(record_id), "execution": execution_arn, "table": table}
+        )
+        return "denied"
+    return "released"
+
+
 def handler(event: dict[str, Any], context: Any = None) -> dict[str, int]:
     detail = event.get("detail", {})
     execution_arn = detail.get("executionArn", "")
@@ -85,7 +122,7 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, int]:
     if not still_over(stepfunctions, detail):
         return nothing
     dynamodb = boto3.client("dynamodb")
-    released = skipped = denied = 0
+    result = dict(nothing)
     for table in filter(None, os.environ.get(schema.TABLES_ENV, "").split(",")):
         try:
             held = list(held_records(dynamodb, table, execution_arn))
@@ -96,43 +133,10 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, int]:
             # fires, rather than every release of a misconfigured stack failing in silence.
             if error.response["Error"]["Code"] not in ("ValidationException", "ResourceNotFoundException"):
                 raise
-            denied += 1
+            result["denied"] += 1
             logger.warning("cannot list the records held", extra={"execution": execution_arn, "table": table})
             continue
         for record_id in held:
-            try:
-                dynamodb.delete_item(
-                    TableName=table,
-                    Key={schema.ID: {"S": record_id}},
-                    # Still in progress and still this execution's: its owner token too, not only held_by, which
-                    # a definition from before the holder index (an execution started before the deploy that
-                    # added it) leaves as it was when it takes a record over.
-                    ConditionExpression=f"#{schema.HELD_BY} = :{schema.HELD_BY} AND #{schema.STATUS} = :{schema.STATUS}"
-                    f" AND begins_with(#{schema.OWNER}, :{schema.OWNER})",
-                    ExpressionAttributeNames={
-                        f"#{schema.HELD_BY}": schema.HELD_BY,
-                        f"#{schema.STATUS}": schema.STATUS,
-                        f"#{schema.OWNER}": schema.OWNER,
-                    },
-                    ExpressionAttributeValues={
-                        f":{schema.HELD_BY}": {"S": execution_arn},
-                        f":{schema.STATUS}": {"S": schema.INPROGRESS},
-                        f":{schema.OWNER}": {"S": execution_arn + schema.OWNER_SEPARATOR},
-                    },
-                )
-                released += 1
-            except ClientError as error:
-                code = error.response["Error"]["Code"]
-                if code == "ConditionalCheckFailedException":
-                    skipped += 1  # finished, released or taken over since the index was written
-                elif code == "AccessDeniedException":
-                    denied += 1  # a namespace this function was not granted: the lease will do
-                    logger.warning(
-                        "not allowed to release",
-                        extra={**telemetry.record_fields(record_id), "execution": execution_arn, "table": table},
-                    )
-                else:
-                    raise  # transient: Lambda retries the asynchronous invocation
-    result = {"released": released, "skipped": skipped, "denied": denied}
+            result[_release(dynamodb, table, record_id, execution_arn)] += 1
     logger.info("execution ended", extra={"execution": execution_arn, "status": detail["status"], **result})
     return result
