@@ -106,18 +106,15 @@ def inline_body(scope: Construct, definition: dict[str, Any]) -> sfn.DefinitionB
     return sfn.DefinitionBody.from_string(Stack.of(scope).to_json_string(with_json_nulls(definition)))
 
 
-def _as_written(stack: Stack, value: Any) -> str:
-    """What CloudFormation makes of ``value`` (a text with tokens) as a text, each reference it cannot
-    know at synth (a ``Ref``, ``Fn::GetAtt``, ...) written as its JSON between two NULs."""
-
-    def written(resolved: Any) -> str:
-        if isinstance(resolved, str):
-            return resolved
-        if isinstance(resolved, dict) and list(resolved) == ["Fn::Join"] and resolved["Fn::Join"][0] == "":
-            return "".join(written(part) for part in resolved["Fn::Join"][1])
-        return "\0" + json.dumps(resolved, sort_keys=True) + "\0"
-
-    return written(stack.resolve(value))
+def _as_written(resolved: Any) -> str:
+    """What CloudFormation makes of a text with tokens, ``resolved`` by the CDK (``Stack.resolve``), as a
+    text, each reference it cannot know at synth (a ``Ref``, ``Fn::GetAtt``, ...) written as its JSON between
+    two NULs."""
+    if isinstance(resolved, str):
+        return resolved
+    if isinstance(resolved, dict) and list(resolved) == ["Fn::Join"] and resolved["Fn::Join"][0] == "":
+        return "".join(_as_written(part) for part in resolved["Fn::Join"][1])
+    return "\0" + json.dumps(resolved, sort_keys=True) + "\0"
 
 
 MAPPING_ID = "IdempotentDefinitions"
@@ -190,9 +187,9 @@ def shared_body(scope: Construct, definition: dict[str, Any], own: dict[str, Any
     stack = Stack.of(scope)
     whole = stack.to_json_string(with_json_nulls(definition))
     try:
-        exact = substitute(shared, {name: _as_written(stack, value) for name, value in substitutions.items()}) == _as_written(
-            stack, whole
-        )
+        # Resolved at once: each resolve is a call into jsii.
+        *values, text_whole = stack.resolve([*substitutions.values(), whole])
+        exact = substitute(shared, dict(zip(substitutions, map(_as_written, values), strict=True))) == _as_written(text_whole)
     except Exception:  # a substitution that refers to itself, a list token in a text: as the CDK writes it
         exact = False
     if not exact:

@@ -23,9 +23,7 @@ LOGS_WITHOUT_PAYLOADS = (
 
 def acknowledge(construct: IConstruct, reasons: dict[str, str]) -> None:
     """Acknowledge each finding (``{rule id: reason}``) on ``construct`` and everything under it."""
-    validations = Validations.of(construct)
-    for rule, reason in reasons.items():
-        validations.acknowledge(Acknowledgment(id=rule, reason=reason))
+    Validations.of(construct).acknowledge(*(Acknowledgment(id=rule, reason=reason) for rule, reason in reasons.items()))
 
 
 def shared_function(function: IConstruct, role: IConstruct, log_group: IConstruct, *, asynchronous: bool) -> None:

@@ -211,6 +211,10 @@ def _adopt(guard: IdempotencyGuard, found: Iterator[tuple[sfn.State, str | None]
             state.distributed_map = state.distributed_map or distributed_map
 
 
+# The CDK's states that hold no branch nor item processor.
+_WITHOUT_BRANCHES = (sfn.Pass, sfn.Choice, sfn.Wait, sfn.Succeed, sfn.Fail, sfn.TaskStateBase)
+
+
 def _states_within(start: sfn.State, distributed_map: str | None) -> Iterator[tuple[sfn.State, str | None]]:
     """Every state reachable from ``start`` (error handlers too), and those of the branches and item
     processors bound into them, each with the Distributed Map whose item processor holds it."""
@@ -221,6 +225,8 @@ def _states_within(start: sfn.State, distributed_map: str | None) -> Iterator[tu
 
 def _inside(state: sfn.State, distributed_map: str | None) -> Iterator[tuple[sfn.State, str | None]]:
     """The states of the branches and item processor bound into ``state``, as ``_states_within``."""
+    if isinstance(state, _WITHOUT_BRANCHES):
+        return  # each read below is a call into jsii
     # CDK's protected fields: the graphs of a state's Parallel branches and Map item processor.
     for branch in state._branches:
         yield from _states_within(branch.start_state, distributed_map)

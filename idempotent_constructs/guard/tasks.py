@@ -141,6 +141,20 @@ class ItemTask(sfn.CustomState):
                 catcher["Output"] = output
         return self.rendering(state)
 
+    def _when_bound_to_graph(self, graph: sfn.StateGraph) -> None:
+        super()._when_bound_to_graph(graph)
+        self.graph = graph
+        for statement in self.statements:
+            graph.register_policy_statement(statement)
+
+
+class Leading(ItemTask):
+    """An ``ItemTask`` that goes to the guard's body (``finish.Wiring.lead``): the body is wired in as the first
+    of them joins a graph (``joining``), before the CDK binds what follows it."""
+
+    def _when_bound_to_graph(self, graph: sfn.StateGraph) -> None:
+        sfn.CustomState._when_bound_to_graph(self, graph)
+
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
         if self.graph is not None and _same(graph, self.graph):
             return  # the CDK binds a state again from each of its neighbours: once is enough
