@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Token
-
 from ._jsonata import key_expressions
+from ._synth import read_once
 from ._synth.selection import Selection
 from .lambda_src import canonical, schema
 
@@ -73,7 +72,7 @@ class IdempotencyKey(Selection):
 
 def namespace_problems(namespace: Any, option: str = "namespace") -> list[str]:
     """What is wrong with a namespace (the prefix of record ids), as messages that name the fix."""
-    if Token.is_unresolved(namespace):
+    if read_once.unresolved(namespace):
         return []
     if isinstance(namespace, str) and schema.valid_namespace(namespace):
         return []

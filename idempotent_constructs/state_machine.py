@@ -20,7 +20,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from ._readers import asl
-from ._synth import nag, source_advice, state_names
+from ._synth import nag, read_once, source_advice, state_names
 from ._synth.definition import DefinitionLocation, Verbatim, asset_body, inline_body, render, shared_body
 from ._synth.documents import DocumentState
 from ._synth.functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
@@ -212,7 +212,7 @@ class IdempotentStateMachine(Outcomes, Construct):
         else:
             for statement in graph.policy_statements:
                 state_machine.add_to_role_policy(statement)
-        self.guard.rendered_by = self.node.path
+        self.guard.rendered_by = read_once.path(self)
         if query_language == sfn.QueryLanguage.JSONATA:
             _check_jsonata_definition(self, rendered)
         return state_machine

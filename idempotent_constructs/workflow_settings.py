@@ -20,7 +20,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from ._readers import asl
-from ._synth import options
+from ._synth import options, read_once
 from ._synth.definition import DefinitionLocation
 from ._synth.names import generated_name
 from .errors import Problems
@@ -127,7 +127,7 @@ def resolve(workflow: Construct, given: Mapping[str, Any]) -> WorkflowSettings:
     express_lease = EXPRESS_MAX_DURATION if express else None
     lease = lease or express_lease
     # The guards' default namespace is this construct's path.
-    namespace = namespace if namespace is not None else workflow.node.path
+    namespace = namespace if namespace is not None else read_once.path(workflow)
     # What a guard of guard_states leaves out takes the workflow's (its owner state machine, once named, below).
     state_defaults = {"lease": express_lease, "max_wait": max_wait}
     if document is not None and guard_states:
@@ -143,7 +143,7 @@ def resolve(workflow: Construct, given: Mapping[str, Any]) -> WorkflowSettings:
     # The guard of the whole, as it will be made (state_machine).
     shared = {name: found.values[name] for name in OPTIONS}
     config = GuardConfig(
-        workflow.node.path,
+        read_once.path(workflow),
         GUARD_ID,
         {**shared, "lease": lease, "max_wait": max_wait, "once_per_execution": True, "whole_workflow": True},
     )

@@ -13,14 +13,16 @@ MAX_NAME_LENGTH = 80
 _NOT_IN_NAMES = re.compile(r"[^A-Za-z0-9-]")  # what generated names replace by '-'
 
 
+@read_once.per_object
 def generated_name(construct: Construct) -> str:
     """A state machine name unique in the account and region, stable across deploys:
     ``{stack name}_{construct id}-{hash of the construct path}``. In a nested stack,
     ``{stack name}-{nested stack id}-{construct id}-{hash}``: no ``_``, so that no stack's prefix
-    (``name_prefix``) matches it."""
-    suffix = construct.node.addr[:8]
+    (``name_prefix``) matches it. (Worked out once a construct: it names a workflow and its log group.)"""
+    node = construct.node
+    suffix = node.addr[:8]
     stack = Stack.of(construct)
-    label, readable = _stack_label(stack), _NOT_IN_NAMES.sub("-", construct.node.id)
+    label, readable = _stack_label(stack), _NOT_IN_NAMES.sub("-", node.id)
     if label:
         readable = f"{label}{'-' if stack.nested else '_'}{readable}"
     return f"{readable[: MAX_NAME_LENGTH - len(suffix) - 1]}-{suffix}"

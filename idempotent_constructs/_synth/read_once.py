@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from aws_cdk import Aws, Duration, Size
+from aws_cdk import Aws, Duration, Size, Token
 from aws_cdk import aws_dynamodb as dynamodb
 
 
@@ -43,6 +43,23 @@ def per_object(read: Callable[[Any], Any]) -> Callable[[Any], Any]:
             return found
 
     return once
+
+
+def unresolved(value: Any) -> bool:
+    """``Token.is_unresolved(value)``, without the call into jsii where ``value`` cannot hold a token: a text
+    without a string token's marker (``${Token[``, ``#{Token[``) or a number token's text (``-1.8...e+289``),
+    a number above the doubles a number token is made of (about -1.9e289: their top bits are the CDK's)."""
+    if isinstance(value, str) and "{Token[" not in value and "e+289" not in value:
+        return False
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > -1e288:
+        return False
+    return bool(Token.is_unresolved(value))
+
+
+@per_object
+def path(construct: Any) -> str:
+    """``construct.node.path`` (a construct's path never changes)."""
+    return str(construct.node.path)
 
 
 @per_object

@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from aws_cdk import Token
-
 from .._jsonata import check as jsonata_check
 from ..lambda_src import canonical, schema
+from . import read_once
 
 
 class Selection:
@@ -39,7 +38,7 @@ class Selection:
 
     def _jsonata_problems(self) -> list[str]:
         expression = self.expression
-        if Token.is_unresolved(expression):
+        if read_once.unresolved(expression):
             return []
         if not isinstance(expression, str) or not expression.strip() or "%}" in expression:
             return [
@@ -60,7 +59,7 @@ class Selection:
 
     def _jmespath_problems(self) -> list[str]:
         expression = self.expression
-        if Token.is_unresolved(expression):
+        if read_once.unresolved(expression):
             return []
         if not isinstance(expression, str) or not expression.strip():
             return [
@@ -80,7 +79,7 @@ class Selection:
             return [f'{self.option}: {self.factory}.from_paths() needs at least one JSONPath; pass one such as "$.order.id"']
         problems = []
         for path in self.expression:
-            if Token.is_unresolved(path):
+            if read_once.unresolved(path):
                 continue
             if isinstance(path, list | tuple):
                 # from_paths(["$.a", "$.b"]): the paths go in one by one.

@@ -18,8 +18,8 @@ from .._jsonata.key_expressions import literal
 from .._readers import key_settings
 from ..lambda_src import schema
 from . import record_tasks
-from .protocol import CONDITION_FAILED, OWNER, QUERY_FAILED, TRANSIENT_DYNAMODB_ERRORS, expression
-from .tasks import SAME_INPUT, ItemTask, Leading, fail, invoke, retry_transient
+from .protocol import CONDITION_FAILED, OWNER, QUERY_FAILED, expression
+from .tasks import SAME_INPUT, ItemTask, Leading, fail, invoke
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -42,7 +42,6 @@ def _holding(guard: IdempotencyGuard, state: str, arguments: str, *, entry: bool
         assign=_assign(guard, record_tasks.held(guard.config)),
         comment=key_settings.comment(settings(guard.config)) if state == "Acquire" else None,
     )
-    retry_transient(task, TRANSIENT_DYNAMODB_ERRORS)
     return task
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import jsii
-from aws_cdk import Annotations, Aspects, Duration, IAspect, Token
+from aws_cdk import Annotations, Aspects, Duration, IAspect
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import IConstruct, IValidation
 
@@ -53,7 +53,7 @@ def advise(guard: IdempotencyGuard, body: Wiring) -> None:
         Aspects.of(guard).add(_FitExpress(guard))
     guard.node.add_validation(_WithinExpress(guard))
     for option, selection in (("key", config.key), ("payload", config.payload)):
-        if selection.kind == schema.KIND_JSONATA and not Token.is_unresolved(selection.expression):
+        if selection.kind == schema.KIND_JSONATA and not read_once.unresolved(selection.expression):
             _regex_recursion(guard, option, selection.expression)
 
 
@@ -78,7 +78,7 @@ def longest_timeout(states: list[sfn.State]) -> tuple[str, int] | None:
         (name, seconds)
         for state in states
         for name, seconds in _timeouts(state.state_id, state.to_state_json())
-        if isinstance(seconds, int) and not Token.is_unresolved(seconds)
+        if isinstance(seconds, int) and not read_once.unresolved(seconds)
     ]
     return max(found, key=lambda timeout: timeout[1], default=None)
 

@@ -233,7 +233,7 @@ class GuardConfig:
         threshold = self.result_storage.inline_threshold
         if (
             isinstance(threshold, Size)
-            and not Token.is_unresolved(read_once.size_bytes(threshold))
+            and not read_once.unresolved(read_once.size_bytes(threshold))
             and not (1024 <= read_once.size_bytes(threshold) <= read_once.size_bytes(MAX_INLINE_THRESHOLD))
         ):
             problems.append(

@@ -21,9 +21,9 @@ from .._synth.documents import DocumentState
 from ..lambda_src import schema
 from ..policies import FailurePolicy
 from . import lease, record_tasks
-from .protocol import CONDITION_FAILED, ID, OWNER, QUERY_FAILED, TRANSIENT_DYNAMODB_ERRORS, VALIDATION, expression
+from .protocol import CONDITION_FAILED, ID, OWNER, QUERY_FAILED, VALIDATION, expression
 from .route import condition
-from .tasks import FunctionTask, ItemTask, fail, invoke, retry_transient
+from .tasks import FunctionTask, ItemTask, fail, invoke, reference, retry_transient
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -134,8 +134,8 @@ def bare(chain: sfn.IChainable) -> sfn.State | None:
     says them, so a document runs as a branch."""
     start = chain.start_state
     reachable = sfn.State.find_reachable_states(start, include_error_handlers=True)
-    # jsii gives a new Python object for each answer: a state is known by its construct path.
-    alone = [state.node.path for state in reachable] == [start.node.path]
+    # jsii gives a new Python object for each answer: a state is known by its reference.
+    alone = [reference(state) for state in reachable] == [reference(start)]
     return start if alone and isinstance(start, CATCHING) and "Assign" not in start.to_state_json() else None
 
 
@@ -227,8 +227,8 @@ def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable) -> tuple[ItemT
         action="updateItem",
         arguments=record_tasks.complete(config, facts, result),
         output=expression(result),
+        after_body=True,
     )
-    retry_transient(task, TRANSIENT_DYNAMODB_ERRORS, after_body=True)
     task.catch(lease_lost, [CONDITION_FAILED], output=None)
     payload: dict[str, Any] = {
         "action": "store",
@@ -281,6 +281,7 @@ def failure(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Fail | None]:
             action="deleteItem",
             arguments=record_tasks.release(config, facts),
             output=expression(ERROR),
+            after_body=True,
         )
         writes.append(release)
     if config.on_failure is FailurePolicy.CACHE:
@@ -291,10 +292,10 @@ def failure(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Fail | None]:
             action="updateItem",
             arguments=record_tasks.record_failure(config, facts, ERROR),
             output=expression(ERROR),
+            after_body=True,
         )
         writes.append(record_failure)
     for write in writes:
-        retry_transient(write, TRANSIENT_DYNAMODB_ERRORS, after_body=True)
         # Not ours any more (taken over after our lease lapsed): leave the record alone.
         write.catch(failed, [CONDITION_FAILED], output=expression(ERROR))
         write.next(failed)

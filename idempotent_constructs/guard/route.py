@@ -23,7 +23,6 @@ from .protocol import (
     OWNER_GONE_ERRORS,
     QUERY_FAILED,
     RECORD,
-    TRANSIENT_DYNAMODB_ERRORS,
     VALIDATION,
     expression,
 )
@@ -61,7 +60,6 @@ def inspect(guard: IdempotencyGuard) -> ItemTask:
             )
         },
     )
-    retry_transient(task, TRANSIENT_DYNAMODB_ERRORS)
     return task
 
 

@@ -11,6 +11,7 @@ And ``fail``: the guard's Fail states, which end a run with one of its errors.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -27,7 +28,7 @@ from .._synth import read_once, renders
 from .._synth.functions import WORKFLOW_ITEM_ACTIONS, executions_arn, item_statement, key_statement
 from ..lambda_src import schema
 from .config import GuardConfig
-from .protocol import ID, TRANSIENT_LAMBDA_ERRORS, TRANSIENT_SFN_ERRORS, Facts, expression
+from .protocol import ID, TRANSIENT_DYNAMODB_ERRORS, TRANSIENT_LAMBDA_ERRORS, TRANSIENT_SFN_ERRORS, Facts, expression
 
 SAME_INPUT = expression("$states.input")
 
@@ -44,7 +45,8 @@ _ONE_SECOND, _TEN_SECONDS, _THIRTY_SECONDS = Duration.seconds(1), Duration.secon
 def retry_transient(task: Any, errors: list[str], *, after_body: bool = False) -> None:
     """Ten retries, jittered, at most 10 s apart: a call fails for good only if eleven attempts in
     about a minute all fail (at a 30% fault rate, about 2 in a million). A write after the body ran
-    gets about ten minutes: giving up there would leave the key to a second run."""
+    gets about ten minutes: giving up there would leave the key to a second run. (An ``ItemTask`` has
+    it in its own JSON: ``transient_retrier``.)"""
     task.add_retry(
         errors=errors,
         interval=_ONE_SECOND,
@@ -53,6 +55,19 @@ def retry_transient(task: Any, errors: list[str], *, after_body: bool = False) -
         max_delay=_THIRTY_SECONDS if after_body else _TEN_SECONDS,
         jitter_strategy=sfn.JitterType.FULL,
     )
+
+
+def transient_retrier(errors: list[str], *, after_body: bool = False) -> dict[str, Any]:
+    """The retrier ``retry_transient`` adds, as the CDK renders it: written into a state's JSON, it costs no
+    call into jsii."""
+    return {
+        "ErrorEquals": list(errors),
+        "IntervalSeconds": 1,
+        "MaxAttempts": 25 if after_body else 10,
+        "BackoffRate": 2,
+        "MaxDelaySeconds": 30 if after_body else 10,
+        "JitterStrategy": "FULL",
+    }
 
 
 def item_fields(
@@ -74,7 +89,18 @@ def item_fields(
 
 def item_statements(config: GuardConfig, action: str) -> list[iam.PolicyStatement]:
     """What a state machine needs to call ``action`` on the guard's items: the action on its namespace
-    only, and the use of the table's customer managed KMS key if it has one."""
+    only, and the use of the table's customer managed KMS key if it has one. Made once a guard and action:
+    the guard's tasks of one action register the same statements (each made is a call into jsii)."""
+    made = _STATEMENTS.setdefault(config, {})
+    if action not in made:
+        made[action] = _item_statements(config, action)
+    return made[action]
+
+
+_STATEMENTS: weakref.WeakKeyDictionary[GuardConfig, dict[str, list[iam.PolicyStatement]]] = weakref.WeakKeyDictionary()
+
+
+def _item_statements(config: GuardConfig, action: str) -> list[iam.PolicyStatement]:
     iam_action = f"dynamodb:{action[0].upper()}{action[1:]}"
     # IdempotencyTable.grant_workflow_access grants WORKFLOW_ITEM_ACTIONS: a state calling another would
     # be denied under a role granted that way.
@@ -111,8 +137,12 @@ class ItemTask(sfn.CustomState):
         output: str | None = SAME_INPUT,
         assign: dict[str, Any] | None = None,
         comment: str | None = None,
+        after_body: bool = False,
     ) -> None:
         fields = item_fields(action, arguments, output=output, assign=assign)
+        # Retried on DynamoDB's transient errors (retry_transient), the retrier in its JSON: the CDK renders it
+        # after the state's own fields, and the catchers after it, as it would render add_retry's.
+        fields["Retry"] = [transient_retrier(TRANSIENT_DYNAMODB_ERRORS, after_body=after_body)]
         super().__init__(scope, construct_id, state_json={"Comment": comment, **fields} if comment else fields)
         self.add_prefix(config.prefix)
         self.graph: sfn.StateGraph | None = None  # the graph it joined: its state machine's, or a branch's
@@ -201,10 +231,16 @@ class FunctionTask(tasks.LambdaInvoke):
 
     @property
     def _task_policies(self) -> list[iam.PolicyStatement]:  # read as the graph is bound, after __init__
-        return [iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[f"{read_once.function(self._function).arn}:*"])]
+        return [_invoke_statement(self._function)]
 
     def to_state_json(self, query_language: sfn.QueryLanguage | None = None) -> Any:
         return self.rendering(super().to_state_json(query_language))
+
+
+@read_once.per_object
+def _invoke_statement(function: lambda_.Function) -> iam.PolicyStatement:
+    """Invoking every version of ``function``: made once a function, as each statement made is a call into jsii."""
+    return iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[f"{read_once.function(function).arn}:*"])
 
 
 def invoke(

@@ -20,9 +20,9 @@ from ..lambda_src import schema
 from ..policies import InFlightPolicy
 from . import record_tasks
 from .config import AtSynth, PollSchedule, poll_schedule
-from .protocol import ENTERED_AT, OWNER_GONE_ERRORS, RECORD, TRANSIENT_DYNAMODB_ERRORS, UNTIL, Record, expression
+from .protocol import ENTERED_AT, OWNER_GONE_ERRORS, RECORD, UNTIL, Record, expression
 from .route import condition, in_flight, owner_done
-from .tasks import HOLDER_FIELDS, SAME_INPUT, ItemTask, fail, owner_check, retry_transient
+from .tasks import HOLDER_FIELDS, SAME_INPUT, ItemTask, fail, owner_check
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -47,7 +47,6 @@ def wait_for_holder(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Parall
         arguments=record_tasks.read(config, facts),
         output=expression(f"{{'{RECORD}': $exists($states.result.Item) ? $states.result.Item : null}}"),
     )
-    retry_transient(poll, TRANSIENT_DYNAMODB_ERRORS)
     record = Record(f"$states.input.{RECORD}")
     given_up = f"$millis() >= {facts(UNTIL)}"
     busy = fail(

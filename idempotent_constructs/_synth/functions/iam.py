@@ -140,7 +140,7 @@ class ItemGrants:
         role.node.add_validation(self)
 
     def add(self, table: dynamodb.ITable, namespace: str) -> None:
-        path = table.node.path
+        path = read_once.path(table)
         if path not in self._namespaces:
             namespaces: list[str] = []
             self._namespaces[path] = namespaces

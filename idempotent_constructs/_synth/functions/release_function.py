@@ -15,7 +15,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct, IConstruct
 
 from ...lambda_src import schema
-from .. import nag
+from .. import nag, read_once
 from .iam import ItemGrants, ListProducer, acknowledge_own_executions, executions_arn, leading_keys_condition
 from .shared import SharedFunction, singleton
 
@@ -117,9 +117,10 @@ class ReleaseFunction(SharedFunction):
     def _list_held(self, table: dynamodb.ITable) -> None:
         """Let the function query ``table``'s holder index for the watched executions' records, and name
         the table in its environment."""
-        if table.node.path in self._tables:
+        path = read_once.path(table)
+        if path in self._tables:
             return
-        self._tables[table.node.path] = table.table_name
+        self._tables[path] = read_once.table(table).name
         self.function.add_environment(schema.TABLES_ENV, ",".join(self._tables.values()))
         self.role.add_to_principal_policy(
             iam.PolicyStatement(

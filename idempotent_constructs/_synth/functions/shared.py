@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import TypeVar
 
 from aws_cdk import Acknowledgment, Duration, RemovalPolicy, Stack, Validations
@@ -65,5 +66,13 @@ Shared = TypeVar("Shared", bound=Construct)
 
 def singleton(scope: IConstruct, construct_id: str, kind: type[Shared]) -> Shared:
     stack = Stack.of(scope)
-    existing = stack.node.try_find_child(construct_id)
-    return existing if isinstance(existing, kind) else kind(stack, construct_id)
+    made = _MADE.setdefault(stack, {})  # what this module made in the stack: no call into jsii to find it again
+    existing = made.get(construct_id)
+    if isinstance(existing, kind):
+        return existing
+    found = stack.node.try_find_child(construct_id)
+    made[construct_id] = found if isinstance(found, kind) else kind(stack, construct_id)
+    return made[construct_id]  # type: ignore[return-value]  # of kind, as just checked or made
+
+
+_MADE: weakref.WeakKeyDictionary[Stack, dict[str, IConstruct]] = weakref.WeakKeyDictionary()
