@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aws_cdk import Aws, Duration, Size, Stack
+from aws_cdk import Aws, Duration, Size, Stack, Token, Tokenization
 from aws_cdk import aws_dynamodb as dynamodb
 
 from idempotent_constructs._synth import read_once
@@ -31,3 +31,29 @@ def test_what_it_reads_is_what_the_cdk_gives():
     table = dynamodb.Table(target, "T", partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING))
     assert read_once.table(table) == (table.table_name, table.table_arn, None)
     assert read_once.millis(Duration.seconds(3)) == 3000 and read_once.size_bytes(Size.kibibytes(2)) == 2048
+
+
+def test_whether_a_value_is_a_token_is_answered_as_the_cdk_answers_it():
+    target: Stack = stack()
+    table = dynamodb.Table(target, "T", partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING))
+    number = Token.as_number(table.table_name)
+    values = [
+        "orders",
+        "",
+        "${not a token}",
+        f"orders/{table.table_name}",  # a string token within a text
+        Token.as_list(table.table_arn)[0],  # a list token's element: not a token to Token.is_unresolved (the list is)
+        Token.as_list(table.table_arn),
+        Tokenization.stringify_number(number),  # a number token written as text
+        number,
+        -1.8e289,  # in the range of number tokens, not one
+        3,
+        0.5,
+        -1e300,
+        True,
+        None,
+        ["a"],
+    ]
+    answers = [read_once.unresolved(value) for value in values]
+    assert answers == [Token.is_unresolved(value) for value in values]
+    assert answers.count(True) == 4  # the string token, the text of a number token, the number token, the list

@@ -21,9 +21,11 @@ from idempotent_constructs import (
 )
 from idempotent_constructs._jsonata import engine as jsonata_engine
 from idempotent_constructs.guard import STATE_NAMES, poll_schedule
+from idempotent_constructs.guard.protocol import TRANSIENT_DYNAMODB_ERRORS
+from idempotent_constructs.guard.tasks import retry_transient, transient_retrier
 from tests.conftest import ROOT
 from tests.guard.build import guarded
-from tests.synth import only_definition, resources, template
+from tests.synth import only_definition, resources, stack, template
 
 
 def test_by_default_the_guard_acquires_the_key_natively_runs_the_body_and_completes():
@@ -455,3 +457,11 @@ def test_route_never_sends_a_run_back_to_replay_which_sent_it_there(options):
     assert "ChargeOnce.Replay" not in {rule["Next"] for rule in route["Choices"]} | {route["Default"]}
     (completed,) = [rule["Next"] for rule in route["Choices"] if "'COMPLETED'" in rule["Condition"]]
     assert completed == ("ChargeOnce.NotAnObject" if options else "ChargeOnce.Unreadable")
+
+
+@pytest.mark.parametrize("after_body", [False, True])
+def test_a_dynamodb_tasks_retrier_written_in_its_json_is_the_one_retry_transient_adds(after_body):
+    state = sfn.CustomState(stack(), "Retried", state_json={"Type": "Task", "Resource": "arn:aws:states:::dynamodb:getItem"})
+    retry_transient(state, TRANSIENT_DYNAMODB_ERRORS, after_body=after_body)
+    rendered = state.to_state_json()["Retry"]
+    assert json.dumps(rendered) == json.dumps([transient_retrier(TRANSIENT_DYNAMODB_ERRORS, after_body=after_body)])
