@@ -183,6 +183,12 @@ def shared_body(scope: Construct, definition: dict[str, Any], own: dict[str, Any
     # Shared only where CloudFormation then gives Step Functions exactly what the CDK would have
     # written whole (inline_body): a token the CDK escapes, or a list or number token, keeps it whole.
     stack = Stack.of(scope)
+    checked = _CHECKED.setdefault(stack, set())
+    # A text already found exact, with the same tokens, is exact again where what differs is written alike by
+    # Python and the CDK (_written_alike): then no call into jsii (the whole definition, sent and resolved).
+    known = (shared, tuple((name, value) for name, value in substitutions.items() if _holds_token(value)))
+    if known in checked and _written_alike(definition) and _reconstructs(shared, substitutions, definition):
+        return sfn.DefinitionBody.from_string(_SharedDefinitions.of(scope).find(shared)), substitutions
     whole = stack.to_json_string(with_json_nulls(definition))
     try:
         # Resolved at once: each resolve is a call into jsii.
@@ -192,7 +198,44 @@ def shared_body(scope: Construct, definition: dict[str, Any], own: dict[str, Any
         exact = False
     if not exact:
         return sfn.DefinitionBody.from_string(whole), {}
+    checked.add(known)
     return sfn.DefinitionBody.from_string(_SharedDefinitions.of(scope).find(shared)), substitutions
+
+
+# The shared texts found exact in each stack, with the substitutions that hold tokens (shared_body).
+_CHECKED: weakref.WeakKeyDictionary[Stack, set[tuple[str, tuple[tuple[str, str], ...]]]] = weakref.WeakKeyDictionary()
+_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,9}")  # a key JavaScript orders first in an object (below 2^32 - 1)
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a lone one: Python writes it as it is, JavaScript escapes it
+
+
+def _holds_token(text: str) -> bool:
+    return "{Token[" in text or "e+289" in text  # a string token, a list token, a number token's text
+
+
+def _written_alike(value: Any) -> bool:
+    """Whether Python's ``_text`` and the CDK's JSON (JavaScript's ``JSON.stringify``) write ``value`` alike, known
+    without asking: texts without lone surrogates, integers JavaScript holds exactly, objects whose keys
+    JavaScript keeps in their order (no array index among them); not a float (each writes exponents its own way)."""
+    if isinstance(value, dict):
+        return all(
+            isinstance(key, str) and not _ARRAY_INDEX.fullmatch(key) and not _SURROGATE.search(key) and _written_alike(item)
+            for key, item in value.items()
+        )
+    if isinstance(value, list):
+        return all(_written_alike(item) for item in value)
+    if isinstance(value, str):
+        return not _SURROGATE.search(value)
+    if isinstance(value, bool) or value is None:
+        return True
+    return isinstance(value, int) and abs(value) <= 2**53
+
+
+def _reconstructs(shared: str, substitutions: dict[str, str], definition: dict[str, Any]) -> bool:
+    """Whether ``shared``, its substitutions put back, is the text of ``definition`` (no ``${...}`` of it taken for ours)."""
+    try:
+        return substitute(shared, substitutions) == _text(definition)
+    except Exception:  # a substitution that refers to itself
+        return False
 
 
 def asset_body(definition: dict[str, Any]) -> tuple[sfn.DefinitionBody, dict[str, str]]:

@@ -23,6 +23,7 @@ from idempotent_constructs import (
     IdempotentStateMachine,
 )
 from idempotent_constructs._readers.assembly import substitute
+from idempotent_constructs._synth import definition
 from idempotent_constructs.testing import state_machine_definitions
 
 
@@ -217,3 +218,36 @@ def test_workflows_whose_bodies_run_bare_share_one_text_whatever_their_states_ar
     (texts,) = shared["Mappings"].values()
     assert len(texts) == 1
     assert state_machine_definitions(shared) == state_machine_definitions(template(DefinitionLocation.INLINE))
+
+
+@pytest.mark.parametrize(
+    ("case", "result", "shared"),
+    [
+        (
+            "a plain result",
+            {"text": 'quotes " and \\ backslashes, \n controls \u0001, \u2028 and emoji \U0001f600', "n": 2**53},
+            True,
+        ),
+        ("a float, whose exponent JavaScript writes otherwise", {"ratio": 1e-7}, False),
+        ("a key JavaScript puts first (the CDK gave it first already)", {"b": 1, "1": 2}, True),
+        ("a lone surrogate, which JavaScript escapes", {"text": "\ud800"}, False),
+    ],
+)
+def test_a_workflow_alike_an_earlier_one_is_written_as_if_its_text_were_checked_again(monkeypatch, case, result, shared):
+    # The first workflow's shared text is checked against the CDK's writing; a later one alike is not checked
+    # again where Python and the CDK write what differs alike (definition._written_alike), and is otherwise.
+    def template() -> str:
+        stack = Stack(App(), "Orders")
+        table = IdempotencyTable(stack, "Idempotency")
+        for name, body in (("Orders", {"plain": True}), ("Refunds", result), ("Returns", {"plain": "again"})):
+            chain = sfn.Pass(stack, f"{name}Say", result=sfn.Result.from_object(body)).next(sfn.Pass(stack, f"{name}Ship"))
+            IdempotentStateMachine(stack, name, table=table, definition=chain, namespace=name)
+        return json.dumps(stack.node.root.synth().get_stack_by_name("Orders").template)
+
+    written = template()
+    machines = [
+        r["Properties"] for r in json.loads(written)["Resources"].values() if r["Type"] == "AWS::StepFunctions::StateMachine"
+    ]
+    assert ["DefinitionSubstitutions" in machine for machine in machines] == [True, shared, True], case
+    monkeypatch.setattr(definition, "_written_alike", lambda value: False)  # each text checked
+    assert template() == written, case
