@@ -11,7 +11,8 @@ place of ``${name}`` when it creates the state machine. ``DefinitionLocation.ASS
 definition to a file that the CDK publishes as an asset with the stack's other assets, its tokens as
 ``DefinitionSubstitutions``. Either way the state machine that runs is the one ``INLINE`` gives, once
 substituted (``assembly.substitute``, as AWS's resource handler does it): for ``TEMPLATE`` this is
-checked at synth, text for text, and a definition for which it would not hold is written whole.
+checked at synth, text for text (a workflow alike one checked before it, by what differs being written alike by
+Python and the CDK), and a definition for which it would not hold is written whole.
 """
 
 from __future__ import annotations
