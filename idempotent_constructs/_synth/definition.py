@@ -81,7 +81,9 @@ def placeholders(text: str) -> tuple[str, dict[str, str]]:
             substitutions[names[token]] = token
         return "${" + names[token] + "}"
 
-    return TOKEN.sub(name, text), substitutions
+    replaced = TOKEN.sub(name, text)
+    assert all(Token.is_unresolved(token) for token in substitutions.values())
+    return replaced, substitutions
 
 
 def render(graph: sfn.StateGraph, query_language: sfn.QueryLanguage | None) -> dict[str, Any]:
@@ -205,7 +207,8 @@ def shared_body(scope: Construct, definition: dict[str, Any], own: dict[str, Any
 
 # The shared texts found exact in each stack, with the substitutions that hold tokens (shared_body).
 _CHECKED: weakref.WeakKeyDictionary[Stack, set[tuple[str, tuple[tuple[str, str], ...]]]] = weakref.WeakKeyDictionary()
-_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,9}")  # a key JavaScript orders first in an object (below 2^32 - 1)
+_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]{0,9}")  # a key JavaScript may order first in an object (those below 2^32 - 1)
+_INTRINSIC_KEY = "$IntrinsicKey$"  # a key the CDK's resolve rewrites: {"$IntrinsicKey$x": ["k", "v"]} is {"k": "v"}
 _SURROGATE = re.compile("[\ud800-\udfff]")  # a lone one: Python writes it as it is, JavaScript escapes it
 
 
@@ -214,12 +217,18 @@ def _holds_token(text: str) -> bool:
 
 
 def _written_alike(value: Any) -> bool:
-    """Whether Python's ``_text`` and the CDK's JSON (JavaScript's ``JSON.stringify``) write ``value`` alike, known
-    without asking: texts without lone surrogates, integers JavaScript holds exactly, objects whose keys
-    JavaScript keeps in their order (no array index among them); not a float (each writes exponents its own way)."""
+    """Whether Python's ``_text`` and the CDK's JSON (``Stack.to_json_string``, resolved) write ``value`` alike, known
+    without asking, a token aside (``shared_body`` compares those): texts without lone surrogates, integers
+    JavaScript holds exactly, objects whose keys JavaScript keeps in their order (no array index among them) and
+    the CDK's resolve keeps as they are (none starting ``$IntrinsicKey$``); not a float (each writes exponents its
+    own way)."""
     if isinstance(value, dict):
         return all(
-            isinstance(key, str) and not _ARRAY_INDEX.fullmatch(key) and not _SURROGATE.search(key) and _written_alike(item)
+            isinstance(key, str)
+            and not _ARRAY_INDEX.fullmatch(key)
+            and not key.startswith(_INTRINSIC_KEY)
+            and not _SURROGATE.search(key)
+            and _written_alike(item)
             for key, item in value.items()
         )
     if isinstance(value, list):

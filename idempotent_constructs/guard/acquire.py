@@ -19,7 +19,7 @@ from .._readers import key_settings
 from ..lambda_src import schema
 from . import record_tasks
 from .protocol import CONDITION_FAILED, OWNER, QUERY_FAILED, expression
-from .tasks import SAME_INPUT, ItemTask, Leading, fail, invoke
+from .tasks import SAME_INPUT, ItemTask, fail, invoke
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -33,7 +33,7 @@ def _assign(guard: IdempotencyGuard, fields: dict[str, str]) -> dict[str, str]:
 def _holding(guard: IdempotencyGuard, state: str, arguments: str, *, entry: bool = False) -> ItemTask:
     """A write that takes the key; ``Acquire``, which every guard has, says what makes its ids (``key_settings``);
     ``entry``: an ``_Entry``."""
-    task = (_Entry if entry else Leading)(
+    task = (_Entry if entry else ItemTask)(
         guard,
         state,
         config=guard.config,
@@ -241,7 +241,7 @@ def _drawing(guard: IdempotencyGuard) -> dict[str, str]:
     return {guard.facts.name: expression(record_tasks.jsonata_object({OWNER: record_tasks.NEW_OWNER}))}
 
 
-class _Entry(Leading):
+class _Entry(ItemTask):
     """``Acquire`` of a guard whose place is seen at synth (``placement.Placement``), made before it is placed:
     the state its predecessors go to. In an inline Map it is named and rendered as ``Begin`` (as ``_begin``
     renders), whose next state, its twin, renders the write as ``Acquire``; anywhere else it is named

@@ -171,21 +171,10 @@ class ItemTask(sfn.CustomState):
                 catcher["Output"] = output
         return self.rendering(state)
 
-    def _when_bound_to_graph(self, graph: sfn.StateGraph) -> None:
-        super()._when_bound_to_graph(graph)
-        self.graph = graph
-        for statement in self.statements:
-            graph.register_policy_statement(statement)
-
-
-class Leading(ItemTask):
-    """An ``ItemTask`` that goes to the guard's body (``finish.Wiring.lead``): the body is wired in as the first
-    of them joins a graph (``joining``), before the CDK binds what follows it."""
-
-    def _when_bound_to_graph(self, graph: sfn.StateGraph) -> None:
-        sfn.CustomState._when_bound_to_graph(self, graph)
-
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
+        # Each call from the CDK is a callback into Python, once from each neighbour; its permissions are registered
+        # after what it leads to is bound, as they always were: registered as it joins (whenBoundToGraph, once),
+        # they would come first where a neighbour's are the same, and change the order of a role's statements.
         if self.graph is not None and _same(graph, self.graph):
             return  # the CDK binds a state again from each of its neighbours: once is enough
         with self.joining():

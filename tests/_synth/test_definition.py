@@ -221,33 +221,46 @@ def test_workflows_whose_bodies_run_bare_share_one_text_whatever_their_states_ar
 
 
 @pytest.mark.parametrize(
-    ("case", "result", "shared"),
+    ("case", "result", "shared", "checked_again"),
     [
         (
             "a plain result",
             {"text": 'quotes " and \\ backslashes, \n controls \u0001, \u2028 and emoji \U0001f600', "n": 2**53},
             True,
+            False,
         ),
-        ("a float, whose exponent JavaScript writes otherwise", {"ratio": 1e-7}, False),
-        ("a key JavaScript puts first (the CDK gave it first already)", {"b": 1, "1": 2}, True),
-        ("a lone surrogate, which JavaScript escapes", {"text": "\ud800"}, False),
+        ("a float, whose exponent JavaScript writes otherwise", {"ratio": 1e-7}, False, True),
+        ("a key JavaScript puts first (the CDK gave it first already)", {"b": 1, "1": 2}, True, True),
+        ("a lone surrogate, which JavaScript escapes", {"text": "\ud800"}, False, True),
+        ("a key the CDK's resolve rewrites", {"$IntrinsicKey$x": ["k", "v"]}, False, True),
     ],
 )
-def test_a_workflow_alike_an_earlier_one_is_written_as_if_its_text_were_checked_again(monkeypatch, case, result, shared):
-    # The first workflow's shared text is checked against the CDK's writing; a later one alike is not checked
-    # again where Python and the CDK write what differs alike (definition._written_alike), and is otherwise.
-    def template() -> str:
+def test_a_workflow_alike_an_earlier_one_is_written_as_if_its_text_were_checked_again(
+    monkeypatch, case, result, shared, checked_again
+):
+    # The first workflow's shared text is checked against the CDK's writing (its whole definition sent to the CDK);
+    # a later one alike is not checked again where Python and the CDK write what differs alike
+    # (definition._written_alike), and is otherwise: the template is the same either way.
+    def template() -> tuple[str, int]:
+        sent = []
+        writes = Stack.to_json_string
+        monkeypatch.setattr(
+            Stack, "to_json_string", lambda self, *args, **kwargs: sent.append(1) or writes(self, *args, **kwargs)
+        )
         stack = Stack(App(), "Orders")
         table = IdempotencyTable(stack, "Idempotency")
         for name, body in (("Orders", {"plain": True}), ("Refunds", result), ("Returns", {"plain": "again"})):
             chain = sfn.Pass(stack, f"{name}Say", result=sfn.Result.from_object(body)).next(sfn.Pass(stack, f"{name}Ship"))
             IdempotentStateMachine(stack, name, table=table, definition=chain, namespace=name)
-        return json.dumps(stack.node.root.synth().get_stack_by_name("Orders").template)
+        written = json.dumps(stack.node.root.synth().get_stack_by_name("Orders").template)
+        monkeypatch.setattr(Stack, "to_json_string", writes)
+        return written, len(sent)
 
-    written = template()
+    written, checks = template()
     machines = [
         r["Properties"] for r in json.loads(written)["Resources"].values() if r["Type"] == "AWS::StepFunctions::StateMachine"
     ]
     assert ["DefinitionSubstitutions" in machine for machine in machines] == [True, shared, True], case
+    assert checks == (2 if checked_again else 1), case  # Orders, and Refunds where it is checked again; never Returns
     monkeypatch.setattr(definition, "_written_alike", lambda value: False)  # each text checked
-    assert template() == written, case
+    assert template() == (written, 3), case

@@ -465,3 +465,30 @@ def test_a_dynamodb_tasks_retrier_written_in_its_json_is_the_one_retry_transient
     retry_transient(state, TRANSIENT_DYNAMODB_ERRORS, after_body=after_body)
     rendered = state.to_state_json()["Retry"]
     assert json.dumps(rendered) == json.dumps([transient_retrier(TRANSIENT_DYNAMODB_ERRORS, after_body=after_body)])
+
+
+def test_a_guards_permissions_in_a_state_machine_of_your_own_come_in_the_order_they_always_did():
+    # Each DynamoDB task registers its statements once what it leads to is bound (issue 56 tried registering
+    # them as it joins, which put GetItem before the owner check's DescribeExecution here: a template change).
+    def build(stack) -> None:
+        guard = IdempotencyGuard(
+            stack,
+            "G",
+            table=IdempotencyTable(stack, "T"),
+            body=sfn.Pass(stack, "Step"),
+            key=IdempotencyKey.from_paths("$.id"),
+            on_in_flight=InFlightPolicy.FAIL,
+            owner_state_machine_name="own",
+        )
+        sfn.StateMachine(stack, "Own", state_machine_name="own", definition_body=sfn.DefinitionBody.from_chainable(guard))
+
+    (policy,) = resources(template(build), "AWS::IAM::Policy").values()
+    actions = [statement["Action"] for statement in policy["Properties"]["PolicyDocument"]["Statement"]]
+    assert actions == [
+        "dynamodb:UpdateItem",
+        "lambda:InvokeFunction",
+        "states:DescribeExecution",
+        "dynamodb:GetItem",
+        "lambda:InvokeFunction",
+        "dynamodb:DeleteItem",
+    ]
