@@ -2,7 +2,8 @@
 duration's length or of a pseudo parameter is a call into jsii, which is most of what synth costs (issue 56).
 
 Each read is kept once a process (the pseudo parameters: the same tokens in every stack) or once an object (a
-duration, a size, a table: kept as long as the object lives). Values only: what the CDK would give again.
+duration, a size, a table: kept as long as the object lives). Values only: what the CDK would give again. And
+``unresolved``, which asks the CDK whether a value is a token only where it could be one.
 """
 
 from __future__ import annotations
