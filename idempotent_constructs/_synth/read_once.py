@@ -46,11 +46,17 @@ def per_object(read: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return once
 
 
+def may_hold_token(text: str) -> bool:
+    """Whether ``text`` may hold a token: a string token's or a list token's marker (``${Token[``, ``#{Token[``), or
+    a number token's text (``-1.8...e+289``)."""
+    return "{Token[" in text or "e+289" in text
+
+
 def unresolved(value: Any) -> bool:
     """``Token.is_unresolved(value)``, without the call into jsii where ``value`` cannot hold a token: a text
-    without a string token's marker (``${Token[``, ``#{Token[``) or a number token's text (``-1.8...e+289``),
-    a number above the doubles a number token is made of (about -1.9e289: their top bits are the CDK's)."""
-    if isinstance(value, str) and "{Token[" not in value and "e+289" not in value:
+    that may not (``may_hold_token``), a number above the doubles a number token is made of (about -1.9e289:
+    their top bits are the CDK's)."""
+    if isinstance(value, str) and not may_hold_token(value):
         return False
     if isinstance(value, int | float) and not isinstance(value, bool) and value > -1e288:
         return False

@@ -38,28 +38,11 @@ def as_rendered(state: Any) -> Any:
     return state
 
 
-# Made once: each Duration made is a call into the CDK's Node.js process.
-_ONE_SECOND, _TEN_SECONDS, _THIRTY_SECONDS = Duration.seconds(1), Duration.seconds(10), Duration.seconds(30)
-
-
-def retry_transient(task: Any, errors: list[str], *, after_body: bool = False) -> None:
+def transient_retrier(errors: list[str], *, after_body: bool = False) -> dict[str, Any]:
     """Ten retries, jittered, at most 10 s apart: a call fails for good only if eleven attempts in
     about a minute all fail (at a 30% fault rate, about 2 in a million). A write after the body ran
-    gets about ten minutes: giving up there would leave the key to a second run. (An ``ItemTask`` has
-    it in its own JSON: ``transient_retrier``.)"""
-    task.add_retry(
-        errors=errors,
-        interval=_ONE_SECOND,
-        backoff_rate=2,
-        max_attempts=25 if after_body else 10,
-        max_delay=_THIRTY_SECONDS if after_body else _TEN_SECONDS,
-        jitter_strategy=sfn.JitterType.FULL,
-    )
-
-
-def transient_retrier(errors: list[str], *, after_body: bool = False) -> dict[str, Any]:
-    """The retrier ``retry_transient`` adds, as the CDK renders it: written into a state's JSON, it costs no
-    call into jsii."""
+    gets about ten minutes: giving up there would leave the key to a second run. As the CDK renders a
+    retrier: written into a state's own JSON (an ``ItemTask``'s), it costs no call into jsii."""
     return {
         "ErrorEquals": list(errors),
         "IntervalSeconds": 1,
@@ -68,6 +51,23 @@ def transient_retrier(errors: list[str], *, after_body: bool = False) -> dict[st
         "MaxDelaySeconds": 30 if after_body else 10,
         "JitterStrategy": "FULL",
     }
+
+
+# Made once: each Duration made is a call into the CDK's Node.js process.
+_SECONDS = {seconds: Duration.seconds(seconds) for seconds in (1, 10, 30)}
+
+
+def retry_transient(task: Any, errors: list[str], *, after_body: bool = False) -> None:
+    """``transient_retrier`` added to a state the CDK renders (``add_retry``)."""
+    retrier = transient_retrier(errors, after_body=after_body)
+    task.add_retry(
+        errors=errors,
+        interval=_SECONDS[retrier["IntervalSeconds"]],
+        backoff_rate=retrier["BackoffRate"],
+        max_attempts=retrier["MaxAttempts"],
+        max_delay=_SECONDS[retrier["MaxDelaySeconds"]],
+        jitter_strategy=sfn.JitterType(retrier["JitterStrategy"]),
+    )
 
 
 def item_fields(
