@@ -80,15 +80,15 @@ def _functions() -> str:
 
 def literal(text: str) -> str:
     """``text`` as a JSONata string literal (single quotes; JSON escapes, ``'`` as ``\\u0027``)."""
-    escaped = []
-    for character in text:
-        if character == "\\":
-            escaped.append("\\\\")
-        elif character == "'" or ord(character) < 0x20:
-            escaped.append(f"\\u{ord(character):04x}")
-        else:
-            escaped.append(character)
-    return "'" + "".join(escaped) + "'"
+    return "'" + _ESCAPED.sub(_escape, text) + "'"
+
+
+_ESCAPED = re.compile(r"[\\'\x00-\x1f]")  # a backslash, a quote, a control character
+
+
+def _escape(match: re.Match[str]) -> str:
+    character = match.group(0)
+    return "\\\\" if character == "\\" else f"\\u{ord(character):04x}"
 
 
 _FUNCTIONS = _functions()

@@ -82,7 +82,7 @@ def placeholders(text: str) -> tuple[str, dict[str, str]]:
         return "${" + names[token] + "}"
 
     replaced = TOKEN.sub(name, text)
-    assert all(Token.is_unresolved(token) for token in substitutions.values())
+    assert all(read_once.unresolved(token) for token in substitutions.values())
     return replaced, substitutions
 
 
@@ -190,7 +190,7 @@ def shared_body(scope: Construct, definition: dict[str, Any], own: dict[str, Any
     # A text already found exact, with the same tokens, is exact again where what differs is written alike by
     # Python and the CDK (_written_alike): then no call into jsii (the whole definition, sent and resolved).
     known = (shared, tuple((name, value) for name, value in substitutions.items() if read_once.may_hold_token(value)))
-    if known in checked and _written_alike(definition) and _reconstructs(shared, substitutions, definition):
+    if known in checked and _written_alike(definition, text) and _reconstructs(shared, substitutions, text):
         return sfn.DefinitionBody.from_string(_SharedDefinitions.of(scope).find(shared)), substitutions
     whole = stack.to_json_string(with_json_nulls(definition))
     try:
@@ -212,34 +212,38 @@ _INTRINSIC_KEY = "$IntrinsicKey$"  # a key the CDK's resolve rewrites: {"$Intrin
 _SURROGATE = re.compile("[\ud800-\udfff]")  # a lone one: Python writes it as it is, JavaScript escapes it
 
 
-def _written_alike(value: Any) -> bool:
-    """Whether Python's ``_text`` and the CDK's JSON (``Stack.to_json_string``, resolved) write ``value`` alike, known
-    without asking, a token aside (``shared_body`` compares those): texts without lone surrogates, integers
-    JavaScript holds exactly, objects whose keys JavaScript keeps in their order (no array index among them) and
-    the CDK's resolve keeps as they are (none starting ``$IntrinsicKey$``); not a float (each writes exponents its
-    own way)."""
+def _written_alike(value: Any, text: str) -> bool:
+    """Whether Python's ``_text`` and the CDK's JSON (``Stack.to_json_string``, resolved) write ``value`` (whose
+    ``_text`` is ``text``) alike, known without asking, a token aside (``shared_body`` compares those): texts without
+    lone surrogates (Python writes them as they are, so ``text`` shows each), integers JavaScript holds exactly,
+    objects whose keys JavaScript keeps in their order (no array index among them) and the CDK's resolve keeps as
+    they are (none starting ``$IntrinsicKey$``); not a float (each writes exponents its own way)."""
+    return not _SURROGATE.search(text) and _numbers_and_keys_alike(value)
+
+
+def _numbers_and_keys_alike(value: Any) -> bool:
+    if isinstance(value, str):
+        return True
     if isinstance(value, dict):
         return all(
             isinstance(key, str)
-            and not _ARRAY_INDEX.fullmatch(key)
+            # Most keys start with neither a digit nor "$": no regular expression for them.
+            and not (key[:1].isdigit() and _ARRAY_INDEX.fullmatch(key))
             and not key.startswith(_INTRINSIC_KEY)
-            and not _SURROGATE.search(key)
-            and _written_alike(item)
+            and _numbers_and_keys_alike(item)
             for key, item in value.items()
         )
     if isinstance(value, list):
-        return all(_written_alike(item) for item in value)
-    if isinstance(value, str):
-        return not _SURROGATE.search(value)
+        return all(_numbers_and_keys_alike(item) for item in value)
     if isinstance(value, bool) or value is None:
         return True
     return isinstance(value, int) and abs(value) <= 2**53
 
 
-def _reconstructs(shared: str, substitutions: dict[str, str], definition: dict[str, Any]) -> bool:
-    """Whether ``shared``, its substitutions put back, is the text of ``definition`` (no ``${...}`` of it taken for ours)."""
+def _reconstructs(shared: str, substitutions: dict[str, str], text: str) -> bool:
+    """Whether ``shared``, its substitutions put back, is ``text``, the definition's (no ``${...}`` of it taken for ours)."""
     try:
-        return substitute(shared, substitutions) == _text(definition)
+        return substitute(shared, substitutions) == text
     except Exception:  # a substitution that refers to itself
         return False
 

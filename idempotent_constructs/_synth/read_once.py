@@ -3,7 +3,7 @@ duration's length or of a pseudo parameter is a call into jsii, which is most of
 
 Each read is kept once a process (the pseudo parameters: the same tokens in every stack) or once an object (a
 duration, a size, a table: kept as long as the object lives). Values only: what the CDK would give again. And
-``unresolved``, which asks the CDK whether a value is a token only where it could be one.
+``unresolved``, which asks the CDK whether a value is a token only where it could be one, and of a text once.
 """
 
 from __future__ import annotations
@@ -56,11 +56,18 @@ def unresolved(value: Any) -> bool:
     """``Token.is_unresolved(value)``, without the call into jsii where ``value`` cannot hold a token: a text
     that may not (``may_hold_token``), a number above the doubles a number token is made of (about -1.9e289:
     their top bits are the CDK's)."""
-    if isinstance(value, str) and not may_hold_token(value):
-        return False
+    if isinstance(value, str):
+        return may_hold_token(value) and _text_unresolved(value)
     if isinstance(value, int | float) and not isinstance(value, bool) and value > -1e288:
         return False
     return bool(Token.is_unresolved(value))
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_unresolved(text: str) -> bool:
+    # Asked once a text: the CDK answers for a text by its markers alone (TokenString.test), so the answer
+    # for the same text is the same in every stack and app.
+    return bool(Token.is_unresolved(text))
 
 
 @per_object

@@ -262,5 +262,5 @@ def test_a_workflow_alike_an_earlier_one_is_written_as_if_its_text_were_checked_
     ]
     assert ["DefinitionSubstitutions" in machine for machine in machines] == [True, shared, True], case
     assert checks == (2 if checked_again else 1), case  # Orders, and Refunds where it is checked again; never Returns
-    monkeypatch.setattr(definition, "_written_alike", lambda value: False)  # each text checked
+    monkeypatch.setattr(definition, "_written_alike", lambda value, text: False)  # each text checked
     assert template() == (written, 3), case
