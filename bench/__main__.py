@@ -20,13 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-NODE_BIN = ROOT / "node_modules" / ".bin"
-if (NODE_BIN / "node").exists():
-    # Before aws_cdk is imported: jsii starts the first `node` on PATH (a supported Node.js 22).
-    os.environ["PATH"] = f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
-
-from . import bars, bounds, cost, growth, hashing, overhead, report, shapes, sources  # noqa: E402
+from . import ROOT, bars, bounds, cost, growth, hashing, overhead, report, shapes, sources
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results.json"
 

@@ -113,3 +113,21 @@ def test_the_smoke_benchmark_measures_every_section_next_to_the_baseline(tmp_pat
         f"Bars (docs/project/benchmarks.md): {sum(bar['met'] for bar in results['bars'])} of {len(results['bars'])} met"
         in completed.stdout
     )
+
+
+def test_the_guard_floor_experiment_cuts_each_guard_to_fewer_calls_than_the_real_one(node_bin):
+    # bench.guard_floor (issue 56) swaps the guard's states for four: if the swap stopped taking effect, the two
+    # guards would make the same calls, and the experiment's figures would measure nothing.
+    completed = subprocess.run(
+        [sys.executable, "-c", "import json, bench.guard_floor as f; print(json.dumps(f.measure(2, 1)))"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PATH": f"{node_bin}{os.pathsep}{os.environ.get('PATH', '')}"},
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    found = json.loads(completed.stdout.splitlines()[-1])
+    calls = found["jsii_calls_per_workflow"]
+    assert calls["bare"] < calls["cut"] < calls["real"], calls
+    assert set(found["ratio"]) == {"real", "cut"} and all(ratio > 0 for ratio in found["ratio"].values())

@@ -1,0 +1,102 @@
+"""``python -m bench.guard_floor``: how much of a workflow's synth time its guard's states are (issue 56).
+
+An experiment beside the benchmark, not one of its sections: 20 workflows of the synth section
+(``growth.build``) with the real guard, against the same 20 with each guard cut to four states
+(``Acquire``, the body's Parallel, ``Complete``, ``Failed``), and 20 bare state machines, interleaved in
+one process. The cut guard's definition is not the protocol: it is built only to be synthesized and
+timed, so what is left is a workflow's own resources (role, log group, state machine, release-function
+watch, cdk-nag acknowledgments), its share of the table and the functions, and the synth-time checks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import statistics
+import tempfile
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from aws_cdk import aws_stepfunctions as sfn
+
+from idempotent_constructs.guard import IdempotencyGuard, finish
+from idempotent_constructs.guard.tasks import ItemTask
+
+from .growth import build, jsii_calls, synthesize
+
+KINDS = ("real", "cut", "bare")
+
+
+def _cut(guard: IdempotencyGuard, body: sfn.IChainable) -> None:
+    """``IdempotencyGuard._build`` with four states: what the rest of the guard needs to be synthesized."""
+    config = guard.config
+    failed = sfn.Fail.jsonata(guard, "Failed", state_name=config.name("Failed"))
+    acquire = ItemTask(guard, "Acquire", config=config, action="updateItem", arguments="{'a': 1}")
+    complete = ItemTask(guard, "Complete", config=config, action="updateItem", arguments="{'a': 2}")
+    guard._acquire = acquire
+    guard._placement.task = acquire
+    guard._wiring = finish.Wiring(guard, body, failed, complete)
+    guard._wiring.lead(acquire)
+    complete.rendering = guard._wiring.reads
+    guard._start_state, guard._end_states = acquire, [complete]
+
+
+@contextlib.contextmanager
+def _guards(kind: str) -> Iterator[None]:
+    real = IdempotencyGuard._build
+    if kind == "cut":
+        IdempotencyGuard._build = _cut  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        IdempotencyGuard._build = real  # type: ignore[method-assign]
+
+
+def _once(kind: str, count: int) -> float:
+    with _guards(kind), tempfile.TemporaryDirectory(prefix="bench-floor-") as outdir:
+        started = time.perf_counter()
+        synthesize(build(count, kind != "bare", outdir))
+        return time.perf_counter() - started
+
+
+def measure(count: int = 20, repetitions: int = 7) -> dict[str, Any]:
+    """Seconds (median of ``repetitions``, interleaved) and calls into jsii a workflow for each kind, and the
+    real and cut guards' ratios to bare."""
+    calls = {}
+    for kind in KINDS:
+        _once(kind, count)  # jsii loads what this kind uses first
+        with jsii_calls() as counted:
+            _once(kind, count)
+        calls[kind] = round(counted[0] / count, 1) if counted else None
+    times: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    for repetition in range(repetitions):
+        for kind in KINDS if repetition % 2 == 0 else reversed(KINDS):
+            times[kind].append(_once(kind, count))
+    medians = {kind: statistics.median(values) for kind, values in times.items()}
+    return {
+        "workflows": count,
+        "repetitions": repetitions,
+        "median_seconds": {kind: round(value, 3) for kind, value in medians.items()},
+        "jsii_calls_per_workflow": calls,
+        "ratio": {kind: round(medians[kind] / medians["bare"], 1) for kind in ("real", "cut")},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.guard_floor", description=__doc__.splitlines()[0])
+    parser.add_argument("--workflows", type=int, default=20)
+    parser.add_argument("--repetitions", type=int, default=7)
+    arguments = parser.parse_args()
+    found = measure(arguments.workflows, arguments.repetitions)
+    bare = found["median_seconds"]["bare"]
+    for kind in ("real", "cut"):
+        print(
+            f"{kind} guard: {found['median_seconds'][kind]:.3f} s for {found['workflows']} workflows, "
+            f"{found['jsii_calls_per_workflow'][kind]} calls a workflow; bare {bare:.3f} s "
+            f"({found['jsii_calls_per_workflow']['bare']} calls); {found['ratio'][kind]} times bare"
+        )
+
+
+if __name__ == "__main__":
+    main()
