@@ -172,9 +172,10 @@ class ItemTask(sfn.CustomState):
         return self.rendering(state)
 
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
-        # Each call from the CDK is a callback into Python, once from each neighbour; its permissions are registered
-        # after what it leads to is bound, as they always were: registered as it joins (whenBoundToGraph, once),
-        # they would come first where a neighbour's are the same, and change the order of a role's statements.
+        # Each call from the CDK is a callback into Python, once from each neighbour. Its permissions are registered
+        # where they always were: at the first neighbour's call back while its own traversal runs (``self.graph``
+        # is set only after), or at its end. The templates' order of a role's statements is that point: registered
+        # as it joins (whenBoundToGraph) or as its traversal ends (a one-callback hook), they change it (issue 56).
         if self.graph is not None and _same(graph, self.graph):
             return  # the CDK binds a state again from each of its neighbours: once is enough
         with self.joining():

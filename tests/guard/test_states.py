@@ -468,8 +468,9 @@ def test_a_dynamodb_tasks_retrier_written_in_its_json_is_the_one_retry_transient
 
 
 def test_a_guards_permissions_in_a_state_machine_of_your_own_come_in_the_order_they_always_did():
-    # Each DynamoDB task registers its statements once what it leads to is bound (issue 56 tried registering
-    # them as it joins, which put GetItem before the owner check's DescribeExecution here: a template change).
+    # Each DynamoDB task registers its statements at the first neighbour's call back during its traversal, or at
+    # its end (issue 56 tried registering them as it joins, which put GetItem before the owner check's
+    # DescribeExecution here: a template change).
     def build(stack) -> None:
         guard = IdempotencyGuard(
             stack,
