@@ -6,6 +6,10 @@ An experiment beside the benchmark, not one of its sections: 20 workflows of the
 one process. The cut guard's definition is not the protocol: it is built only to be synthesized and
 timed, so what is left is a workflow's own resources (role, log group, state machine, release-function
 watch, cdk-nag acknowledgments), its share of the table and the functions, and the synth-time checks.
+
+And the same 20 with each guard cut to its body's Parallel alone, which registers the real guard's
+permissions as it joins the graph (``body``): what a guard whose other states were rendered in Python
+would leave to the CDK, short of the Python that renders them.
 """
 
 from __future__ import annotations
@@ -18,14 +22,17 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_stepfunctions as sfn
 
+from idempotent_constructs._synth.functions import WORKFLOW_ITEM_ACTIONS, executions_arn
 from idempotent_constructs.guard import IdempotencyGuard, finish
-from idempotent_constructs.guard.tasks import ItemTask
+from idempotent_constructs.guard.config import GuardConfig
+from idempotent_constructs.guard.tasks import ItemTask, _invoke_statement, item_statements
 
 from .growth import build, jsii_calls, synthesize
 
-KINDS = ("real", "cut", "bare")
+KINDS = ("real", "cut", "body", "bare")
 
 
 def _cut(guard: IdempotencyGuard, body: sfn.IChainable) -> None:
@@ -42,11 +49,55 @@ def _cut(guard: IdempotencyGuard, body: sfn.IChainable) -> None:
     guard._start_state, guard._end_states = acquire, [complete]
 
 
+class _Body(sfn.Parallel):
+    """The body's Parallel of a guard cut to it, registering, as it joins a graph, what the real guard's states
+    register: its item actions on its namespace, the shared functions' invocation, the holder's DescribeExecution."""
+
+    def __init__(self, guard: IdempotencyGuard, body: sfn.IChainable) -> None:
+        super().__init__(guard, "Body", state_name=guard.config.name("Body"))
+        self.branch(body)
+        self.statements = [
+            *(item_statements(guard.config, action) for action in _ITEM_ACTIONS),
+            [_invoke_statement(guard.key_function.function), _invoke_statement(guard.result_function.function)],
+            _owner_statements(guard.config),
+        ]
+        self.graph: sfn.StateGraph | None = None
+        self.rendered_at: int | None = None
+
+    def bind_to_graph(self, graph: sfn.StateGraph) -> None:
+        super().bind_to_graph(graph)
+        for statements in self.statements:
+            for statement in statements:
+                graph.register_policy_statement(statement)
+
+
+# The real guard's DynamoDB actions (WORKFLOW_ITEM_ACTIONS), as its tasks name them.
+_ITEM_ACTIONS = [action.split(":")[1][0].lower() + action.split(":")[1][1:] for action in WORKFLOW_ITEM_ACTIONS]
+
+
+def _owner_statements(config: GuardConfig) -> list[iam.PolicyStatement]:
+    name = config.owner_state_machine_name
+    if name is None:
+        return []
+    return [iam.PolicyStatement(actions=["states:DescribeExecution"], resources=[executions_arn(name)])]
+
+
+def _body_only(guard: IdempotencyGuard, body: sfn.IChainable) -> None:
+    """``IdempotencyGuard._build`` with the body's Parallel alone (``_Body``)."""
+    parallel = _Body(guard, body)
+    guard._acquire = parallel  # type: ignore[assignment]
+    guard._wiring = finish.Wiring(guard, body, parallel, parallel)
+    guard._start_state, guard._end_states = parallel, [parallel]
+
+
+_CUTS = {"cut": _cut, "body": _body_only}
+
+
 @contextlib.contextmanager
 def _guards(kind: str) -> Iterator[None]:
     real = IdempotencyGuard._build
-    if kind == "cut":
-        IdempotencyGuard._build = _cut  # type: ignore[method-assign]
+    if kind in _CUTS:
+        IdempotencyGuard._build = _CUTS[kind]  # type: ignore[method-assign]
     try:
         yield
     finally:
@@ -60,9 +111,22 @@ def _once(kind: str, count: int) -> float:
         return time.perf_counter() - started
 
 
+def permissions(kind: str, count: int = 2) -> dict[str, Any]:
+    """The workflows' roles' policies, by logical id, in a stack of ``count`` workflows whose guards are ``kind``'s:
+    a cut guard that stands for what the CDK would still do must grant what the real one grants."""
+    with _guards(kind), tempfile.TemporaryDirectory(prefix="bench-floor-") as outdir:
+        template, _ = synthesize(build(count, True, outdir))
+    resources = template["Resources"]
+    return {
+        name: resource["Properties"].get("Policies")
+        for name, resource in resources.items()
+        if resource["Type"] == "AWS::IAM::Role" and name.startswith("Workflow")
+    }
+
+
 def measure(count: int = 20, repetitions: int = 7) -> dict[str, Any]:
-    """Seconds (median of ``repetitions``, interleaved) and calls into jsii a workflow for each kind, and the
-    real and cut guards' ratios to bare."""
+    """Seconds (median of ``repetitions``, interleaved) and calls into jsii a workflow for each kind, and
+    each guard's ratio to bare."""
     calls = {}
     for kind in KINDS:
         _once(kind, count)  # jsii loads what this kind uses first
@@ -79,7 +143,7 @@ def measure(count: int = 20, repetitions: int = 7) -> dict[str, Any]:
         "repetitions": repetitions,
         "median_seconds": {kind: round(value, 3) for kind, value in medians.items()},
         "jsii_calls_per_workflow": calls,
-        "ratio": {kind: round(medians[kind] / medians["bare"], 1) for kind in ("real", "cut")},
+        "ratio": {kind: round(medians[kind] / medians["bare"], 1) for kind in KINDS if kind != "bare"},
     }
 
 
@@ -90,7 +154,7 @@ def main() -> None:
     arguments = parser.parse_args()
     found = measure(arguments.workflows, arguments.repetitions)
     bare = found["median_seconds"]["bare"]
-    for kind in ("real", "cut"):
+    for kind in KINDS[:-1]:
         print(
             f"{kind} guard: {found['median_seconds'][kind]:.3f} s for {found['workflows']} workflows, "
             f"{found['jsii_calls_per_workflow'][kind]} calls a workflow; bare {bare:.3f} s "
