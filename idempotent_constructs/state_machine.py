@@ -23,7 +23,7 @@ from ._readers import asl
 from ._synth import nag, read_once, source_advice, state_names
 from ._synth.definition import DefinitionLocation, Verbatim, asset_body, inline_body, render, shared_body
 from ._synth.documents import DocumentState
-from ._synth.functions import KeyFunction, ReleaseFunction, acknowledge_own_executions, release_function
+from ._synth.functions import KeyFunction, ReleaseFunction, own_executions, release_function
 from ._synth.inline_role import InlineRole, state_machines_of_this_account
 from ._synth.names import name_prefix, vended_log_group_name
 from ._synth.outcome_metrics import CountedGuard, Outcomes
@@ -124,12 +124,15 @@ class IdempotentStateMachine(Outcomes, Construct):
         # The guards of guard_states, by state name, then the guard of the whole around the definition.
         body, self.guards = self._body(settings)
         WHOLE_WORKFLOWS.add(self)
-        self.guard = IdempotencyGuard(self, GUARD_ID, body=body, once_per_execution=True, **settings.guard)
+        try:
+            self.guard = IdempotencyGuard(self, GUARD_ID, body=body, once_per_execution=True, **settings.guard)
+        finally:
+            WHOLE_WORKFLOWS.discard(self)  # its guard only: one made in it later is a guard of its own
         self.log_group, logs = self._logs(settings)
         self.state_machine = self._state_machine(settings, logs)
-        if settings.role is None:
-            self._acknowledge_role_wildcards()
         self.release_function = self._release_function(settings)
+        if acknowledgments := self._acknowledgments(settings):
+            Validations.of(self).acknowledge(*acknowledgments)  # at once: each call is one into jsii
         # At synth: what starts this workflow (a pipe, a rule) is usually made after it.
         source_advice.advise(self, self.state_machine, self.guard.config, settings.timeout)
 
@@ -217,17 +220,30 @@ class IdempotentStateMachine(Outcomes, Construct):
             _check_jsonata_definition(self, rendered)
         return state_machine
 
-    def _acknowledge_role_wildcards(self) -> None:
-        # cdk-nag (AwsSolutionsChecks): the one wildcard of the role we create is inherent to the
-        # logging and tracing that are on by default.
-        Validations.of(self).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions::AwsSolutions-IAM5[Resource::*]",
-                reason="X-Ray (xray:PutTraceSegments, xray:PutTelemetryRecords, xray:GetSamplingRules, "
-                "xray:GetSamplingTargets) and CloudWatch Logs delivery (logs:CreateLogDelivery and friends), "
-                "used by tracing and execution logging, support only Resource '*'.",
+    def _acknowledgments(self, settings: WorkflowSettings) -> list[Acknowledgment]:
+        """cdk-nag's (AwsSolutionsChecks) findings on this workflow that it draws by design: the one wildcard of the
+        role it creates, inherent to the logging and tracing on by default, and a Standard one's DescribeExecution on
+        its own executions (the owner check), whose names cannot be known in advance."""
+        found = []
+        if settings.role is None:
+            found.append(
+                Acknowledgment(
+                    id="AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+                    reason="X-Ray (xray:PutTraceSegments, xray:PutTelemetryRecords, xray:GetSamplingRules, "
+                    "xray:GetSamplingTargets) and CloudWatch Logs delivery (logs:CreateLogDelivery and friends), "
+                    "used by tracing and execution logging, support only Resource '*'.",
+                )
             )
-        )
+        if not settings.express:
+            assert settings.state_machine_name is not None  # given, or generated (workflow_settings)
+            found.append(
+                own_executions(
+                    settings.state_machine_name,
+                    "states:DescribeExecution on this state machine's own executions (any execution name): "
+                    "the owner check before a takeover reads whether the holder still runs.",
+                )
+            )
+        return found
 
     def _release_function(self, settings: WorkflowSettings) -> ReleaseFunction | None:
         """A Standard workflow's release function, watching its executions (an Express one has none, nor one
@@ -256,12 +272,6 @@ class IdempotentStateMachine(Outcomes, Construct):
                 self.guard.records_in_its_graph(),  # nested guards' included
                 name_prefix=prefix if settings.name_generated and prefix and name.startswith(prefix) else None,
             )
-        acknowledge_own_executions(
-            self,
-            name,
-            "states:DescribeExecution on this state machine's own executions (any execution name): "
-            "the owner check before a takeover reads whether the holder still runs.",
-        )
         return function
 
     def _own_parts(self, rendered: dict[str, Any]) -> dict[str, Any]:

@@ -447,6 +447,18 @@ def test_fails_when_a_guard_of_your_own_is_to_be_released_when_the_execution_fai
         )
 
 
+def test_a_guard_made_in_a_workflow_after_it_is_a_guard_of_your_own():
+    # Only the workflow's guard of the whole is its execution's; one placed in its scope later is not.
+    s = stack()
+    table = IdempotencyTable(s, "Table")
+    orders = IdempotentStateMachine(s, "Orders", table=table, definition=sfn.Pass(s, "Work"))
+    assert orders.guard.config.whole_workflow
+    with pytest.raises(IdempotencyConfigurationError, match="a guard of your own cannot know of"):
+        IdempotencyGuard(
+            orders, "Later", table=table, body=sfn.Pass(s, "More"), on_failure=FailurePolicy.RELEASE_WHEN_EXECUTION_FAILS
+        )
+
+
 def test_a_workflow_that_keeps_its_key_for_a_redrive_runs_its_chain_bare_and_no_release_function_frees_it():
     def build(s):
         chain = sfn.Pass(s, "Validate").next(sfn.Pass(s, "Charge"))

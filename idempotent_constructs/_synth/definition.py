@@ -130,12 +130,6 @@ class _SharedDefinitions(Construct):
         super().__init__(scope, "IdempotentSharedDefinitions")
         self.mappings: dict[str, CfnMapping] = {}  # the mapping that holds each text, by its key
 
-    @classmethod
-    def of(cls, scope: Construct) -> _SharedDefinitions:
-        stack = Stack.of(scope)
-        found = stack.node.try_find_child("IdempotentSharedDefinitions")
-        return found if isinstance(found, cls) else cls(stack)
-
     def find(self, text: str) -> str:
         """A ``Fn::FindInMap`` of ``text``, which is written in the stack's Mappings once."""
         key = "Definition" + hashlib.sha256(text.encode()).hexdigest()[:20]
@@ -149,6 +143,18 @@ class _SharedDefinitions(Construct):
             mapping.set_value(key, "Text", text)
             self.mappings[key] = mapping
         return self.mappings[key].find_in_map(key, "Text")
+
+
+def _shared_definitions(stack: Stack) -> _SharedDefinitions:
+    """The stack's shared definition texts, made on the first workflow that shares one (kept here, not looked
+    for in the stack: each look is a call into jsii)."""
+    found = _SHARED.get(stack)
+    if found is None:
+        found = _SHARED[stack] = _SharedDefinitions(stack)
+    return found
+
+
+_SHARED: weakref.WeakKeyDictionary[Stack, _SharedDefinitions] = weakref.WeakKeyDictionary()
 
 
 class Verbatim(str):
@@ -191,7 +197,7 @@ def shared_body(scope: Construct, definition: dict[str, Any], own: dict[str, Any
     # Python and the CDK (_written_alike): then no call into jsii (the whole definition, sent and resolved).
     known = (shared, tuple((name, value) for name, value in substitutions.items() if read_once.may_hold_token(value)))
     if known in checked and _written_alike(definition, text) and _reconstructs(shared, substitutions, text):
-        return sfn.DefinitionBody.from_string(_SharedDefinitions.of(scope).find(shared)), substitutions
+        return sfn.DefinitionBody.from_string(_shared_definitions(stack).find(shared)), substitutions
     whole = stack.to_json_string(with_json_nulls(definition))
     try:
         # Resolved at once: each resolve is a call into jsii.
@@ -202,7 +208,7 @@ def shared_body(scope: Construct, definition: dict[str, Any], own: dict[str, Any
     if not exact:
         return sfn.DefinitionBody.from_string(whole), {}
     checked.add(known)
-    return sfn.DefinitionBody.from_string(_SharedDefinitions.of(scope).find(shared)), substitutions
+    return sfn.DefinitionBody.from_string(_shared_definitions(stack).find(shared)), substitutions
 
 
 # The shared texts found exact in each stack, with the substitutions that hold tokens (shared_body).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from aws_cdk import Fn, Stack, Token
@@ -21,10 +22,10 @@ def generated_name(construct: Construct) -> str:
     (``name_prefix``) matches it. (Worked out once a construct: it names a workflow and its log group.)"""
     node = construct.node
     suffix = node.addr[:8]
-    stack = Stack.of(construct)
-    label, readable = _stack_label(stack), _NOT_IN_NAMES.sub("-", node.id)
+    label, nested = _stack_label(Stack.of(construct))
+    readable = _NOT_IN_NAMES.sub("-", node.id)
     if label:
-        readable = f"{label}{'-' if stack.nested else '_'}{readable}"
+        readable = f"{label}{'-' if nested else '_'}{readable}"
     return f"{readable[: MAX_NAME_LENGTH - len(suffix) - 1]}-{suffix}"
 
 
@@ -32,18 +33,18 @@ def name_prefix(construct: Construct) -> str | None:
     """How the generated names of the construct's stack start, and no other's: the stack's name,
     then ``_``, which stack names cannot contain and the rest of a generated name does not. ``None``
     in a nested stack, or if the stack's name is only known at deploy time."""
-    stack = Stack.of(construct)
-    label = _stack_label(stack)
-    return f"{label}_" if label and not stack.nested else None
+    label, nested = _stack_label(Stack.of(construct))
+    return f"{label}_" if label and not nested else None
 
 
 @read_once.per_object
-def _stack_label(stack: Stack) -> str:
+def _stack_label(stack: Stack) -> tuple[str, bool]:
+    """``(what the generated names of ``stack`` start with, whether it is nested)``."""
     parent = stack.nested_stack_parent
     if parent is not None:
-        outer = _stack_label(parent)
-        return f"{outer}-{_NOT_IN_NAMES.sub('-', stack.node.id)}" if outer else ""
-    return "" if Token.is_unresolved(stack.stack_name) else _NOT_IN_NAMES.sub("-", stack.stack_name)
+        outer, _ = _stack_label(parent)
+        return (f"{outer}-{_NOT_IN_NAMES.sub('-', stack.node.id)}" if outer else ""), True
+    return ("" if Token.is_unresolved(stack.stack_name) else _NOT_IN_NAMES.sub("-", stack.stack_name)), False
 
 
 # Log groups Step Functions may write to without adding each to the account's CloudWatch Logs resource
@@ -56,5 +57,10 @@ def vended_log_group_name(construct: Construct) -> str:
     """``/aws/vendedlogs/states/{generated_name}-{the stack's id}``: under the prefix that keeps the
     account's log resource policy from growing, stable across deploys, and new when the stack is
     created again (the log group is retained, so its name must not be taken on a new create)."""
-    stack_id = Fn.select(2, Fn.split("/", read_once.pseudo().stack_id))
-    return f"{VENDED_LOGS_PREFIX}states/{generated_name(construct)}-{stack_id}"
+    return f"{VENDED_LOGS_PREFIX}states/{generated_name(construct)}-{_stack_uuid()}"
+
+
+@functools.cache
+def _stack_uuid() -> str:
+    """The last part of the stack's id (its UUID), as a token of no stack's: made once a process, resolved in each."""
+    return str(Fn.select(2, Fn.split("/", read_once.pseudo().stack_id)))

@@ -51,7 +51,8 @@ def advise(guard: IdempotencyGuard, body: Wiring) -> None:
         # Only a default can be fitted, and an IdempotentStateMachine's guard (once_per_execution) has the defaults
         # its workflow chose for its run. (An aspect is called back for every construct under the guard: none else.)
         Aspects.of(guard).add(_FitExpress(guard))
-    guard.node.add_validation(_WithinExpress(guard))
+    if not config.whole_workflow:  # an IdempotentStateMachine checks its lease against its own type (workflow_settings)
+        guard.node.add_validation(_WithinExpress(guard))
     for option, selection in (("key", config.key), ("payload", config.payload)):
         if selection.kind == schema.KIND_JSONATA and not read_once.unresolved(selection.expression):
             _regex_recursion(guard, option, selection.expression)
@@ -148,7 +149,7 @@ class _WithinExpress:
 
     def validate(self) -> list[str]:
         lease = self.guard.config.lease
-        if lease.to_seconds() <= EXPRESS_MAX_SECONDS or self.guard.rendered_by is not None:  # a workflow's: its own check
+        if lease.to_seconds() <= EXPRESS_MAX_SECONDS:
             return []
         for machine in machines_holding(self.guard):
             if machine.state_machine_type == "EXPRESS":

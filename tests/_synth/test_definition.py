@@ -180,10 +180,11 @@ def test_a_distributed_map_in_the_body_gets_its_permissions_on_the_state_machine
 
 
 def test_a_stack_of_more_than_a_hundred_texts_spreads_them_over_mappings_of_a_hundred_each_once():
-    from idempotent_constructs._synth.definition import _SharedDefinitions
+    from idempotent_constructs._synth.definition import _shared_definitions
 
     stack = Stack(App(), "Orders")
-    shared = _SharedDefinitions.of(stack)
+    shared = _shared_definitions(stack)
+    assert _shared_definitions(stack) is shared  # one a stack
     found = [stack.resolve(shared.find(f"text {index}")) for index in range(205)]
     assert stack.resolve(shared.find("text 3")) == found[3]
     assert found[150]["Fn::FindInMap"][0] == "IdempotentDefinitions2"

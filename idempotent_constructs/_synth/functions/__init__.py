@@ -5,13 +5,13 @@ from .assets import BUNDLED_PACKAGES, DISABLE_ASSET_STAGING, RUNTIME, lambda_cod
 from .iam import (
     TABLE_KEY_ACTIONS,
     WORKFLOW_ITEM_ACTIONS,
-    acknowledge_own_executions,
     executions_arn,
     item_statement,
     kept_for_redrive,
     key_statement,
     leading_keys,
     leading_keys_condition,
+    own_executions,
     records_of,
 )
 from .key_function import KEY_FUNCTION_ID, KeyFunction, key_function
@@ -33,7 +33,6 @@ __all__ = [
     "ReleaseFunction",
     "ResultFunction",
     "ResultsBucket",
-    "acknowledge_own_executions",
     "executions_arn",
     "item_statement",
     "kept_for_redrive",
@@ -43,6 +42,7 @@ __all__ = [
     "lambda_source_dir",
     "leading_keys",
     "leading_keys_condition",
+    "own_executions",
     "records_of",
     "release_function",
     "result_function",

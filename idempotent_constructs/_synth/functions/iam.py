@@ -7,12 +7,12 @@ from collections.abc import Iterable
 from typing import Any
 
 import jsii
-from aws_cdk import Acknowledgment, Annotations, IResolvable, IStableAnyProducer, Lazy, Validations
+from aws_cdk import Acknowledgment, Annotations, IResolvable, IStableAnyProducer, Lazy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_stepfunctions as sfn
-from constructs import IConstruct, IValidation
+from constructs import IValidation
 
 from ...lambda_src import schema
 from .. import read_once
@@ -24,15 +24,13 @@ def executions_arn(state_machine_name: str) -> str:
     return f"arn:{aws.partition}:states:{aws.region}:{aws.account_id}:execution:{state_machine_name}:*"
 
 
-def acknowledge_own_executions(construct: IConstruct, state_machine_name: str, reason: str) -> None:
+def own_executions(state_machine_name: str, reason: str) -> Acknowledgment:
     """cdk-nag (AwsSolutionsChecks) reports a permission on ``executions_arn`` as a wildcard: it
     names one state machine's executions, whose names cannot be known in advance."""
-    Validations.of(construct).acknowledge(
-        Acknowledgment(
-            id="AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:"
-            f"<AWS::AccountId>:execution:{state_machine_name}:*]",
-            reason=reason,
-        )
+    return Acknowledgment(
+        id="AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:"
+        f"<AWS::AccountId>:execution:{state_machine_name}:*]",
+        reason=reason,
     )
 
 

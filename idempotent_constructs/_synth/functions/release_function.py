@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Aws, Duration, Lazy
+from aws_cdk import Aws, Duration, Lazy, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
@@ -16,7 +16,7 @@ from constructs import Construct, IConstruct
 
 from ...lambda_src import schema
 from .. import nag, read_once
-from .iam import ItemGrants, ListProducer, acknowledge_own_executions, executions_arn, leading_keys_condition
+from .iam import ItemGrants, ListProducer, executions_arn, leading_keys_condition, own_executions
 from .shared import SharedFunction, singleton
 
 RELEASE_FUNCTION_ID = "IdempotencyReleaseFunction"  # API: see key_function
@@ -104,11 +104,12 @@ class ReleaseFunction(SharedFunction):
             self.role.add_to_policy(
                 iam.PolicyStatement(actions=["states:DescribeExecution"], resources=[executions_arn(pattern)])
             )
-            acknowledge_own_executions(
-                self.role,
-                pattern,
-                "states:DescribeExecution on the watched state machines' own executions (any execution name): "
-                "the release function reads that a crashed execution has not been redriven since.",
+            Validations.of(self.role).acknowledge(
+                own_executions(
+                    pattern,
+                    "states:DescribeExecution on the watched state machines' own executions (any execution name): "
+                    "the release function reads that a crashed execution has not been redriven since.",
+                )
             )
         for table, namespace in items:
             self._deletable.add(table, namespace)
