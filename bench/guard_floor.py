@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import statistics
 import tempfile
 import time
@@ -33,6 +34,7 @@ from idempotent_constructs.guard.tasks import ItemTask, _invoke_statement, item_
 from .growth import build, jsii_calls, synthesize
 
 KINDS = ("real", "cut", "body", "bare")
+GUARDS = KINDS[:-1]  # all but bare
 
 
 def _cut(guard: IdempotencyGuard, body: sfn.IChainable) -> None:
@@ -61,8 +63,8 @@ class _Body(sfn.Parallel):
             [_invoke_statement(guard.key_function.function), _invoke_statement(guard.result_function.function)],
             _owner_statements(guard.config),
         ]
+        # Read as its guard's task's (IdempotencyGuard.records_in_its_graph): unset, the guard's own records are named.
         self.graph: sfn.StateGraph | None = None
-        self.rendered_at: int | None = None
 
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
         super().bind_to_graph(graph)
@@ -76,6 +78,7 @@ _ITEM_ACTIONS = [action.split(":")[1][0].lower() + action.split(":")[1][1:] for 
 
 
 def _owner_statements(config: GuardConfig) -> list[iam.PolicyStatement]:
+    """What the owner check's task grants: DescribeExecution of the holder's executions (Standard only)."""
     name = config.owner_state_machine_name
     if name is None:
         return []
@@ -112,16 +115,17 @@ def _once(kind: str, count: int) -> float:
 
 
 def permissions(kind: str, count: int = 2) -> dict[str, Any]:
-    """The workflows' roles' policies, by logical id, in a stack of ``count`` workflows whose guards are ``kind``'s:
-    a cut guard that stands for what the CDK would still do must grant what the real one grants."""
+    """In a stack of ``count`` workflows whose guards are ``kind``'s: the workflows' roles' policies, by logical id (a
+    cut guard that stands for what the CDK would still do must grant what the real one grants), and the size of
+    the definitions' shared texts (which tells a cut guard's from the real one's)."""
     with _guards(kind), tempfile.TemporaryDirectory(prefix="bench-floor-") as outdir:
         template, _ = synthesize(build(count, True, outdir))
-    resources = template["Resources"]
-    return {
+    roles = {
         name: resource["Properties"].get("Policies")
-        for name, resource in resources.items()
+        for name, resource in template["Resources"].items()
         if resource["Type"] == "AWS::IAM::Role" and name.startswith("Workflow")
     }
+    return {"policies": roles, "definition_bytes": len(json.dumps(template.get("Mappings", {})))}
 
 
 def measure(count: int = 20, repetitions: int = 7) -> dict[str, Any]:
@@ -143,7 +147,7 @@ def measure(count: int = 20, repetitions: int = 7) -> dict[str, Any]:
         "repetitions": repetitions,
         "median_seconds": {kind: round(value, 3) for kind, value in medians.items()},
         "jsii_calls_per_workflow": calls,
-        "ratio": {kind: round(medians[kind] / medians["bare"], 1) for kind in KINDS if kind != "bare"},
+        "ratio": {kind: round(medians[kind] / medians["bare"], 1) for kind in GUARDS},
     }
 
 
@@ -154,7 +158,7 @@ def main() -> None:
     arguments = parser.parse_args()
     found = measure(arguments.workflows, arguments.repetitions)
     bare = found["median_seconds"]["bare"]
-    for kind in KINDS[:-1]:
+    for kind in GUARDS:
         print(
             f"{kind} guard: {found['median_seconds'][kind]:.3f} s for {found['workflows']} workflows, "
             f"{found['jsii_calls_per_workflow'][kind]} calls a workflow; bare {bare:.3f} s "

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aws_cdk import Acknowledgment, Annotations, Duration, Validations
+from aws_cdk import Annotations, Duration
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs_module
@@ -132,7 +132,7 @@ class IdempotentStateMachine(Outcomes, Construct):
         self.state_machine = self._state_machine(settings, logs)
         self.release_function = self._release_function(settings)
         if acknowledgments := self._acknowledgments(settings):
-            Validations.of(self).acknowledge(*acknowledgments)  # at once: each call is one into jsii
+            nag.acknowledge(self, acknowledgments)  # at once: each call is one into jsii
         # At synth: what starts this workflow (a pipe, a rule) is usually made after it.
         source_advice.advise(self, self.state_machine, self.guard.config, settings.timeout)
 
@@ -220,28 +220,22 @@ class IdempotentStateMachine(Outcomes, Construct):
             _check_jsonata_definition(self, rendered)
         return state_machine
 
-    def _acknowledgments(self, settings: WorkflowSettings) -> list[Acknowledgment]:
-        """cdk-nag's (AwsSolutionsChecks) findings on this workflow that it draws by design: the one wildcard of the
-        role it creates, inherent to the logging and tracing on by default, and a Standard one's DescribeExecution on
-        its own executions (the owner check), whose names cannot be known in advance."""
-        found = []
+    def _acknowledgments(self, settings: WorkflowSettings) -> dict[str, str]:
+        """cdk-nag's (AwsSolutionsChecks) findings on this workflow that it draws by design, by rule, with the reason:
+        the one wildcard of the role it creates, inherent to the logging and tracing on by default, and a Standard
+        one's DescribeExecution on its own executions (the owner check), whose names cannot be known in advance."""
+        found = {}
         if settings.role is None:
-            found.append(
-                Acknowledgment(
-                    id="AwsSolutions::AwsSolutions-IAM5[Resource::*]",
-                    reason="X-Ray (xray:PutTraceSegments, xray:PutTelemetryRecords, xray:GetSamplingRules, "
-                    "xray:GetSamplingTargets) and CloudWatch Logs delivery (logs:CreateLogDelivery and friends), "
-                    "used by tracing and execution logging, support only Resource '*'.",
-                )
+            found[f"{nag.SOLUTIONS}IAM5[Resource::*]"] = (
+                "X-Ray (xray:PutTraceSegments, xray:PutTelemetryRecords, xray:GetSamplingRules, xray:GetSamplingTargets) "
+                "and CloudWatch Logs delivery (logs:CreateLogDelivery and friends), used by tracing and execution "
+                "logging, support only Resource '*'."
             )
         if not settings.express:
             assert settings.state_machine_name is not None  # given, or generated (workflow_settings)
-            found.append(
-                own_executions(
-                    settings.state_machine_name,
-                    "states:DescribeExecution on this state machine's own executions (any execution name): "
-                    "the owner check before a takeover reads whether the holder still runs.",
-                )
+            found[own_executions(settings.state_machine_name)] = (
+                "states:DescribeExecution on this state machine's own executions (any execution name): "
+                "the owner check before a takeover reads whether the holder still runs."
             )
         return found
 

@@ -146,11 +146,13 @@ class _SharedDefinitions(Construct):
 
 
 def _shared_definitions(stack: Stack) -> _SharedDefinitions:
-    """The stack's shared definition texts, made on the first workflow that shares one (kept here, not looked
-    for in the stack: each look is a call into jsii)."""
+    """The stack's shared definition texts, made on the first workflow that shares one and kept here: looked for
+    in the stack (a call into jsii) only where the stack is new here (made in Python, a stack is the same object
+    each time; made by the CDK, a new one each time)."""
     found = _SHARED.get(stack)
     if found is None:
-        found = _SHARED[stack] = _SharedDefinitions(stack)
+        child = stack.node.try_find_child("IdempotentSharedDefinitions")
+        found = _SHARED[stack] = child if isinstance(child, _SharedDefinitions) else _SharedDefinitions(stack)
     return found
 
 

@@ -39,7 +39,7 @@ def name_prefix(construct: Construct) -> str | None:
 
 @read_once.per_object
 def _stack_label(stack: Stack) -> tuple[str, bool]:
-    """``(what the generated names of ``stack`` start with, whether it is nested)``."""
+    """What the generated names of ``stack`` start with, and whether it is nested."""
     parent = stack.nested_stack_parent
     if parent is not None:
         outer, _ = _stack_label(parent)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import jsii
-from aws_cdk import Acknowledgment, Annotations, IResolvable, IStableAnyProducer, Lazy
+from aws_cdk import Annotations, IResolvable, IStableAnyProducer, Lazy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -15,7 +15,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import IValidation
 
 from ...lambda_src import schema
-from .. import read_once
+from .. import nag, read_once
 
 
 def executions_arn(state_machine_name: str) -> str:
@@ -24,14 +24,10 @@ def executions_arn(state_machine_name: str) -> str:
     return f"arn:{aws.partition}:states:{aws.region}:{aws.account_id}:execution:{state_machine_name}:*"
 
 
-def own_executions(state_machine_name: str, reason: str) -> Acknowledgment:
-    """cdk-nag (AwsSolutionsChecks) reports a permission on ``executions_arn`` as a wildcard: it
-    names one state machine's executions, whose names cannot be known in advance."""
-    return Acknowledgment(
-        id="AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:"
-        f"<AWS::AccountId>:execution:{state_machine_name}:*]",
-        reason=reason,
-    )
+def own_executions(state_machine_name: str) -> str:
+    """The rule id of cdk-nag's (AwsSolutionsChecks) finding on a permission on ``executions_arn``, which it reports
+    as a wildcard: that names one state machine's executions, whose names cannot be known in advance."""
+    return f"{nag.SOLUTIONS}IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{state_machine_name}:*]"
 
 
 def item_statement(table: dynamodb.ITable, namespace: str, *actions: str) -> iam.PolicyStatement:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Aws, Duration, Lazy, Validations
+from aws_cdk import Aws, Duration, Lazy
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
@@ -104,12 +104,12 @@ class ReleaseFunction(SharedFunction):
             self.role.add_to_policy(
                 iam.PolicyStatement(actions=["states:DescribeExecution"], resources=[executions_arn(pattern)])
             )
-            Validations.of(self.role).acknowledge(
-                own_executions(
-                    pattern,
-                    "states:DescribeExecution on the watched state machines' own executions (any execution name): "
-                    "the release function reads that a crashed execution has not been redriven since.",
-                )
+            nag.acknowledge(
+                self.role,
+                {
+                    own_executions(pattern): "states:DescribeExecution on the watched state machines' own executions "
+                    "(any execution name): the release function reads that a crashed execution has not been redriven since."
+                },
             )
         for table, namespace in items:
             self._deletable.add(table, namespace)
