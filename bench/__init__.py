@@ -3,7 +3,7 @@ hashing, side by side with a baseline built like the aws-samples idempotent work
 
     python -m bench            full run (a few minutes), writes bench/results.json
     python -m bench --smoke    fast run of every section (CI), writes to a temporary file
-    python -m bench.guard_floor    an experiment: synth with each guard cut to four states (issue 56)
+    python -m bench.guard_floor    an experiment: synth with each guard cut to four states, or to its body (issue 56)
 """
 
 import os

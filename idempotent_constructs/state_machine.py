@@ -23,7 +23,7 @@ from ._readers import asl
 from ._synth import nag, read_once, source_advice, state_names
 from ._synth.definition import DefinitionLocation, Verbatim, asset_body, inline_body, render, shared_body
 from ._synth.documents import DocumentState
-from ._synth.functions import KeyFunction, ReleaseFunction, own_executions, release_function
+from ._synth.functions import KeyFunction, ReleaseFunction, own_executions_rule, release_function
 from ._synth.inline_role import InlineRole, state_machines_of_this_account
 from ._synth.names import name_prefix, vended_log_group_name
 from ._synth.outcome_metrics import CountedGuard, Outcomes
@@ -222,8 +222,8 @@ class IdempotentStateMachine(Outcomes, Construct):
 
     def _acknowledgments(self, settings: WorkflowSettings) -> dict[str, str]:
         """cdk-nag's (AwsSolutionsChecks) findings on this workflow that it draws by design, by rule, with the reason:
-        the one wildcard of the role it creates, inherent to the logging and tracing on by default, and a Standard
-        one's DescribeExecution on its own executions (the owner check), whose names cannot be known in advance."""
+        the one wildcard of the role it creates, inherent to the logging and tracing on by default, and the owner check's
+        DescribeExecution on its own executions (a Standard one's), whose names cannot be known in advance."""
         found = {}
         if settings.role is None:
             found[f"{nag.SOLUTIONS}IAM5[Resource::*]"] = (
@@ -231,9 +231,8 @@ class IdempotentStateMachine(Outcomes, Construct):
                 "and CloudWatch Logs delivery (logs:CreateLogDelivery and friends), used by tracing and execution "
                 "logging, support only Resource '*'."
             )
-        if not settings.express:
-            assert settings.state_machine_name is not None  # given, or generated (workflow_settings)
-            found[own_executions(settings.state_machine_name)] = (
+        if (owner := self.guard.config.owner_state_machine_name) is not None:
+            found[own_executions_rule(owner)] = (
                 "states:DescribeExecution on this state machine's own executions (any execution name): "
                 "the owner check before a takeover reads whether the holder still runs."
             )

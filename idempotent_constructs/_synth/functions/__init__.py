@@ -11,7 +11,7 @@ from .iam import (
     key_statement,
     leading_keys,
     leading_keys_condition,
-    own_executions,
+    own_executions_rule,
     records_of,
 )
 from .key_function import KEY_FUNCTION_ID, KeyFunction, key_function
@@ -42,7 +42,7 @@ __all__ = [
     "lambda_source_dir",
     "leading_keys",
     "leading_keys_condition",
-    "own_executions",
+    "own_executions_rule",
     "records_of",
     "release_function",
     "result_function",

@@ -24,7 +24,7 @@ def executions_arn(state_machine_name: str) -> str:
     return f"arn:{aws.partition}:states:{aws.region}:{aws.account_id}:execution:{state_machine_name}:*"
 
 
-def own_executions(state_machine_name: str) -> str:
+def own_executions_rule(state_machine_name: str) -> str:
     """The rule id of cdk-nag's (AwsSolutionsChecks) finding on a permission on ``executions_arn``, which it reports
     as a wildcard: that names one state machine's executions, whose names cannot be known in advance."""
     return f"{nag.SOLUTIONS}IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{state_machine_name}:*]"

@@ -16,7 +16,7 @@ from constructs import Construct, IConstruct
 
 from ...lambda_src import schema
 from .. import nag, read_once
-from .iam import ItemGrants, ListProducer, executions_arn, leading_keys_condition, own_executions
+from .iam import ItemGrants, ListProducer, executions_arn, leading_keys_condition, own_executions_rule
 from .shared import SharedFunction, singleton
 
 RELEASE_FUNCTION_ID = "IdempotencyReleaseFunction"  # API: see key_function
@@ -107,7 +107,7 @@ class ReleaseFunction(SharedFunction):
             nag.acknowledge(
                 self.role,
                 {
-                    own_executions(pattern): "states:DescribeExecution on the watched state machines' own executions "
+                    own_executions_rule(pattern): "states:DescribeExecution on the watched state machines' own executions "
                     "(any execution name): the release function reads that a crashed execution has not been redriven since."
                 },
             )
