@@ -213,11 +213,11 @@ def record_id_and_validation(
         measured += f" & ',' & {values}"
     body += f"$n := {measured};$native($n);"
     validation = literal(canonical.payload_validation(None)) if payload_kind == schema.KIND_NONE else f"$digest({payload})"
-    members = payload_members(payload_kind, payload_expression, source)
-    return (
-        f"({_FUNCTIONS}{body}{{'id': {literal(schema.id_prefix(namespace))} & $digest($text($ks)), "
-        f"'validation': {validation}, 'members': {members}}})"
-    )
+    # Each value bound first, one after the other: jsonata-js evaluates an object constructor's values at once, and
+    # its Timebox (the emulator's count of AWS's depth bound) skips them, where an engine evaluating them in turn (the
+    # JVM's) nests as deep as the deepest; bound first, every engine and count nests that deep and no deeper.
+    body += f"$i := $digest($text($ks));$w := {validation};$m := {payload_members(payload_kind, payload_expression, source)};"
+    return f"({_FUNCTIONS}{body}{{'id': {literal(schema.id_prefix(namespace))} & $i, 'validation': $w, 'members': $m}})"
 
 
 def _evaluate(expression: str, document: Any, missing: type[Exception], what: str) -> Any:

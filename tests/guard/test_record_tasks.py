@@ -45,7 +45,8 @@ def test_key_namespace_retention_and_lease_reach_the_acquire():
         lease=Duration.minutes(2),
     )["States"]
     acquire = states["ChargeOnce.Acquire"]
-    assert "$lookup($o, 'order')" in acquire["Arguments"] and "'orders-v2#' & $digest(" in acquire["Arguments"]
+    assert "$lookup($o, 'order')" in acquire["Arguments"] and "'orders-v2#' & $i" in acquire["Arguments"]
+    assert "$i := $digest($text($ks))" in acquire["Arguments"]  # the namespace's prefix, then the key's digest
     assert "$now + 120000" in acquire["Arguments"] and "+ 604800" in states["ChargeOnce.Complete"]["Arguments"]
 
 

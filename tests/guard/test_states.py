@@ -420,7 +420,8 @@ def test_a_payload_selection_is_digested_natively_and_a_selection_that_selects_n
     ]
     acquire = states["ChargeOnce.Acquire"]["Arguments"]
     assert "the payload path $[0].body is missing in the input" in acquire
-    assert "'validation': $digest('[' & $join([$text($p0)], ',') & ']')" in acquire  # D(C(P)), P the paths' values
+    # D(C(P)), P the paths' values, bound before the record's fields are written
+    assert "$w := $digest('[' & $join([$text($p0)], ',') & ']')" in acquire and "'validation': $w" in acquire
     compute = states["ChargeOnce.ComputeKey"]
     assert "'payload_kind': 'paths'" in compute["Arguments"]
     assert {"ErrorEquals": ["Idempotency.PayloadMissing"], "Next": "ChargeOnce.PayloadMissing"} in compute["Catch"]
