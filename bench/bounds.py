@@ -142,7 +142,9 @@ class BoundsStack(Stack):
             )
 
 
-def _jsonata_js(jobs: list[dict[str, Any]], repeat: int) -> list[dict[str, Any]]:
+def in_jsonata_js(jobs: list[dict[str, Any]], repeat: int) -> list[dict[str, Any]]:
+    """Each job (``{"expression", "bindings"}``) evaluated in jsonata-js ``repeat`` times: its peak depth as the Timebox
+    counts it and as plain nesting (``peak``, ``strict``), its best time (``milliseconds``) and its ``error``."""
     done = subprocess.run(
         ["node", "-e", _RUNNER],
         input=json.dumps({"jobs": jobs, "repeat": repeat}),
@@ -194,7 +196,7 @@ def run(smoke: bool, log=print) -> dict[str, Any]:
                 for state in STATES:
                     jobs.append({"expression": requests[state], "bindings": {"states": states, variable: facts}})
                 where.append((name, shape))
-        measured = _jsonata_js(jobs, repeat=1 if smoke else 3)
+        measured = in_jsonata_js(jobs, repeat=1 if smoke else 3)
         rows: dict[tuple[str, str], dict[str, Any]] = {}
         for index, (name, shape) in enumerate(where):
             row = dict(zip(STATES, measured[len(STATES) * index : len(STATES) * (index + 1)], strict=True))

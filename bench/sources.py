@@ -107,7 +107,7 @@ def run(smoke: bool, log=print) -> dict[str, Any]:
             requests, variable = bounds._states(definition)
             states = {"input": delivery.event, "context": {"Execution": {"Id": "arn:aws:states:::execution:m:e"}}}
             jobs.append({"expression": requests["acquire"], "bindings": {"states": states, variable: {}}})
-        measured = dict(zip(deliveries, bounds._jsonata_js(jobs, repeat=1 if smoke else 3), strict=True))
+        measured = dict(zip(deliveries, bounds.in_jsonata_js(jobs, repeat=1 if smoke else 3), strict=True))
         log("  emulator: a first delivery and a redelivery of each, recipe and defaults ...")
         rows = []
         with LocalEmulator() as emulator:
