@@ -214,8 +214,8 @@ def record_id_and_validation(
     body += f"$n := {measured};$native($n);"
     validation = literal(canonical.payload_validation(None)) if payload_kind == schema.KIND_NONE else f"$digest({payload})"
     # Each value bound first, one after the other: jsonata-js evaluates an object constructor's values at once (its
-    # plain count of the depth adds them, its Timebox counts the first only), where an engine evaluating them in turn
-    # (the JVM's, the emulator's) nests as deep as the deepest; bound first, every engine and count nests that deep.
+    # plain count of the depth adds them), where an engine evaluating them in turn (the JVM's, the emulator's) nests
+    # as deep as the deepest; bound first, no count nests two canonicalizations of the input.
     body += f"$i := $digest($text($ks));$w := {validation};$m := {payload_members(payload_kind, payload_expression, source)};"
     return f"({_FUNCTIONS}{body}{{'id': {literal(schema.id_prefix(namespace))} & $i, 'validation': $w, 'members': $m}})"
 
