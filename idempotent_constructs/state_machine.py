@@ -166,7 +166,6 @@ class IdempotentStateMachine(Outcomes, Construct):
         log_group = logs_module.LogGroup(
             self, "Logs", log_group_name=vended_log_group_name(self), retention=logs_module.RetentionDays.ONE_YEAR
         )
-        nag.payload_free_logs(log_group)
         return log_group, sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=False)
 
     def _state_machine(self, settings: WorkflowSettings, logs: sfn.LogOptions) -> sfn.StateMachine:
@@ -209,9 +208,9 @@ class IdempotentStateMachine(Outcomes, Construct):
         )
         # As sfn.StateMachine does for a chain: a Distributed Map's permissions on this state machine.
         graph.bind(state_machine)
+        self._inline_role = isinstance(role, InlineRole)  # acknowledged with the workflow's findings (_acknowledgments)
         if isinstance(role, InlineRole):
             role.document.add_statements(*graph.policy_statements)  # at once: what add_to_role_policy does one by one
-            nag.inline_role(role)
         else:
             for statement in graph.policy_statements:
                 state_machine.add_to_role_policy(statement)
@@ -221,10 +220,15 @@ class IdempotentStateMachine(Outcomes, Construct):
         return state_machine
 
     def _acknowledgments(self, settings: WorkflowSettings) -> dict[str, str]:
-        """cdk-nag's (AwsSolutionsChecks) findings on this workflow that it draws by design, by rule, with the reason:
-        the one wildcard of the role it creates, inherent to the logging and tracing on by default, and the owner check's
-        DescribeExecution on its own executions (a Standard one's), whose names cannot be known in advance."""
+        """cdk-nag's findings on this workflow that it draws by design, by rule, with the reason: the one wildcard of the
+        role it creates (AwsSolutionsChecks), inherent to the logging and tracing on by default, and the owner check's
+        DescribeExecution on its own executions (a Standard one's), whose names cannot be known in advance; that role's
+        permissions inline and the log group it creates (NIST 800-53 rev. 5), the only role and log group in it."""
         found = {}
+        if self._inline_role:
+            found.update(nag.INLINE_ROLE)
+        if self.log_group is not None:
+            found.update(nag.PAYLOAD_FREE_LOGS)
         if settings.role is None:
             found[f"{nag.SOLUTIONS}IAM5[Resource::*]"] = (
                 "X-Ray (xray:PutTraceSegments, xray:PutTelemetryRecords, xray:GetSamplingRules, xray:GetSamplingTargets) "

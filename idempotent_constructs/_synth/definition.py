@@ -193,7 +193,7 @@ def shared_body(scope: Construct, definition: dict[str, Any], own: dict[str, Any
     substitutions.update({name: written for written, name in cuts.items()})
     # Shared only where CloudFormation then gives Step Functions exactly what the CDK would have
     # written whole (inline_body): a token the CDK escapes, or a list or number token, keeps it whole.
-    stack = Stack.of(scope)
+    stack = read_once.stack(scope)
     checked = _CHECKED.setdefault(stack, set())
     # A text already found exact, with the same tokens, is exact again where what differs is written alike by
     # Python and the CDK (_written_alike): then no call into jsii (the whole definition, sent and resolved).

@@ -20,15 +20,21 @@ LOGS_WITHOUT_PAYLOADS = (
     "counts only), and CloudWatch Logs encrypts every log group at rest."
 )
 
+# What a role the library creates draws, its permissions inline (``InlineRole``), and a log group it creates, which no
+# payload reaches: acknowledged where each is made, with the other findings there (a call into jsii each).
+INLINE_ROLE = {f"{NIST}IAMNoInlinePolicy": INLINE_POLICY}
+PAYLOAD_FREE_LOGS = {f"{NIST}CloudWatchLogGroupEncrypted": LOGS_WITHOUT_PAYLOADS}
+
 
 def acknowledge(construct: IConstruct, reasons: dict[str, str]) -> None:
     """Acknowledge each finding (``{rule id: reason}``) on ``construct`` and everything under it."""
     Validations.of(construct).acknowledge(*(Acknowledgment(id=rule, reason=reason) for rule, reason in reasons.items()))
 
 
-def shared_function(function: IConstruct, role: IConstruct, log_group: IConstruct, *, asynchronous: bool) -> None:
-    """A function of the library's, its role and its log group: the key and result functions, which state
-    machines' Tasks invoke, or (``asynchronous``) the release function, which an EventBridge rule invokes."""
+def shared_function(shared: IConstruct, *, asynchronous: bool) -> None:
+    """A function of the library's, with its role and its log group, the only ones under ``shared``: the key and result
+    functions, which state machines' Tasks invoke, or (``asynchronous``) the release function, which an EventBridge
+    rule invokes. (In one call: each is a call into jsii.)"""
     if asynchronous:
         callers = {
             "Dlq": "EventBridge invokes it asynchronously; what it could not handle goes to its queue through an "
@@ -49,7 +55,7 @@ def shared_function(function: IConstruct, role: IConstruct, log_group: IConstruc
             "permission on Resource '*'.",
         }
     acknowledge(
-        function,
+        shared,
         {
             f"{NIST}LambdaInsideVPC": "It calls AWS APIs only (DynamoDB, S3, Step Functions) and no resource in a "
             "VPC; in one it would need endpoints or a NAT gateway to reach them.",
@@ -57,20 +63,10 @@ def shared_function(function: IConstruct, role: IConstruct, log_group: IConstruc
             f"{NIST}LambdaDLQ": callers["Dlq"],
             f"{SERVERLESS}LambdaDLQ": callers["Dlq"],
             f"{SERVERLESS}LambdaTracing": callers["Tracing"],
+            **INLINE_ROLE,
+            **PAYLOAD_FREE_LOGS,
         },
     )
-    inline_role(role)
-    payload_free_logs(log_group)
-
-
-def inline_role(role: IConstruct) -> None:
-    """A role the library creates, its permissions inline (``InlineRole``)."""
-    acknowledge(role, {f"{NIST}IAMNoInlinePolicy": INLINE_POLICY})
-
-
-def payload_free_logs(log_group: IConstruct) -> None:
-    """A log group the library creates, which no payload reaches."""
-    acknowledge(log_group, {f"{NIST}CloudWatchLogGroupEncrypted": LOGS_WITHOUT_PAYLOADS})
 
 
 def dead_letters(queue: IConstruct, alarm: IConstruct) -> None:

@@ -22,7 +22,7 @@ def generated_name(construct: Construct) -> str:
     (``name_prefix``) matches it. (Worked out once a construct: it names a workflow and its log group.)"""
     node = construct.node
     suffix = node.addr[:8]
-    label, nested = _stack_label(Stack.of(construct))
+    label, nested = _stack_label(read_once.stack(construct))
     readable = _NOT_IN_NAMES.sub("-", node.id)
     if label:
         readable = f"{label}{'-' if nested else '_'}{readable}"
@@ -33,7 +33,7 @@ def name_prefix(construct: Construct) -> str | None:
     """How the generated names of the construct's stack start, and no other's: the stack's name,
     then ``_``, which stack names cannot contain and the rest of a generated name does not. ``None``
     in a nested stack, or if the stack's name is only known at deploy time."""
-    label, nested = _stack_label(Stack.of(construct))
+    label, nested = _stack_label(read_once.stack(construct))
     return f"{label}_" if label and not nested else None
 
 

@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from aws_cdk import Aws, Duration, Size, Token
+from aws_cdk import Aws, Duration, Size, Stack, Token
 from aws_cdk import aws_dynamodb as dynamodb
 
 
@@ -74,6 +74,12 @@ def _text_unresolved(text: str) -> bool:
 def path(construct: Any) -> str:
     """``construct.node.path`` (a construct's path never changes)."""
     return str(construct.node.path)
+
+
+@per_object
+def stack(construct: Any) -> Stack:
+    """``Stack.of(construct)`` (a construct never moves to another stack)."""
+    return Stack.of(construct)
 
 
 @per_object

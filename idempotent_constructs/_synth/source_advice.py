@@ -29,7 +29,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct, IConstruct, IValidation
 
 from ..lambda_src import schema
-from . import definition
+from . import definition, read_once
 from .deliveries import EXPRESS_RUN_SECONDS, HTTP_API
 from .delivery_advice import (
     SEE,
@@ -131,6 +131,9 @@ class _Advice:
         by_path = ByPath(nodes)
         starters = [start for node in nodes for start in starts(node, by_path)]
         for workflow, state_machine, config, timeout in self.workflows:
+            # Its state machine is under it: what starts none of the workflow's is nothing to read (no call into jsii).
+            if not any(f"<<ref|{read_once.path(workflow)}/" in start.started for start in starters):
+                continue
             machine = state_machine.node.default_child
             assert isinstance(machine, sfn.CfnStateMachine)
             _advise_machine(workflow, machine, config, starters, per_record=False, timeout=timeout)

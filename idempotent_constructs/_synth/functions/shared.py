@@ -11,7 +11,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct, IConstruct
 
-from .. import nag
+from .. import nag, read_once
 from ..inline_role import InlineRole
 from .assets import RUNTIME, lambda_code
 from .iam import as_nag_renders
@@ -43,7 +43,7 @@ class SharedFunction(Construct):
             # (the guards' roles may invoke every version of the function: guard.tasks.FunctionTask).
             current_version_options=lambda_.VersionOptions(removal_policy=RemovalPolicy.RETAIN),
         )
-        stack = Stack.of(self)
+        stack = read_once.stack(self)
         Validations.of(stack).acknowledge(
             Acknowledgment(
                 id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{as_nag_renders(stack.resolve(self.function.function_arn))}:*]",
@@ -51,7 +51,7 @@ class SharedFunction(Construct):
                 "started before a deploy calls the version it started with, kept by the deploy.",
             )
         )
-        nag.shared_function(self.function, self.role, self.log_group, asynchronous=asynchronous)
+        nag.shared_function(self, asynchronous=asynchronous)
         # Only its own log group, instead of the AWSLambdaBasicExecutionRole managed policy.
         self.role.add_to_policy(
             iam.PolicyStatement(
@@ -65,7 +65,7 @@ Shared = TypeVar("Shared", bound=Construct)
 
 
 def singleton(scope: IConstruct, construct_id: str, kind: type[Shared]) -> Shared:
-    stack = Stack.of(scope)
+    stack = read_once.stack(scope)
     made = _MADE.setdefault(stack, {})  # what this module made in the stack: no call into jsii to find it again
     existing = made.get(construct_id)
     if isinstance(existing, kind):
