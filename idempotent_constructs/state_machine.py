@@ -131,8 +131,7 @@ class IdempotentStateMachine(Outcomes, Construct):
         self.log_group, logs = self._logs(settings)
         self.state_machine = self._state_machine(settings, logs)
         self.release_function = self._release_function(settings)
-        if acknowledgments := self._acknowledgments(settings):
-            nag.acknowledge(self, acknowledgments)  # at once: each call is one into jsii
+        self._acknowledge(settings)
         # At synth: what starts this workflow (a pipe, a rule) is usually made after it.
         source_advice.advise(self, self.state_machine, self.guard.config, settings.timeout)
 
@@ -166,6 +165,7 @@ class IdempotentStateMachine(Outcomes, Construct):
         log_group = logs_module.LogGroup(
             self, "Logs", log_group_name=vended_log_group_name(self), retention=logs_module.RetentionDays.ONE_YEAR
         )
+        nag.acknowledge(log_group, nag.PAYLOAD_FREE_LOGS)
         return log_group, sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=False)
 
     def _state_machine(self, settings: WorkflowSettings, logs: sfn.LogOptions) -> sfn.StateMachine:
@@ -208,7 +208,7 @@ class IdempotentStateMachine(Outcomes, Construct):
         )
         # As sfn.StateMachine does for a chain: a Distributed Map's permissions on this state machine.
         graph.bind(state_machine)
-        self._inline_role = isinstance(role, InlineRole)  # acknowledged with the workflow's findings (_acknowledgments)
+        self._role = role  # yours, its own, or None where the CDK makes one (_acknowledge)
         if isinstance(role, InlineRole):
             role.document.add_statements(*graph.policy_statements)  # at once: what add_to_role_policy does one by one
         else:
@@ -219,28 +219,31 @@ class IdempotentStateMachine(Outcomes, Construct):
             _check_jsonata_definition(self, rendered)
         return state_machine
 
-    def _acknowledgments(self, settings: WorkflowSettings) -> dict[str, str]:
-        """cdk-nag's findings on this workflow that it draws by design, by rule, with the reason: the one wildcard of the
-        role it creates (AwsSolutionsChecks), inherent to the logging and tracing on by default, and the owner check's
-        DescribeExecution on its own executions (a Standard one's), whose names cannot be known in advance; that role's
-        permissions inline and the log group it creates (NIST 800-53 rev. 5), the only role and log group in it."""
-        found = {}
-        if self._inline_role:
-            found.update(nag.INLINE_ROLE)
-        if self.log_group is not None:
-            found.update(nag.PAYLOAD_FREE_LOGS)
-        if settings.role is None:
-            found[f"{nag.SOLUTIONS}IAM5[Resource::*]"] = (
+    def _acknowledge(self, settings: WorkflowSettings) -> None:
+        """Acknowledge, on the role this workflow's state machine gets (its own, or the CDK's for a Distributed Map),
+        cdk-nag's findings there that it draws by design, by rule, with the reason, in one call (each is one into jsii):
+        its one wildcard (AwsSolutionsChecks), inherent to the logging and tracing on by default, the owner check's
+        DescribeExecution on its own executions (a Standard one's), whose names cannot be known in advance, and its
+        permissions inline (NIST 800-53 rev. 5). On the role, not on the workflow: a resource of yours made in the
+        workflow's scope (an EventBridge target's role for this state machine) keeps its findings. A role of yours
+        (``role``) is yours to acknowledge."""
+        if settings.role is not None:
+            return
+        role = self._role or self.state_machine.role
+        found = {
+            f"{nag.SOLUTIONS}IAM5[Resource::*]": (
                 "X-Ray (xray:PutTraceSegments, xray:PutTelemetryRecords, xray:GetSamplingRules, xray:GetSamplingTargets) "
                 "and CloudWatch Logs delivery (logs:CreateLogDelivery and friends), used by tracing and execution "
                 "logging, support only Resource '*'."
-            )
+            ),
+            **(nag.INLINE_ROLE if isinstance(role, InlineRole) else {}),
+        }
         if (owner := self.guard.config.owner_state_machine_name) is not None:
             found[own_executions_rule(owner)] = (
                 "states:DescribeExecution on this state machine's own executions (any execution name): "
                 "the owner check before a takeover reads whether the holder still runs."
             )
-        return found
+        nag.acknowledge(role, found)
 
     def _release_function(self, settings: WorkflowSettings) -> ReleaseFunction | None:
         """A Standard workflow's release function, watching its executions (an Express one has none, nor one

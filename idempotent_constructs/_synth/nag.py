@@ -21,7 +21,7 @@ LOGS_WITHOUT_PAYLOADS = (
 )
 
 # What a role the library creates draws, its permissions inline (``InlineRole``), and a log group it creates, which no
-# payload reaches: acknowledged where each is made, with the other findings there (a call into jsii each).
+# payload reaches: acknowledged on each, with the other findings there in the same call (each is one into jsii).
 INLINE_ROLE = {f"{NIST}IAMNoInlinePolicy": INLINE_POLICY}
 PAYLOAD_FREE_LOGS = {f"{NIST}CloudWatchLogGroupEncrypted": LOGS_WITHOUT_PAYLOADS}
 
