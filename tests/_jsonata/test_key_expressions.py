@@ -107,6 +107,35 @@ def test_record_ids_and_validations_are_the_same_in_jsonata_and_python(node_bin,
     assert computed == expected
 
 
+@pytest.mark.parametrize(
+    ("payload_kind", "payload_expression"),
+    [(schema.KIND_WHOLE_INPUT, None), (schema.KIND_PATHS, ["$.lines", "$['customer name']"]), (schema.KIND_NONE, None)],
+)
+def test_a_jsonata_keys_record_ids_and_validations_are_the_same_in_jsonata_and_python(node_bin, payload_kind, payload_expression):
+    key = "[$states.input.order.id, $states.input.lines[1].sku]"
+    payloads = [
+        {"order": {"id": 1042}, "customer name": "Zoë", "lines": [{"sku": "a"}, {"sku": 0.1 + 0.2}], "at": 1.0},
+        {"order": {"id": "o-😀"}, "customer name": '\u2028"', "lines": [{}, {"sku": -0.0}], "small": 2**-60},
+    ]
+    native = jsonata_key.record_id_and_validation(
+        "Stack/Orders", schema.KIND_JSONATA, key, "$v", payload_kind, payload_expression
+    )
+    computed = js(f"$map($value, function($v) {{ ($states := {{'input': $v}}; {native}) }})", payloads)
+    expected = [
+        {
+            "id": canonical.selection_id(
+                "Stack/Orders", schema.KIND_JSONATA, jsonata_key.select(payload, schema.KIND_JSONATA, key)
+            ),
+            "validation": canonical.payload_validation(
+                selected := jsonata_key.select_payload(payload, payload_kind, payload_expression)
+            ),
+            "members": typed(canonical.payload_members(payload_kind, payload_expression, selected)),
+        }
+        for payload in payloads
+    ]
+    assert computed == expected
+
+
 def typed(members: dict[str, str]) -> dict[str, dict[str, str]]:
     """``canonical.payload_members`` as the states keep them: a DynamoDB map's values."""
     return {name: {"S": digest} for name, digest in members.items()}
