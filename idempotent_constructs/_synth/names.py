@@ -20,10 +20,9 @@ def generated_name(construct: Construct) -> str:
     ``{stack name}_{construct id}-{hash of the construct path}``. In a nested stack,
     ``{stack name}-{nested stack id}-{construct id}-{hash}``: no ``_``, so that no stack's prefix
     (``name_prefix``) matches it. (Worked out once a construct: it names a workflow and its log group.)"""
-    node = construct.node
-    suffix = node.addr[:8]
+    suffix = read_once.address(construct)[:8]  # from its path, which its workflow reads anyway: no more calls into jsii
     label, nested = _stack_label(read_once.stack(construct))
-    readable = _NOT_IN_NAMES.sub("-", node.id)
+    readable = _NOT_IN_NAMES.sub("-", read_once.path(construct).rsplit("/", 1)[-1])
     if label:
         readable = f"{label}{'-' if nested else '_'}{readable}"
     return f"{readable[: MAX_NAME_LENGTH - len(suffix) - 1]}-{suffix}"

@@ -9,6 +9,7 @@ duration, a size, a table: kept as long as the object lives). Values only: what 
 from __future__ import annotations
 
 import functools
+import hashlib
 import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -74,6 +75,25 @@ def _text_unresolved(text: str) -> bool:
 def path(construct: Any) -> str:
     """``construct.node.path`` (a construct's path never changes)."""
     return str(construct.node.path)
+
+
+def child_path(scope: Any, construct_id: str) -> str:
+    """The path of ``scope``'s child ``construct_id``, from ``scope``'s (``path``): as the constructs library makes it,
+    each ``/`` of the id written ``--``."""
+    parent = path(scope)
+    child = construct_id.replace("/", "--")
+    return f"{parent}/{child}" if parent else child
+
+
+def address(construct: Any) -> str:
+    """``construct.node.addr``, from its ``path``, as the constructs library makes it (``addressOf``): the SHA-1 of
+    the ids from the root's (the root's is empty, a stack's made without a scope is ``Default``), each followed by a
+    newline, leaving out every ``Default``, after ``c8``."""
+    digest = hashlib.sha1(usedforsecurity=False)
+    for part in ["", *path(construct).split("/")]:
+        if part != "Default":
+            digest.update(part.encode() + b"\n")
+    return "c8" + digest.hexdigest()
 
 
 @per_object

@@ -42,7 +42,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from .._synth import options, quota_plugin, state_names
+from .._synth import options, quota_plugin, read_once, state_names
 from .._synth.documents import DocumentState
 from .._synth.functions import (
     KeyFunction,
@@ -129,7 +129,9 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         super().__init__(scope, construct_id)
         # One pass: the type of every parameter (by name), then the values of those of the right type.
         found = options.Validation(self, GUARD_MODEL, GUARD, locals())
-        config = GuardConfig(self.node.path, construct_id, {**found.values, "whole_workflow": scope in WHOLE_WORKFLOWS})
+        # Its path from its scope's, which a workflow has read already: no call into jsii.
+        path = read_once.child_path(scope, construct_id)
+        config = GuardConfig(path, construct_id, {**found.values, "whole_workflow": scope in WHOLE_WORKFLOWS})
         found.extend(config.problems(found.wrong))
         if found.typed("body"):
             found.extend(body_problems(config, body))

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from aws_cdk import Aws, Duration, Size, Stack, Token, Tokenization
+from aws_cdk import App, Aws, Duration, NestedStack, Size, Stack, Stage, Token, Tokenization
 from aws_cdk import aws_dynamodb as dynamodb
+from constructs import Construct
 
 from idempotent_constructs._synth import read_once
 from tests.synth import stack
@@ -31,6 +32,23 @@ def test_what_it_reads_is_what_the_cdk_gives():
     table = dynamodb.Table(target, "T", partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING))
     assert read_once.table(table) == (table.table_name, table.table_arn, None)
     assert read_once.millis(Duration.seconds(3)) == 3000 and read_once.size_bytes(Size.kibibytes(2)) == 2048
+
+
+def test_a_constructs_path_and_address_worked_out_in_python_are_the_constructs_librarys():
+    app = App()
+    top = Stack(app, "Top")
+    scopes = [
+        top,
+        NestedStack(top, "Nested"),
+        Stack(Stage(app, "Stage"), "Inner"),
+        Construct(Construct(top, "Group"), "Default"),
+        Stack(),
+    ]
+    for scope in scopes:
+        for construct_id in ("Orders", "Default", "a b", "with/slash"):
+            made = Construct(scope, construct_id)
+            assert read_once.child_path(scope, construct_id) == made.node.path
+            assert read_once.address(made) == made.node.addr
 
 
 def test_whether_a_value_is_a_token_is_answered_as_the_cdk_answers_it():
