@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -77,23 +78,38 @@ def path(construct: Any) -> str:
     return str(construct.node.path)
 
 
-def child_path(scope: Any, construct_id: str) -> str:
-    """The path of ``scope``'s child ``construct_id``, from ``scope``'s (``path``): as the constructs library makes it,
-    each ``/`` of the id written ``--``."""
+# An id the constructs library writes into a path as it is: versions of it write a "/" (all) or a newline (10.8) as
+# "--", and Python cannot hash a lone surrogate as JavaScript does (as U+FFFD).
+_AS_IT_IS = re.compile("[^/\n\ud800-\udfff]+")
+
+
+def child_path(scope: Any, child: Any, construct_id: str) -> str:
+    """``child.node.path``, for ``child`` made in ``scope`` as ``construct_id``: from ``scope``'s path where the
+    constructs library writes the id into it as it is (``path``'s read of the child otherwise)."""
+    if not _AS_IT_IS.fullmatch(construct_id):
+        return str(path(child))
     parent = path(scope)
-    child = construct_id.replace("/", "--")
-    return f"{parent}/{child}" if parent else child
+    return f"{parent}/{construct_id}" if parent else construct_id
 
 
 def address(construct: Any) -> str:
     """``construct.node.addr``, from its ``path``, as the constructs library makes it (``addressOf``): the SHA-1 of
-    the ids from the root's (the root's is empty, a stack's made without a scope is ``Default``), each followed by a
-    newline, leaving out every ``Default``, after ``c8``."""
+    the ids of its scopes from the root's (which the path leaves out where it is empty, an ``App``'s), each followed by
+    a newline, every ``Default`` left out, after ``c8``. Read from the CDK where its path holds a lone surrogate."""
+    parts = path(construct).split("/")
+    if any(not _AS_IT_IS.fullmatch(part) for part in parts if part):
+        return str(construct.node.addr)
     digest = hashlib.sha1(usedforsecurity=False)
-    for part in ["", *path(construct).split("/")]:
+    for part in ([""] if _root_id(stack(construct)) == "" else []) + parts:
         if part != "Default":
             digest.update(part.encode() + b"\n")
     return "c8" + digest.hexdigest()
+
+
+@per_object
+def _root_id(stack: Any) -> str:
+    """The id of the root of ``stack``'s tree: an ``App``'s is empty."""
+    return str(stack.node.root.node.id)
 
 
 @per_object

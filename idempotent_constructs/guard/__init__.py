@@ -130,7 +130,7 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         # One pass: the type of every parameter (by name), then the values of those of the right type.
         found = options.Validation(self, GUARD_MODEL, GUARD, locals())
         # Its path from its scope's, which a workflow has read already: no call into jsii.
-        path = read_once.child_path(scope, construct_id)
+        path = read_once.child_path(scope, self, construct_id)
         config = GuardConfig(path, construct_id, {**found.values, "whole_workflow": scope in WHOLE_WORKFLOWS})
         found.extend(config.problems(found.wrong))
         if found.typed("body"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aws_cdk import App, Aws, Duration, NestedStack, Size, Stack, Stage, Token, Tokenization
 from aws_cdk import aws_dynamodb as dynamodb
-from constructs import Construct
+from constructs import Construct, RootConstruct
 
 from idempotent_constructs._synth import read_once
 from tests.synth import stack
@@ -42,12 +42,13 @@ def test_a_constructs_path_and_address_worked_out_in_python_are_the_constructs_l
         NestedStack(top, "Nested"),
         Stack(Stage(app, "Stage"), "Inner"),
         Construct(Construct(top, "Group"), "Default"),
-        Stack(),
+        Stack(),  # made without a scope: in an App of its own, as Default
+        Stack(Stage(RootConstruct("Root"), "Stage"), "Named"),  # a root whose id is not empty
     ]
     for scope in scopes:
-        for construct_id in ("Orders", "Default", "a b", "with/slash"):
+        for construct_id in ("Orders", "Default", "a b", "with/slash", "new\nline", "x\ud800y", "é😀"):
             made = Construct(scope, construct_id)
-            assert read_once.child_path(scope, construct_id) == made.node.path
+            assert read_once.child_path(scope, made, construct_id) == made.node.path
             assert read_once.address(made) == made.node.addr
 
 
