@@ -131,7 +131,6 @@ class IdempotentStateMachine(Outcomes, Construct):
         self.log_group, logs = self._logs(settings)
         self.state_machine = self._state_machine(settings, logs)
         self.release_function = self._release_function(settings)
-        self._acknowledge(settings)
         # At synth: what starts this workflow (a pipe, a rule) is usually made after it.
         source_advice.advise(self, self.state_machine, self.guard.config, settings.timeout)
 
@@ -208,7 +207,8 @@ class IdempotentStateMachine(Outcomes, Construct):
         )
         # As sfn.StateMachine does for a chain: a Distributed Map's permissions on this state machine.
         graph.bind(state_machine)
-        self._role = role  # yours, its own, or None where the CDK makes one (_acknowledge)
+        if settings.role is None:  # a role of yours is yours to acknowledge
+            self._acknowledge(role or state_machine.role)
         if isinstance(role, InlineRole):
             role.document.add_statements(*graph.policy_statements)  # at once: what add_to_role_policy does one by one
         else:
@@ -219,17 +219,13 @@ class IdempotentStateMachine(Outcomes, Construct):
             _check_jsonata_definition(self, rendered)
         return state_machine
 
-    def _acknowledge(self, settings: WorkflowSettings) -> None:
-        """Acknowledge, on the role this workflow's state machine gets (its own, or the CDK's for a Distributed Map),
-        cdk-nag's findings there that it draws by design, by rule, with the reason, in one call (each is one into jsii):
-        its one wildcard (AwsSolutionsChecks), inherent to the logging and tracing on by default, the owner check's
+    def _acknowledge(self, role: iam.IRole) -> None:
+        """Acknowledge, on the role this workflow made for its state machine (its own, or the CDK's for a Distributed
+        Map), cdk-nag's findings there that it draws by design, by rule, with the reason, in one call (each is one into
+        jsii): its one wildcard (AwsSolutionsChecks), inherent to the logging and tracing on by default, the owner check's
         DescribeExecution on its own executions (a Standard one's), whose names cannot be known in advance, and its
         permissions inline (NIST 800-53 rev. 5). On the role, not on the workflow: a resource of yours made in the
-        workflow's scope (an EventBridge target's role for this state machine) keeps its findings. A role of yours
-        (``role``) is yours to acknowledge."""
-        if settings.role is not None:
-            return
-        role = self._role or self.state_machine.role
+        workflow's scope (an EventBridge target's role for this state machine) keeps its findings."""
         found = {
             f"{nag.SOLUTIONS}IAM5[Resource::*]": (
                 "X-Ray (xray:PutTraceSegments, xray:PutTelemetryRecords, xray:GetSamplingRules, xray:GetSamplingTargets) "

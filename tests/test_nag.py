@@ -63,3 +63,22 @@ def test_a_resource_of_yours_made_in_a_workflows_scope_keeps_its_findings(tmp_pa
         ("NIST.800.53.R5-IAMNoInlinePolicy", "Stack/Orders/StateMachine/EventsRole/DefaultPolicy/Resource"),
         ("NIST.800.53.R5-CloudWatchLogGroupEncrypted", "Stack/Orders/Yours/Resource"),
     }
+
+
+def test_a_workflow_whose_role_the_cdk_makes_acknowledges_that_roles_findings_on_it(tmp_path):
+    # A Distributed Map's permissions name the state machine itself, so its role is the CDK's (InlineRole.fits): the
+    # wildcard and the owner check's DescribeExecution are acknowledged on that role; the CDK's own Distributed Map
+    # policy beside it keeps its findings.
+    app = App(outdir=str(tmp_path))
+    stack = Stack(app, "Stack")
+    items = sfn.DistributedMap(stack, "Each", items_path="$.items")
+    items.item_processor(sfn.Pass(stack, "One"))
+    IdempotentStateMachine(
+        stack, "Orders", table=IdempotencyTable(stack, "Table"), definition=items, key=IdempotencyKey.from_paths("$.id")
+    )
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    with pytest.raises(RuntimeError):
+        app.synth()
+    (report,) = json.loads((tmp_path / "validation-report.json").read_text())["pluginReports"]
+    where = {construct["constructPath"] for violation in report["violations"] for construct in violation["violatingConstructs"]}
+    assert where == {"Stack/Orders/StateMachine/DistributedMapPolicy/Resource"}
