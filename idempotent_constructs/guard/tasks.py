@@ -98,6 +98,8 @@ def item_statements(config: GuardConfig, action: str) -> list[iam.PolicyStatemen
 
 
 _STATEMENTS: weakref.WeakKeyDictionary[GuardConfig, dict[str, list[iam.PolicyStatement]]] = weakref.WeakKeyDictionary()
+# (graph, action) where a task of a guard registered its item statements (ItemTask.bind_to_graph).
+_REGISTERED: weakref.WeakKeyDictionary[GuardConfig, set[tuple[str | None, str]]] = weakref.WeakKeyDictionary()
 
 
 def _item_statements(config: GuardConfig, action: str) -> list[iam.PolicyStatement]:
@@ -147,7 +149,9 @@ class ItemTask(sfn.CustomState):
         self.add_prefix(config.prefix)
         self.graph: sfn.StateGraph | None = None  # the graph it joined: its state machine's, or a branch's
         self.rendered_at: int | None = None
+        self._joined: str | None = None  # the graph it is joining or joined (its reference)
         self.statements = item_statements(config, action)
+        self._config, self._action = config, action
         self._catch_outputs: dict[tuple[str, ...], str] = {}
         # While it joins a graph (finish.Wiring.joining, for a write that goes to the body); its rendered
         # state made final (finish.Wiring.reads, for one that reads the body's output).
@@ -172,27 +176,29 @@ class ItemTask(sfn.CustomState):
         return self.rendering(state)
 
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
-        # Each call from the CDK is a callback into Python, once from each neighbour. Its permissions are registered
-        # where they always were: at the first neighbour's call back while its own traversal runs (``self.graph``
-        # is set only after), or at its end. The templates' order of a role's statements is that point: registered
-        # as it joins (whenBoundToGraph) or as its traversal ends (a one-callback hook), they change it (issue 56).
-        if self.graph is not None and _same(graph, self.graph):
-            return  # the CDK binds a state again from each of its neighbours: once is enough
-        with self.joining():
-            super().bind_to_graph(graph)
-        for statement in self.statements:
-            graph.register_policy_statement(statement)
+        # Each call from the CDK is a callback into Python, once from each neighbour, also while its first binding
+        # still traverses them: then the CDK's own call would return at once, so it is not made (each is a call into
+        # jsii). Its permissions are registered where they always were: at the first neighbour's call back while its
+        # own traversal runs, or at its end; and only where a task of its guard and action has not registered them
+        # in this graph yet (again, they would be a duplicate, which the policy drops, its first kept in place). The
+        # templates' order of a role's statements is that point: registered as it joins (whenBoundToGraph) or as its
+        # traversal ends (a one-callback hook), they change it (issue 56).
+        joined = reference(graph)
+        if joined is None or joined != self._joined:
+            self._joined = joined
+            with self.joining():
+                super().bind_to_graph(graph)
+        registered = _REGISTERED.setdefault(self._config, set())
+        if joined is None or (joined, self._action) not in registered:
+            for statement in self.statements:
+                graph.register_policy_statement(statement)
+            registered.add((joined, self._action))
         self.graph = graph
 
 
 def reference(thing: object) -> str | None:
     """What names one of the CDK's objects (jsii hands a new Python proxy of the same object to each callback)."""
     return getattr(getattr(thing, "__jsii_ref__", None), "ref", None)
-
-
-def _same(one: Any, other: Any) -> bool:
-    """Whether two of the CDK's objects are one."""
-    return reference(one) is not None and reference(one) == reference(other)
 
 
 def fail(
