@@ -28,7 +28,7 @@ from ._synth.inline_role import InlineRole, state_machines_of_this_account
 from ._synth.names import name_prefix, vended_log_group_name
 from ._synth.outcome_metrics import CountedGuard, Outcomes
 from .errors import IdempotencyConfigurationError
-from .guard import IdempotencyGuard, acquire, history, placement
+from .guard import IdempotencyGuard, acquire, history, json_graph, placement
 from .guard.config import WHOLE_WORKFLOWS
 from .guard.guard_options import WORKFLOW
 from .guard_states import guard_document
@@ -173,8 +173,13 @@ class IdempotentStateMachine(Outcomes, Construct):
         query_language = settings.query_language
         # The graph is made here, as sfn.StateMachine makes it for a chain, so that its definition can be
         # placed (definition.py); its states' permissions are granted below, as the CDK grants them.
-        graph = sfn.StateGraph(self.guard.start_state, "State Machine definition")
-        graph.timeout = settings.timeout
+        graph: Any
+        if self.guard.renders_in_python:  # its states made in Python, the body's Parallel in the CDK
+            graph = json_graph.Graph(self.guard.start_state, "State Machine definition")
+            graph.timeout = None if settings.timeout is None else read_once.seconds(settings.timeout)
+        else:
+            graph = sfn.StateGraph(self.guard.start_state, "State Machine definition")
+            graph.timeout = settings.timeout
         rendered = render(graph, query_language)
         if refused := [*state_names.checked_at_creation(self, rendered), *placement.problems(rendered)]:
             raise IdempotencyConfigurationError(self.node.path, [f"definition: {problem}" for problem in refused])

@@ -142,6 +142,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         self.payload = config.payload
         self.expires_after, self.result_storage = config.expires_after, config.result_storage
         self.facts = Facts(config.prefix)
+        # The guard of a whole workflow whose body is a Parallel's branch: its states made and rendered in Python.
+        self.renders_in_python = config.whole_workflow and renders_in_python(config, body)
         self.extend_states: list[str] = []  # the ids of the extend_lease() states, in order
         # Every key may need it: a JMESPath key always, any other for an input beyond the native bounds.
         self.key_function: KeyFunction = key_function(self)
@@ -257,10 +259,13 @@ class IdempotencyGuard(sfn.StateMachineFragment):
 
     @property
     def start_state(self) -> sfn.State:
+        """Its first state: the CDK's, or, for the guard of an ``IdempotentStateMachine`` that renders its states in
+        Python (``renders_in_python``: that workflow's definition, wired nowhere else), its ``json_states`` twin."""
         return self._start_state
 
     @property
     def end_states(self) -> list[sfn.INextable]:
+        """Its end states (``Complete``, ``StoreResult``, ``Replay``): the CDK's, or their twins (``start_state``)."""
         return self._end_states
 
     def outcome_metrics(self, log_group: logs.ILogGroup) -> GuardOutcomes:
@@ -291,6 +296,18 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         if graph is not None:
             return kept_for_redrive(graph)
         return [self.namespace] if self.config.keeps_for_redrive else []
+
+
+def renders_in_python(config: GuardConfig, body: sfn.IChainable) -> bool:
+    """Whether a whole workflow's guard of ``config`` around ``body`` makes and renders its states in Python
+    (``json_states``): where ``body`` is a Parallel's branch (``finish.body``), not a document standing alone, nor a
+    chain that runs bare."""
+    if config.fails_the_execution:
+        return False
+    state = body.start_state if isinstance(body, sfn.StateMachineFragment) else body
+    if isinstance(state, DocumentState) and state.stands_alone:
+        return False
+    return finish.bare(body) is None
 
 
 def body_problems(config: GuardConfig, body: sfn.IChainable) -> list[str]:

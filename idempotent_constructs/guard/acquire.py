@@ -19,7 +19,7 @@ from .._readers import key_settings
 from ..lambda_src import schema
 from . import record_tasks
 from .protocol import CONDITION_FAILED, OWNER, QUERY_FAILED, expression
-from .tasks import SAME_INPUT, ItemTask, fail, invoke
+from .tasks import SAME_INPUT, ItemTask, fail, invoke, item_task, kit
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -33,7 +33,7 @@ def _assign(guard: IdempotencyGuard, fields: dict[str, str]) -> dict[str, str]:
 def _holding(guard: IdempotencyGuard, state: str, arguments: str, *, entry: bool = False) -> ItemTask:
     """A write that takes the key; ``Acquire``, which every guard has, says what makes its ids (``key_settings``);
     ``entry``: an ``_Entry``."""
-    task = (_Entry if entry else ItemTask)(
+    task = (_Entry if entry else item_task)(
         guard,
         state,
         config=guard.config,
@@ -61,13 +61,13 @@ def _cause(raised: str, otherwise: str) -> str:
     )
 
 
-def key_missing(guard: IdempotencyGuard) -> sfn.Fail:
+def key_missing(guard: IdempotencyGuard) -> Any:
     return fail(
         guard, guard.config, "KeyMissing", error=schema.KEY_MISSING, cause=expression(_cause(_raised(guard.config), MISSING))
     )
 
 
-def payload_missing(guard: IdempotencyGuard) -> sfn.Fail:
+def payload_missing(guard: IdempotencyGuard) -> Any:
     cause = _cause(_payload_raised(guard.config), PAYLOAD_MISSING)
     return fail(guard, guard.config, "PayloadMissing", error=schema.PAYLOAD_MISSING, cause=expression(cause))
 
@@ -231,10 +231,10 @@ def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail)
     return begin, [task, keyed]
 
 
-def _begin(guard: IdempotencyGuard) -> sfn.Pass:
+def _begin(guard: IdempotencyGuard) -> Any:
     """``Begin``, which draws the run's owner token: each run of the guard starts afresh, and what the
     variable held from an earlier run (a loop) goes."""
-    return sfn.Pass.jsonata(guard, "Begin", state_name=guard.config.name("Begin"), assign=_drawing(guard))
+    return kit(guard).Pass.jsonata(guard, "Begin", state_name=guard.config.name("Begin"), assign=_drawing(guard))
 
 
 def _drawing(guard: IdempotencyGuard) -> dict[str, str]:

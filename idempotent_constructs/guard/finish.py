@@ -20,10 +20,10 @@ from .._synth import read_once
 from .._synth.documents import DocumentState
 from ..lambda_src import schema
 from ..policies import FailurePolicy
-from . import lease, record_tasks
+from . import json_graph, lease, record_tasks
 from .protocol import CONDITION_FAILED, ID, OWNER, QUERY_FAILED, VALIDATION, expression
 from .route import condition
-from .tasks import FunctionTask, ItemTask, fail, invoke, reference, retry_transient
+from .tasks import FunctionTask, ItemTask, fail, in_python, invoke, item_task, kit, reference, retry_transient
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -73,6 +73,8 @@ class Wiring:
         """The chain's own first state where it runs bare: as settled, or, before, as it would be now."""
         if self.settled:
             return self.bare
+        if in_python(self.guard):  # a Parallel's branch, as the guard chose (renders_in_python)
+            return None
         if self.guard.config.fails_the_execution:
             return self.chain.start_state
         return bare(self.chain)
@@ -103,9 +105,11 @@ class Wiring:
         self.settled = True
         for source in self.sources:
             source.next(guarded)
-        sfn.Chain.start(guarded).next(self.complete)
+        cast(Any, guarded if in_python(self.guard) else sfn.Chain.start(guarded)).next(self.complete)
         with lease.adopting(self.guard):
             yield
+        if isinstance(guarded, json_graph.Body):
+            guarded = guarded.parallel
         for state in self._states if self.bare is not None else [cast(sfn.State, guarded)]:
             lease.adopt_inside(self.guard, state)
 
@@ -141,7 +145,7 @@ def bare(chain: sfn.IChainable) -> sfn.State | None:
 
 def body(
     guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChainable, first: sfn.State | None
-) -> tuple[sfn.IChainable, sfn.State | None]:
+) -> tuple[Any, sfn.State | None]:
     """``(what runs the user's chain, its first state where the chain runs bare)``, as ``Wiring`` settles it
     (``first``: that state, as ``Wiring.first`` finds it).
 
@@ -174,6 +178,11 @@ def body(
         parallel = state.as_branch_of(guard, guard.config.name("Body"))
     else:
         parallel = sfn.Parallel(guard, "Body", state_name=guard.config.name("Body")).branch(chain)
+    if in_python(guard):  # the CDK's Parallel, in the graph of the guard's states as Python renders them
+        assert isinstance(parallel, sfn.Parallel)  # not a document alone (renders_in_python)
+        placed = json_graph.Body(parallel, guard.config.name("Body"))
+        placed.add_catch(on_failure, errors=["States.ALL"])
+        return placed, None
     parallel.add_catch(on_failure, errors=["States.ALL"])
     return parallel, None
 
@@ -220,7 +229,7 @@ def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable) -> tuple[ItemT
         cause="Another execution took this idempotency key over; this run's result was not stored",
         record=facts,
     )
-    task = ItemTask(
+    task = item_task(
         guard,
         "Complete",
         config=config,
@@ -274,7 +283,7 @@ def failure(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Fail | None]:
     release = record_failure = None
     # A chain left to fail the execution still has its own failures after it: a result too large to keep.
     if config.on_failure is not FailurePolicy.CACHE or config.cache_errors:
-        release = ItemTask(
+        release = item_task(
             guard,
             "Release",
             config=config,
@@ -285,7 +294,7 @@ def failure(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Fail | None]:
         )
         writes.append(release)
     if config.on_failure is FailurePolicy.CACHE:
-        record_failure = ItemTask(
+        record_failure = item_task(
             guard,
             "RecordFailure",
             config=config,
@@ -314,7 +323,8 @@ def failure(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Fail | None]:
     assert release is not None, "cache_errors: the errors not listed are released"
     listed = ", ".join(literal(error) for error in config.cache_errors)
     choose = (
-        sfn.Choice.jsonata(guard, "CacheOrRelease", state_name=config.name("CacheOrRelease"))
+        kit(guard)
+        .Choice.jsonata(guard, "CacheOrRelease", state_name=config.name("CacheOrRelease"))
         .when(condition(f"{ERROR}.Error in [{listed}]"), record_failure)
         .otherwise(release)
     )

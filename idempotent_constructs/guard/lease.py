@@ -99,6 +99,7 @@ class ExtendLease(sfn.CustomState):
             error=schema.LEASE_LOST,
             cause="Another execution took this idempotency key over after this run's lease lapsed; stop working on it",
             record=guard.facts,
+            in_cdk=True,
         )
         self.add_catch(lost, errors=[CONDITION_FAILED])  # joins the graph too, if this state is in one already
         guard.extend_states.append(construct_id)
@@ -169,6 +170,8 @@ def _holding(state: sfn.State) -> IdempotencyGuard | None:
     the states after a guard (through its ``Complete``, say) is not in that guard's body, but may be in the
     body of a guard around it."""
     for guard in reversed(_binding):
+        if guard.renders_in_python:  # what follows its ends is its own states, none of the CDK's
+            return guard
         ends = [cast(sfn.State, end) for end in guard.end_states]
         after = {found.node.path for end in ends for found in sfn.State.find_reachable_states(end, include_error_handlers=True)}
         if state.node.path not in after:

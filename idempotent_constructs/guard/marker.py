@@ -47,7 +47,7 @@ def marked(config: GuardConfig, facts: Facts, value: str) -> str:
     )
 
 
-def not_an_object(guard: IdempotencyGuard) -> sfn.Fail:
+def not_an_object(guard: IdempotencyGuard) -> Any:
     return fail(
         guard,
         guard.config,

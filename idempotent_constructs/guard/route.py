@@ -7,7 +7,7 @@ conditions, on the record a poll read, decide whether a waiter keeps waiting (``
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aws_cdk import aws_stepfunctions as sfn
 
@@ -15,6 +15,7 @@ from .._jsonata.key_expressions import literal
 from .._synth import read_once
 from ..lambda_src import schema
 from . import marker, record_tasks
+from .owner_check import holder_fields, owner_check
 from .protocol import (
     HOLDER,
     ID,
@@ -26,7 +27,7 @@ from .protocol import (
     VALIDATION,
     expression,
 )
-from .tasks import SAME_INPUT, ItemTask, fail, holder_fields, invoke, owner_check, retry_transient
+from .tasks import SAME_INPUT, fail, invoke, item_task, kit, retry_transient
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -46,9 +47,9 @@ def condition(text: str) -> sfn.Condition:
     return sfn.Condition.jsonata(expression(text))
 
 
-def inspect(guard: IdempotencyGuard) -> ItemTask:
+def inspect(guard: IdempotencyGuard) -> Any:
     facts = guard.facts
-    task = ItemTask(
+    task = item_task(
         guard,
         "Inspect",
         config=guard.config,
@@ -146,14 +147,14 @@ def route(
         # Gone: take over. Any other error: we cannot tell, so the holder counts as running.
         check.add_catch(takeover, errors=OWNER_GONE_ERRORS, outputs=SAME_INPUT)
         check.add_catch(wait, errors=["States.ALL"], outputs=SAME_INPUT)
-        running = sfn.Choice.jsonata(guard, "OwnerRunning", state_name=name("OwnerRunning"))
+        running = kit(guard).Choice.jsonata(guard, "OwnerRunning", state_name=name("OwnerRunning"))
         if keeps:
             # FailurePolicy.KEEP_FOR_REDRIVE: an ended holder that RedriveExecution can still resume keeps its key.
             redrivable = ", ".join(f"'{status}'" for status in schema.REDRIVABLE)
             running.when(condition(f"{facts(HOLDER)}.RedriveStatus in [{redrivable}]"), in_flight(guard, awaiting_redrive=True))
         check.next(running.when(condition(owner_done(facts(HOLDER))), takeover).otherwise(wait))
         rules.append((record.status(schema.INPROGRESS), check))
-    choice = sfn.Choice.jsonata(guard, "Route", state_name=name("Route"))
+    choice = kit(guard).Choice.jsonata(guard, "Route", state_name=name("Route"))
     for text, target in rules:
         choice.when(condition(text), target)
     choice.otherwise(takeover)
@@ -162,7 +163,7 @@ def route(
     return choice, replay(guard).add_catch(choice, errors=[QUERY_FAILED], outputs=SAME_INPUT)
 
 
-def replay(guard: IdempotencyGuard) -> sfn.Map:
+def replay(guard: IdempotencyGuard) -> Any:
     """``Replay``, and in it ``Restore``: the stored result, the record's own or the result function's."""
     config, facts = guard.config, guard.facts
     stored = f"$parse({facts.record(schema.DATA)})"
@@ -192,11 +193,12 @@ def replay(guard: IdempotencyGuard) -> sfn.Map:
         cause=expression("$exists($states.input.Cause) ? $states.input.Cause : ''"),
     )
     return (
-        sfn.Map.jsonata(
+        kit(guard)
+        .Map.jsonata(
             guard,
             "Replay",
             state_name=config.name("Replay"),
-            items=sfn.ProvideItems.jsonata(expression(replay_items(guard))),
+            items=kit(guard).ProvideItems.jsonata(expression(replay_items(guard))),
             outputs=expression(marker.marked(config, facts, f"($count($states.result) = 0 ? {stored} : $states.result[0])")),
         )
         .item_processor(restore)
@@ -221,7 +223,7 @@ def replay_items(guard: IdempotencyGuard) -> str:
     return f"({ours}) ? ($exists({record(schema.DATA)}) ? {inline} : [0]) : {refused}"
 
 
-def unreadable(guard: IdempotencyGuard) -> sfn.Fail:
+def unreadable(guard: IdempotencyGuard) -> Any:
     """A completed record of this payload whose inline result ``Replay`` could not read back (not JSON:
     written by something else than a guard)."""
     cause = "The record says the work completed, but its result cannot be read back: reset the record to run again"
@@ -232,7 +234,7 @@ def _iso(epoch_millis: str) -> str:
     return f"$fromMillis({epoch_millis})"
 
 
-def in_flight(guard: IdempotencyGuard, *, awaiting_redrive: bool = False) -> sfn.Fail:
+def in_flight(guard: IdempotencyGuard, *, awaiting_redrive: bool = False) -> Any:
     """The cause names the holder as this run last read the record, so that a caller can describe
     or await it (or, ``awaiting_redrive``, redrive it: ``AwaitingRedrive``); never a payload."""
     facts, record = guard.facts, guard.facts.record
@@ -256,7 +258,7 @@ def in_flight(guard: IdempotencyGuard, *, awaiting_redrive: bool = False) -> sfn
     )
 
 
-def rejected(guard: IdempotencyGuard) -> sfn.Fail:
+def rejected(guard: IdempotencyGuard) -> Any:
     """``on_completed=REJECT``: the work completed ``expires_after`` before the record expires."""
     config, facts = guard.config, guard.facts
     fields = dict(zip(schema.COMPLETED_CAUSE_FIELDS, (facts(ID), marker.completed_at(config, facts)), strict=True))

@@ -4,9 +4,9 @@
   namespace, its whole request built by one JSONata expression (so that values computed once, such as
   the key, serve every field).
 * ``invoke``: a call of one of the stack's shared functions.
-* ``owner_check``: DescribeExecution of the key's holder (Standard only).
 
-And ``fail``: the guard's Fail states, which end a run with one of its errors.
+And ``fail``: the guard's Fail states, which end a run with one of its errors. Each is the CDK's, or, for a guard
+whose states Python renders (``in_python``), ``json_states``' twin of it (``JsonItemTask``, ``json_states.LambdaInvoke``).
 """
 
 from __future__ import annotations
@@ -25,12 +25,22 @@ from constructs import Construct
 
 from .._jsonata.key_expressions import literal
 from .._synth import read_once, renders
-from .._synth.functions import WORKFLOW_ITEM_ACTIONS, executions_arn, item_statement, key_statement
-from ..lambda_src import schema
+from .._synth.functions import WORKFLOW_ITEM_ACTIONS, item_statement, key_statement
+from . import json_graph, json_states
 from .config import GuardConfig
-from .protocol import ID, TRANSIENT_DYNAMODB_ERRORS, TRANSIENT_LAMBDA_ERRORS, TRANSIENT_SFN_ERRORS, Facts, expression
+from .protocol import ID, TRANSIENT_DYNAMODB_ERRORS, TRANSIENT_LAMBDA_ERRORS, Facts, expression
 
 SAME_INPUT = expression("$states.input")
+
+
+def in_python(scope: object) -> bool:
+    """Whether ``scope`` is a guard whose states Python makes and renders (``json_states``)."""
+    return bool(getattr(scope, "renders_in_python", False))
+
+
+def kit(scope: object) -> Any:
+    """What the guard ``scope`` makes its states with: the CDK's ``sfn``, or ``json_states``' (``in_python``)."""
+    return json_states.KIT if in_python(scope) else sfn
 
 
 def as_rendered(state: Any) -> Any:
@@ -87,6 +97,22 @@ def item_fields(
     return state
 
 
+def _item_json(
+    action: str,
+    *,
+    arguments: str,
+    output: str | None = SAME_INPUT,
+    assign: dict[str, Any] | None = None,
+    comment: str | None = None,
+    after_body: bool = False,
+) -> dict[str, Any]:
+    """A task's JSON on the guard's items: retried on DynamoDB's transient errors (retry_transient), the retrier in its
+    JSON: the CDK renders it after the state's own fields, and the catchers after it, as it would render add_retry's."""
+    fields = item_fields(action, arguments, output=output, assign=assign)
+    fields["Retry"] = [transient_retrier(TRANSIENT_DYNAMODB_ERRORS, after_body=after_body)]
+    return {"Comment": comment, **fields} if comment else fields
+
+
 def item_statements(config: GuardConfig, action: str) -> list[iam.PolicyStatement]:
     """What a state machine needs to call ``action`` on the guard's items: the action on its namespace
     only, and the use of the table's customer managed KMS key if it has one. Made once a guard and action:
@@ -99,7 +125,7 @@ def item_statements(config: GuardConfig, action: str) -> list[iam.PolicyStatemen
 
 _STATEMENTS: weakref.WeakKeyDictionary[GuardConfig, dict[str, list[iam.PolicyStatement]]] = weakref.WeakKeyDictionary()
 # (graph, action) where a task of a guard registered its item statements (ItemTask.bind_to_graph).
-_REGISTERED: weakref.WeakKeyDictionary[GuardConfig, set[tuple[str | None, str]]] = weakref.WeakKeyDictionary()
+_REGISTERED: weakref.WeakKeyDictionary[GuardConfig, set[tuple[object, str]]] = weakref.WeakKeyDictionary()
 
 
 def _item_statements(config: GuardConfig, action: str) -> list[iam.PolicyStatement]:
@@ -116,7 +142,52 @@ def _item_statements(config: GuardConfig, action: str) -> list[iam.PolicyStateme
     return statements
 
 
-class ItemTask(sfn.CustomState):
+class _OnItems:
+    """What a task on the guard's items is, whether the CDK renders it (``ItemTask``) or Python does
+    (``JsonItemTask``): its JSON (``_item_json``), its statements, its catchers' ``Output``, when it was rendered."""
+
+    add_prefix: Callable[[str], None]
+    add_catch: Callable[..., Any]
+
+    def _on_items(self, config: GuardConfig, action: str) -> None:
+        self.add_prefix(config.prefix)
+        self.rendered_at: int | None = None
+        self.statements = item_statements(config, action)
+        self._config, self._action = config, action
+        self._joined: object = None  # the graph it is joining or joined
+        self._catch_outputs: dict[tuple[str, ...], str] = {}
+        # While it joins a graph (finish.Wiring.joining, for a write that goes to the body); its rendered
+        # state made final (finish.Wiring.reads, for one that reads the body's output).
+        self.joining: Callable[[], AbstractContextManager[None]] = nullcontext
+        self.rendering: Callable[[Any], Any] = as_rendered
+
+    def catch(
+        self, handler: Any, errors: list[str], *, output: str | None = SAME_INPUT, assign: dict[str, Any] | None = None
+    ) -> Any:
+        self.add_catch(handler, errors=errors, assign=assign)
+        if output is not None:
+            self._catch_outputs[tuple(errors)] = output
+        return self
+
+    def _rendered(self, state: dict[str, Any]) -> Any:
+        self.rendered_at = renders.tick()
+        for catcher in state.get("Catch", []):
+            output = self._catch_outputs.get(tuple(catcher["ErrorEquals"]))
+            if output is not None:
+                catcher["Output"] = output
+        return self.rendering(state)
+
+    def _register(self, graph: Any, joined: object) -> None:
+        """Its statements registered in ``graph`` (known by ``joined``), where no task of its guard and action has
+        registered them there yet: again, they would be a duplicate, which the policy drops, its first kept in place."""
+        registered = _REGISTERED.setdefault(self._config, set())
+        if joined is None or (joined, self._action) not in registered:
+            for statement in self.statements:
+                graph.register_policy_statement(statement)
+            registered.add((joined, self._action))
+
+
+class ItemTask(_OnItems, sfn.CustomState):
     """A JSONata Task of the optimized DynamoDB integration on one item of a guard's namespace.
 
     The CDK's Dynamo* tasks grant their action on the whole table. This task grants, to whichever
@@ -128,72 +199,52 @@ class ItemTask(sfn.CustomState):
     rendered, for what is seen of its place at synth (``placement.Placement``).
     """
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        config: GuardConfig,
-        action: str,
-        arguments: str,
-        output: str | None = SAME_INPUT,
-        assign: dict[str, Any] | None = None,
-        comment: str | None = None,
-        after_body: bool = False,
-    ) -> None:
-        fields = item_fields(action, arguments, output=output, assign=assign)
-        # Retried on DynamoDB's transient errors (retry_transient), the retrier in its JSON: the CDK renders it
-        # after the state's own fields, and the catchers after it, as it would render add_retry's.
-        fields["Retry"] = [transient_retrier(TRANSIENT_DYNAMODB_ERRORS, after_body=after_body)]
-        super().__init__(scope, construct_id, state_json={"Comment": comment, **fields} if comment else fields)
-        self.add_prefix(config.prefix)
+    def __init__(self, scope: Construct, construct_id: str, *, config: GuardConfig, action: str, **request: Any) -> None:
+        super().__init__(scope, construct_id, state_json=_item_json(action, **request))
+        self._on_items(config, action)
         self.graph: sfn.StateGraph | None = None  # the graph it joined: its state machine's, or a branch's
-        self.rendered_at: int | None = None
-        self._joined: str | None = None  # the graph it is joining or joined (its reference)
-        self.statements = item_statements(config, action)
-        self._config, self._action = config, action
-        self._catch_outputs: dict[tuple[str, ...], str] = {}
-        # While it joins a graph (finish.Wiring.joining, for a write that goes to the body); its rendered
-        # state made final (finish.Wiring.reads, for one that reads the body's output).
-        self.joining: Callable[[], AbstractContextManager[None]] = nullcontext
-        self.rendering: Callable[[Any], Any] = as_rendered
-
-    def catch(
-        self, handler: sfn.IChainable, errors: list[str], *, output: str | None = SAME_INPUT, assign: dict[str, Any] | None = None
-    ) -> ItemTask:
-        self.add_catch(handler, errors=errors, assign=assign)
-        if output is not None:
-            self._catch_outputs[tuple(errors)] = output
-        return self
 
     def to_state_json(self, query_language: sfn.QueryLanguage | None = None) -> Any:
-        self.rendered_at = renders.tick()
-        state = dict(super().to_state_json(query_language))
-        for catcher in state.get("Catch", []):
-            output = self._catch_outputs.get(tuple(catcher["ErrorEquals"]))
-            if output is not None:
-                catcher["Output"] = output
-        return self.rendering(state)
+        return self._rendered(dict(super().to_state_json(query_language)))
 
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
         # Each call from the CDK is a callback into Python, once from each neighbour, also while its first binding
         # still traverses them: then the CDK's own call would return at once, so it is not made (each is a call into
         # jsii). Its permissions are registered where they always were: at the first neighbour's call back while its
-        # own traversal runs, or at its end; and only where a task of its guard and action has not registered them
-        # in this graph yet (again, they would be a duplicate, which the policy drops, its first kept in place). The
-        # templates' order of a role's statements is that point: registered as it joins (whenBoundToGraph) or as its
-        # traversal ends (a one-callback hook), they change it (issue 56).
+        # own traversal runs, or at its end (``_register``). The templates' order of a role's statements is that
+        # point: registered as it joins (whenBoundToGraph) or as its traversal ends (a one-callback hook), they
+        # change it (issue 56).
         joined = reference(graph)
         if joined is None or joined != self._joined:
             self._joined = joined
             with self.joining():
                 super().bind_to_graph(graph)
-        registered = _REGISTERED.setdefault(self._config, set())
-        if joined is None or (joined, self._action) not in registered:
-            for statement in self.statements:
-                graph.register_policy_statement(statement)
-            registered.add((joined, self._action))
+        self._register(graph, joined)
         self.graph = graph
+
+
+class JsonItemTask(_OnItems, json_states.Custom):
+    """An ``ItemTask`` of a guard whose states Python renders (``json_states``): the same JSON, catchers and
+    statements, registered at the same point of its graph's traversal."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, config: GuardConfig, action: str, **request: Any) -> None:
+        super().__init__(scope, construct_id, state_json=_item_json(action, **request))
+        self._on_items(config, action)
+
+    def to_state_json(self, query_language: str | None = None) -> Any:
+        return self._rendered(super().to_state_json(query_language))
+
+    def bind(self, graph: json_graph.Graph) -> None:
+        if graph is not self._joined:
+            self._joined = graph
+            with self.joining():
+                super().bind(graph)
+        self._register(graph, ("graph", id(graph)))
+
+
+def item_task(scope: Any, construct_id: str, **props: Any) -> Any:
+    """An ``ItemTask`` of the guard ``scope``: the CDK's, or one Python renders (``in_python``)."""
+    return (JsonItemTask if in_python(scope) else ItemTask)(scope, construct_id, **props)
 
 
 def reference(thing: object) -> str | None:
@@ -202,13 +253,22 @@ def reference(thing: object) -> str | None:
 
 
 def fail(
-    scope: Construct, config: GuardConfig, state: str, *, error: str, cause: str | None = None, record: Facts | None = None
-) -> sfn.Fail:
+    scope: Construct,
+    config: GuardConfig,
+    state: str,
+    *,
+    error: str,
+    cause: str | None = None,
+    record: Facts | None = None,
+    in_cdk: bool = False,
+) -> Any:
     """A Fail state of the guard's, named with its prefix; ``error`` and ``cause`` may be JSONata. With
-    ``record`` (the guard's facts), ``cause`` is text, followed by the id of the record: `` (record {id})``."""
+    ``record`` (the guard's facts), ``cause`` is text, followed by the id of the record: `` (record {id})``.
+    ``in_cdk``: the CDK's, for a state of the CDK's to go to (an ``ExtendLease`` in the body), whatever makes
+    the guard's others (``kit``)."""
     if record is not None and cause is not None:
         cause = expression(f"{literal(cause + ' (record ')} & {record(ID)} & ')'")
-    return sfn.Fail.jsonata(scope, state, state_name=config.name(state), error=error, cause=cause)
+    return (sfn if in_cdk else kit(scope)).Fail.jsonata(scope, state, state_name=config.name(state), error=error, cause=cause)
 
 
 class FunctionTask(tasks.LambdaInvoke):
@@ -251,6 +311,18 @@ def invoke(
 ) -> FunctionTask:
     """A call of one of the stack's shared functions, through the version published with the definition,
     retried on the Lambda service's transient errors."""
+    if in_python(scope):
+        made = json_states.LambdaInvoke(
+            scope,
+            state,
+            state_name=config.name(state),
+            function_arn=_version_arn(function.function),
+            payload=payload,
+            **options,
+        )
+        made.task_policies = [_invoke_statement(function.function)]
+        retry_transient(made, TRANSIENT_LAMBDA_ERRORS, after_body=after_body)
+        return made  # type: ignore[return-value]
     task = FunctionTask(
         scope,
         state,
@@ -266,40 +338,7 @@ def invoke(
     return task
 
 
-def owner_check(
-    scope: Construct, config: GuardConfig, state: str, *, owner: str, output: str, assign: dict[str, Any] | None = None
-) -> tasks.CallAwsService:
-    """Asks Step Functions whether the execution of the holder whose token ``owner`` (JSONata) reads
-    still runs (Standard only)."""
-    assert config.owner_state_machine_name is not None
-    task = tasks.CallAwsService.jsonata(
-        scope,
-        state,
-        state_name=config.name(state),
-        service="sfn",
-        action="describeExecution",
-        iam_action="states:DescribeExecution",
-        iam_resources=[executions_arn(config.owner_state_machine_name)],
-        parameters={
-            "ExecutionArn": expression(f"$substringBefore({owner}, '{schema.OWNER_SEPARATOR}')"),
-            # Without the holder's input and output: the response would carry them, JSON-escaped
-            # again, and a response over 256 KiB fails the waiter (States.DataLimitExceeded).
-            "IncludedData": "METADATA_ONLY",
-        },
-        outputs=output,
-        assign=assign,
-    )
-    retry_transient(task, TRANSIENT_SFN_ERRORS)
-    return task
-
-
-def holder_fields(*, redrive_status: bool = False) -> str:
-    """JSONata: what the owner check keeps of DescribeExecution's answer: the holder's status and execution, and
-    with ``redrive_status`` whether RedriveExecution can still resume it (``FailurePolicy.KEEP_FOR_REDRIVE``)."""
-    fields = ["'Status': $states.result.Status", "'ExecutionArn': $states.result.ExecutionArn"]
-    if redrive_status:
-        fields.append("'RedriveStatus': $states.result.RedriveStatus")
-    return "{" + ", ".join(fields) + "}"
-
-
-HOLDER_FIELDS = holder_fields()
+@read_once.per_object
+def _version_arn(function: lambda_.Function) -> str:
+    """The ARN of the version of ``function`` published with the definition (as ``tasks.LambdaInvoke`` writes it)."""
+    return str(read_once.function(function).current_version.function_arn)

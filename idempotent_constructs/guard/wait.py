@@ -20,9 +20,10 @@ from ..lambda_src import schema
 from ..policies import InFlightPolicy
 from . import record_tasks
 from .config import AtSynth, PollSchedule, poll_schedule
+from .owner_check import HOLDER_FIELDS, owner_check
 from .protocol import ENTERED_AT, OWNER_GONE_ERRORS, RECORD, UNTIL, Record, expression
 from .route import condition, in_flight, owner_done
-from .tasks import HOLDER_FIELDS, SAME_INPUT, ItemTask, fail, owner_check
+from .tasks import SAME_INPUT, fail, item_task, kit
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -39,7 +40,7 @@ def wait_for_holder(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Parall
     def schedule() -> PollSchedule:  # read at synth: a default max_wait fits an Express run (fit_express)
         return poll_schedule(int(read_once.seconds(config.poll_interval)), int(read_once.seconds(config.max_wait)))
 
-    poll = ItemTask(
+    poll = item_task(
         guard,
         "Poll",
         config=config,
@@ -55,9 +56,10 @@ def wait_for_holder(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Parall
         "Busy",
         error=expression(f"{given_up} ? '{schema.WAITED_OUT}' : '{schema.STILL_IN_FLIGHT}'"),
     )
-    settled = sfn.Succeed.jsonata(guard, "Settled", state_name=name("Settled"))
+    settled = kit(guard).Succeed.jsonata(guard, "Settled", state_name=name("Settled"))
     check = (
-        sfn.Choice.jsonata(guard, "Check", state_name=name("Check"))
+        kit(guard)
+        .Choice.jsonata(guard, "Check", state_name=name("Check"))
         .when(condition(record.absent), settled)
         .when(condition(record.within_lease), busy)
     )
@@ -73,19 +75,24 @@ def wait_for_holder(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Parall
         poll_owner.add_catch(settled, errors=OWNER_GONE_ERRORS, outputs=SAME_INPUT)
         poll_owner.add_catch(busy, errors=["States.ALL"], outputs=SAME_INPUT)
         poll_owner.next(
-            sfn.Choice.jsonata(guard, "StillRunning", state_name=name("StillRunning"))
+            kit(guard)
+            .Choice.jsonata(guard, "StillRunning", state_name=name("StillRunning"))
             .when(condition(owner_done("$states.input.holder")), settled)
             .otherwise(busy)
         )
         check.when(condition(record.status(schema.INPROGRESS)), poll_owner)
     check.otherwise(settled)
-    waiting = sfn.Parallel.jsonata(
-        guard,
-        "Await",
-        state_name=name("Await"),
-        outputs=SAME_INPUT,
-        assign={facts.name: expression(f"$merge([${facts.name}, {{'{RECORD}': $states.result[0].{RECORD}}}])")},
-    ).branch(poll.next(check))
+    waiting = (
+        kit(guard)
+        .Parallel.jsonata(
+            guard,
+            "Await",
+            state_name=name("Await"),
+            outputs=SAME_INPUT,
+            assign={facts.name: expression(f"$merge([${facts.name}, {{'{RECORD}': $states.result[0].{RECORD}}}])")},
+        )
+        .branch(poll.next(check))
+    )
     waiting.add_retry(
         errors=[schema.STILL_IN_FLIGHT],
         interval=config.poll_interval,
@@ -96,11 +103,11 @@ def wait_for_holder(guard: IdempotencyGuard) -> tuple[sfn.IChainable, sfn.Parall
     )
     waiting.add_catch(failing, errors=[schema.STILL_IN_FLIGHT, schema.WAITED_OUT])
     deadline = AtSynth.text(config, lambda: schedule().deadline * 1000)  # from its entry, whenever Assign runs
-    backoff = sfn.Wait.jsonata(
+    backoff = kit(guard).Wait.jsonata(
         guard,
         "Backoff",
         state_name=name("Backoff"),
-        time=sfn.WaitTime.duration(config.poll_interval),
+        time=kit(guard).WaitTime.duration(config.poll_interval),
         assign={facts.name: expression(f"$merge([${facts.name}, {{'{UNTIL}': {ENTERED_AT} + {deadline}}}])")},
     )
     return backoff.next(waiting), waiting
