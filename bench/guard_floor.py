@@ -39,7 +39,7 @@ GUARDS = KINDS[:-1]  # all but bare
 
 def _cut(guard: IdempotencyGuard, body: sfn.IChainable) -> None:
     """``IdempotencyGuard._build`` with four states: what the rest of the guard needs to be synthesized."""
-    guard.renders_in_python = False  # the CDK's states
+    guard.states_in_python = False  # the CDK's states
     config = guard.config
     failed = sfn.Fail.jsonata(guard, "Failed", state_name=config.name("Failed"))
     acquire = ItemTask(guard, "Acquire", config=config, action="updateItem", arguments="{'a': 1}")
@@ -88,7 +88,7 @@ def _owner_statements(config: GuardConfig) -> list[iam.PolicyStatement]:
 
 def _body_only(guard: IdempotencyGuard, body: sfn.IChainable) -> None:
     """``IdempotencyGuard._build`` with the body's Parallel alone (``_Body``)."""
-    guard.renders_in_python = False  # the CDK's states
+    guard.states_in_python = False  # the CDK's states
     parallel = _Body(guard, body)
     guard._acquire = parallel  # type: ignore[assignment]
     guard._wiring = finish.Wiring(guard, body, parallel, parallel)

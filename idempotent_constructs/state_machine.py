@@ -174,7 +174,7 @@ class IdempotentStateMachine(Outcomes, Construct):
         # The graph is made here, as sfn.StateMachine makes it for a chain, so that its definition can be
         # placed (definition.py); its states' permissions are granted below, as the CDK grants them.
         graph: Any
-        if self.guard.renders_in_python:  # its states made in Python, the body's Parallel in the CDK
+        if self.guard.states_in_python:  # its states made in Python, the body's Parallel in the CDK
             graph = json_graph.Graph(self.guard.start_state, "State Machine definition")
             graph.timeout = None if settings.timeout is None else read_once.seconds(settings.timeout)
         else:

@@ -28,7 +28,8 @@ lost recognises its own record (contract B12); a guard in an inline Map, whose i
 state in the same millisecond, starts with ``Begin``, which draws one first (``placement``: seen at synth).
 Modules: ``guard_options`` (the options model),
 ``config`` (their values), ``protocol`` (the shared names), ``record_tasks`` (the DynamoDB requests),
-``tasks`` (the task kinds), and one per phase: ``acquire``, ``route``, ``wait``, ``finish``.
+``tasks`` (the task kinds), ``owner_check``, and one per phase: ``acquire``, ``route``, ``wait``, ``finish``; a whole
+workflow's guard makes its states with ``json_states`` (bound and rendered as ``json_graph`` does), not the CDK's.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ from .config import (
 from .guard_options import GUARD, GUARD_MODEL
 from .lease import ExtendLease, adopt_within
 from .protocol import ID, STATE_NAMES, TRANSIENT_DYNAMODB_ERRORS, Facts
+from .tasks import GuardState
 
 __all__ = [
     "DEFAULT_LEASE",
@@ -142,8 +144,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         self.payload = config.payload
         self.expires_after, self.result_storage = config.expires_after, config.result_storage
         self.facts = Facts(config.prefix)
-        # The guard of a whole workflow whose body is a Parallel's branch: its states made and rendered in Python.
-        self.renders_in_python = config.whole_workflow and renders_in_python(config, body)
+        # Whether its states are made and rendered in Python (json_states): a whole workflow's, around a Parallel's branch.
+        self.states_in_python = config.whole_workflow and renders_in_python(config, body)
         self.extend_states: list[str] = []  # the ids of the extend_lease() states, in order
         # Every key may need it: a JMESPath key always, any other for an input beyond the native bounds.
         self.key_function: KeyFunction = key_function(self)
@@ -258,13 +260,13 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         self._end_states: list[sfn.INextable] = [complete, store, *([replay] if replay else [])]
 
     @property
-    def start_state(self) -> sfn.State:
+    def start_state(self) -> GuardState:
         """Its first state: the CDK's, or, for the guard of an ``IdempotentStateMachine`` that renders its states in
         Python (``renders_in_python``: that workflow's definition, wired nowhere else), its ``json_states`` twin."""
         return self._start_state
 
     @property
-    def end_states(self) -> list[sfn.INextable]:
+    def end_states(self) -> list[GuardState]:
         """Its end states (``Complete``, ``StoreResult``, ``Replay``): the CDK's, or their twins (``start_state``)."""
         return self._end_states
 

@@ -19,7 +19,7 @@ from .._readers import key_settings
 from ..lambda_src import schema
 from . import record_tasks
 from .protocol import CONDITION_FAILED, OWNER, QUERY_FAILED, expression
-from .tasks import SAME_INPUT, ItemTask, fail, invoke, item_task, kit
+from .tasks import SAME_INPUT, GuardState, ItemTask, fail, invoke, item_task, kit
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -61,13 +61,13 @@ def _cause(raised: str, otherwise: str) -> str:
     )
 
 
-def key_missing(guard: IdempotencyGuard) -> Any:
+def key_missing(guard: IdempotencyGuard) -> GuardState:
     return fail(
         guard, guard.config, "KeyMissing", error=schema.KEY_MISSING, cause=expression(_cause(_raised(guard.config), MISSING))
     )
 
 
-def payload_missing(guard: IdempotencyGuard) -> Any:
+def payload_missing(guard: IdempotencyGuard) -> GuardState:
     cause = _cause(_payload_raised(guard.config), PAYLOAD_MISSING)
     return fail(guard, guard.config, "PayloadMissing", error=schema.PAYLOAD_MISSING, cause=expression(cause))
 
@@ -153,7 +153,7 @@ def key_texts(guard: IdempotencyGuard) -> dict[str, str]:
     return texts
 
 
-def _compute_key(guard: IdempotencyGuard, missing: sfn.Fail) -> sfn.TaskStateBase:
+def _compute_key(guard: IdempotencyGuard, missing: sfn.Fail) -> GuardState:
     """The key function's call: the record id and payload digest computed in Python, for a JMESPath key
     (JSONata cannot evaluate one) and for an input beyond the native key's bounds (B18). The input goes
     whole; a JSONata key's selection goes made, since only JSONata can evaluate it. An input too large to
@@ -196,7 +196,7 @@ def _drawn(config: GuardConfig, facts: str) -> str:
     return config.placement.choose(f"$merge([{facts}, {record_tasks.jsonata_object({OWNER: record_tasks.NEW_OWNER})}])", facts)
 
 
-def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail) -> tuple[sfn.State, list[ItemTask]]:
+def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail) -> tuple[GuardState, list[GuardState]]:
     """``(start state, every write that takes a free key)``, the last of which takes the key already in
     the variable; a taken key goes to ``inspect`` with the key in the variable.
 
@@ -231,7 +231,7 @@ def acquire(guard: IdempotencyGuard, inspect: sfn.IChainable, missing: sfn.Fail)
     return begin, [task, keyed]
 
 
-def _begin(guard: IdempotencyGuard) -> Any:
+def _begin(guard: IdempotencyGuard) -> GuardState:
     """``Begin``, which draws the run's owner token: each run of the guard starts afresh, and what the
     variable held from an earlier run (a loop) goes."""
     return kit(guard).Pass.jsonata(guard, "Begin", state_name=guard.config.name("Begin"), assign=_drawing(guard))

@@ -23,7 +23,7 @@ from ..policies import FailurePolicy
 from . import json_graph, lease, record_tasks
 from .protocol import CONDITION_FAILED, ID, OWNER, QUERY_FAILED, VALIDATION, expression
 from .route import condition
-from .tasks import FunctionTask, ItemTask, fail, in_python, invoke, item_task, kit, reference, retry_transient
+from .tasks import GuardState, ItemTask, fail, in_python, invoke, item_task, kit, reference, retry_transient
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -57,13 +57,13 @@ class Wiring:
         self, guard: IdempotencyGuard, chain: sfn.IChainable, on_failure: sfn.IChainable, complete: sfn.IChainable
     ) -> None:
         self.guard, self.chain, self.on_failure, self.complete = guard, chain, on_failure, complete
-        self.sources: list[ItemTask] = []  # the states that go to the body: the writes that take the key
+        self.sources: list[GuardState] = []  # the states that go to the body: the writes that take the key
         self.settled = False
         self.bare: sfn.State | None = None  # the chain's first state, where the chain runs bare
         self._states: list[sfn.State] = []
         self._entered = ""
 
-    def lead(self, source: ItemTask) -> None:
+    def lead(self, source: GuardState) -> None:
         """``source`` goes to the body, once it is settled."""
         self.sources.append(source)
         source.joining = self.joining
@@ -217,7 +217,7 @@ def bare_chain_problems(chain: sfn.IChainable, policy: FailurePolicy) -> list[st
     )
 
 
-def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable) -> tuple[ItemTask, FunctionTask]:
+def complete(guard: IdempotencyGuard, on_failure: sfn.IChainable) -> tuple[GuardState, GuardState]:
     """``(Complete, StoreResult)``: both end the guard with the chain's output, read as ``RESULT`` (the
     Parallel's) and rendered as the guard's ``Wiring`` settles it."""
     config, facts, result = guard.config, guard.facts, RESULT

@@ -40,7 +40,9 @@ def spread(*parts: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def defined(value: Any) -> Any:
-    """``value`` as ``JSON.stringify`` writes it: without its ``undefined`` (here also ``None``) keys."""
+    """A state's ``value`` as ``JSON.stringify`` writes it: without its ``undefined`` keys. ``None`` is one too, here:
+    a state made here holds no JSON null (the CDK's would not, as jsii gives a Python ``None`` to JavaScript as
+    ``undefined``); the body's JSON, which may (a document's ``"ResultPath": null``), is the CDK's as it is."""
     if isinstance(value, dict):
         return {key: defined(item) for key, item in value.items() if item is not UNDEFINED and item is not None}
     if isinstance(value, list):
@@ -66,7 +68,6 @@ class Graph:
 
     def __init__(self, start: Any, description: str) -> None:
         self.start_state: State = start
-        self.description = description
         self.states: dict[int, State] = {id(start): start}
         self.policy_statements: list[iam.PolicyStatement] = []
         self.super_graph: Graph | None = None
@@ -101,9 +102,10 @@ class Graph:
         if isinstance(query_language, sfn.QueryLanguage):
             query_language = language_of(query_language)
         states = {state.state_id: state.to_state_json(query_language) for state in self.states.values()}
-        graph: dict[str, Any] = defined(
-            {"StartAt": self.start_state.state_id, "States": states, "TimeoutSeconds": maybe(self.timeout)}
-        )
+        # Each state's JSON made final as it is rendered: the body's nulls (the CDK's own) are kept.
+        graph: dict[str, Any] = {"StartAt": self.start_state.state_id, "States": states}
+        if self.timeout is not None:
+            graph["TimeoutSeconds"] = self.timeout
         return graph
 
 

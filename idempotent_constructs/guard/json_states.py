@@ -10,6 +10,7 @@ Each class follows one of the CDK's, made with ``.jsonata()``: ``sfn.Pass``, ``C
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -42,6 +43,10 @@ class Pass(State):
 
 
 class Succeed(State):
+    @property
+    def end_states(self) -> list[State]:
+        return []
+
     def render(self, top: str | None) -> dict[str, Any]:
         return spread({"Type": "Succeed"}, self._query_language(top), {"Comment": maybe(self.comment)}, self._input_output())
 
@@ -72,6 +77,10 @@ class Fail(State):
 
 
 class Choice(State):
+    @property
+    def end_states(self) -> list[State]:
+        return []  # as the CDK's: a Choice goes on through its rules
+
     def when(self, condition: Any, following: Any) -> Choice:
         target = following.start_state
         self.choices.append((_condition(condition), target))
@@ -101,17 +110,14 @@ class Choice(State):
         )
 
 
-_CONDITIONS: dict[int, tuple[Any, str]] = {}
+_CONDITIONS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 
 
 def _condition(condition: Any) -> str:
     """The text of a JSONata condition (``route.condition``'s, made once a process), read once a condition."""
-    if isinstance(condition, str):
-        return condition
-    known = _CONDITIONS.get(id(condition))
-    if known is None or known[0] is not condition:
-        known = _CONDITIONS[id(condition)] = (condition, condition.render_condition()["Condition"])
-    return known[1]
+    if condition not in _CONDITIONS:
+        _CONDITIONS[condition] = condition.render_condition()["Condition"]
+    return _CONDITIONS[condition]
 
 
 class WaitTime:
@@ -300,8 +306,9 @@ class Custom(State):
 
     def render(self, top: str | None) -> dict[str, Any]:
         state = spread(self._query_language(top), self._next_end(), self.state_json, self._retry_catch())
-        if isinstance(self.state_json.get("Retry"), list):
-            state["Retry"] = [*self.state_json["Retry"]]
+        if isinstance(self.state_json.get("Retry"), list):  # add_retry's first, then its JSON's
+            added = state["Retry"] if isinstance(state.get("Retry"), list) else []
+            state["Retry"] = [*added, *self.state_json["Retry"]]
         return state
 
 

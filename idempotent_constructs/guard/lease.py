@@ -170,7 +170,7 @@ def _holding(state: sfn.State) -> IdempotencyGuard | None:
     the states after a guard (through its ``Complete``, say) is not in that guard's body, but may be in the
     body of a guard around it."""
     for guard in reversed(_binding):
-        if guard.renders_in_python:  # what follows its ends is its own states, none of the CDK's
+        if guard.states_in_python:  # what follows its ends is its own states, none of the CDK's
             return guard
         ends = [cast(sfn.State, end) for end in guard.end_states]
         after = {found.node.path for end in ends for found in sfn.State.find_reachable_states(end, include_error_handlers=True)}

@@ -18,7 +18,7 @@ from . import record_tasks
 from .config import REPLAY_MARKER_FIELD as FIELD
 from .config import GuardConfig
 from .protocol import ID
-from .tasks import fail
+from .tasks import GuardState, fail
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -47,7 +47,7 @@ def marked(config: GuardConfig, facts: Facts, value: str) -> str:
     )
 
 
-def not_an_object(guard: IdempotencyGuard) -> Any:
+def not_an_object(guard: IdempotencyGuard) -> GuardState:
     return fail(
         guard,
         guard.config,

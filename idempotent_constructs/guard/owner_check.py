@@ -16,12 +16,12 @@ from ..lambda_src import schema
 from . import json_states
 from .config import GuardConfig
 from .protocol import TRANSIENT_SFN_ERRORS, expression
-from .tasks import in_python, retry_transient
+from .tasks import GuardState, in_python, retry_transient
 
 
 def owner_check(
     scope: Construct, config: GuardConfig, state: str, *, owner: str, output: str, assign: dict[str, Any] | None = None
-) -> tasks.CallAwsService:
+) -> GuardState:
     """Asks Step Functions whether the execution of the holder whose token ``owner`` (JSONata) reads
     still runs (Standard only)."""
     assert config.owner_state_machine_name is not None
@@ -38,7 +38,7 @@ def owner_check(
             assign=assign,
         )
         retry_transient(made, TRANSIENT_SFN_ERRORS)
-        return made  # type: ignore[return-value]
+        return made
     task = tasks.CallAwsService.jsonata(
         scope,
         state,

@@ -7,7 +7,7 @@ conditions, on the record a poll read, decide whether a waiter keeps waiting (``
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aws_cdk import aws_stepfunctions as sfn
 
@@ -27,7 +27,7 @@ from .protocol import (
     VALIDATION,
     expression,
 )
-from .tasks import SAME_INPUT, fail, invoke, item_task, kit, retry_transient
+from .tasks import SAME_INPUT, GuardState, fail, invoke, item_task, kit, retry_transient
 
 if TYPE_CHECKING:
     from . import IdempotencyGuard
@@ -47,7 +47,7 @@ def condition(text: str) -> sfn.Condition:
     return sfn.Condition.jsonata(expression(text))
 
 
-def inspect(guard: IdempotencyGuard) -> Any:
+def inspect(guard: IdempotencyGuard) -> GuardState:
     facts = guard.facts
     task = item_task(
         guard,
@@ -163,7 +163,7 @@ def route(
     return choice, replay(guard).add_catch(choice, errors=[QUERY_FAILED], outputs=SAME_INPUT)
 
 
-def replay(guard: IdempotencyGuard) -> Any:
+def replay(guard: IdempotencyGuard) -> GuardState:
     """``Replay``, and in it ``Restore``: the stored result, the record's own or the result function's."""
     config, facts = guard.config, guard.facts
     stored = f"$parse({facts.record(schema.DATA)})"
@@ -223,7 +223,7 @@ def replay_items(guard: IdempotencyGuard) -> str:
     return f"({ours}) ? ($exists({record(schema.DATA)}) ? {inline} : [0]) : {refused}"
 
 
-def unreadable(guard: IdempotencyGuard) -> Any:
+def unreadable(guard: IdempotencyGuard) -> GuardState:
     """A completed record of this payload whose inline result ``Replay`` could not read back (not JSON:
     written by something else than a guard)."""
     cause = "The record says the work completed, but its result cannot be read back: reset the record to run again"
@@ -234,7 +234,7 @@ def _iso(epoch_millis: str) -> str:
     return f"$fromMillis({epoch_millis})"
 
 
-def in_flight(guard: IdempotencyGuard, *, awaiting_redrive: bool = False) -> Any:
+def in_flight(guard: IdempotencyGuard, *, awaiting_redrive: bool = False) -> GuardState:
     """The cause names the holder as this run last read the record, so that a caller can describe
     or await it (or, ``awaiting_redrive``, redrive it: ``AwaitingRedrive``); never a payload."""
     facts, record = guard.facts, guard.facts.record
@@ -258,7 +258,7 @@ def in_flight(guard: IdempotencyGuard, *, awaiting_redrive: bool = False) -> Any
     )
 
 
-def rejected(guard: IdempotencyGuard) -> Any:
+def rejected(guard: IdempotencyGuard) -> GuardState:
     """``on_completed=REJECT``: the work completed ``expires_after`` before the record expires."""
     config, facts = guard.config, guard.facts
     fields = dict(zip(schema.COMPLETED_CAUSE_FIELDS, (facts(ID), marker.completed_at(config, facts)), strict=True))

@@ -31,11 +31,13 @@ from .config import GuardConfig
 from .protocol import ID, TRANSIENT_DYNAMODB_ERRORS, TRANSIENT_LAMBDA_ERRORS, Facts, expression
 
 SAME_INPUT = expression("$states.input")
+# A state of a guard's: the CDK's, or its json_states twin (``kit``), which share no base class to name.
+GuardState = Any
 
 
 def in_python(scope: object) -> bool:
     """Whether ``scope`` is a guard whose states Python makes and renders (``json_states``)."""
-    return bool(getattr(scope, "renders_in_python", False))
+    return bool(getattr(scope, "states_in_python", False))
 
 
 def kit(scope: object) -> Any:
@@ -242,7 +244,7 @@ class JsonItemTask(_OnItems, json_states.Custom):
         self._register(graph, ("graph", id(graph)))
 
 
-def item_task(scope: Any, construct_id: str, **props: Any) -> Any:
+def item_task(scope: Any, construct_id: str, **props: Any) -> GuardState:
     """An ``ItemTask`` of the guard ``scope``: the CDK's, or one Python renders (``in_python``)."""
     return (JsonItemTask if in_python(scope) else ItemTask)(scope, construct_id, **props)
 
@@ -261,7 +263,7 @@ def fail(
     cause: str | None = None,
     record: Facts | None = None,
     in_cdk: bool = False,
-) -> Any:
+) -> GuardState:
     """A Fail state of the guard's, named with its prefix; ``error`` and ``cause`` may be JSONata. With
     ``record`` (the guard's facts), ``cause`` is text, followed by the id of the record: `` (record {id})``.
     ``in_cdk``: the CDK's, for a state of the CDK's to go to (an ``ExtendLease`` in the body), whatever makes
@@ -308,7 +310,7 @@ def invoke(
     *,
     after_body: bool = False,
     **options: Any,
-) -> FunctionTask:
+) -> GuardState:
     """A call of one of the stack's shared functions, through the version published with the definition,
     retried on the Lambda service's transient errors."""
     if in_python(scope):
@@ -322,7 +324,7 @@ def invoke(
         )
         made.task_policies = [_invoke_statement(function.function)]
         retry_transient(made, TRANSIENT_LAMBDA_ERRORS, after_body=after_body)
-        return made  # type: ignore[return-value]
+        return made
     task = FunctionTask(
         scope,
         state,

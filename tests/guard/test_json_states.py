@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from aws_cdk import App, Duration, Stack
+from aws_cdk import App, Duration, JsonNull, Stack
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
@@ -16,6 +16,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from idempotent_constructs import (
+    AslFragment,
     CompletedPolicy,
     DefinitionLocation,
     ExtendLease,
@@ -54,6 +55,14 @@ def _with_a_function_a_nested_guard_and_an_extend_state(scope: Construct) -> sfn
         key=IdempotencyKey.from_paths("$.order"),
     )
     return sfn.Pass(scope, "Start").next(ExtendLease(scope, "KeepAlive")).next(nested)
+
+
+def _with_json_nulls(scope: Construct) -> sfn.IChainable:
+    # A document's null (its result discarded) and a JSON null of the CDK's: the body's JSON, kept as the CDK writes it.
+    document = {"StartAt": "Audit", "States": {"Audit": {"Type": "Pass", "Result": {"x": 1}, "ResultPath": None, "End": True}}}
+    return AslFragment(scope, "AuditStep", definition_body=document).next(
+        sfn.Pass(scope, "Ship", parameters={"kept": JsonNull.INSTANCE})
+    )
 
 
 def _in_a_distributed_map(scope: Construct) -> sfn.IChainable:
@@ -103,6 +112,7 @@ CASES: dict[str, tuple[Callable[[Construct], sfn.IChainable], dict[str, Any]]] =
         {"definition_location": DefinitionLocation.ASSET, "max_wait": Duration.minutes(3), "poll_interval": Duration.seconds(3)},
     ),
     "a Distributed Map in the body": (_in_a_distributed_map, {"state_machine_name": "each-item"}),
+    "a document and a JSON null in the body": (_with_json_nulls, {}),
 }
 
 
@@ -120,7 +130,7 @@ def _synthesized(python: bool, monkeypatch: pytest.MonkeyPatch) -> str:
             scope = Construct(owner, f"Case{index}")
             records = table if owner is stack else IdempotencyTable(owner, "Idempotency")
             made.append(IdempotentStateMachine(scope, "Workflow", table=records, definition=body(scope), **options))
-        assert all(workflow.guard.renders_in_python is python for workflow in made)
+        assert all(workflow.guard.states_in_python is python for workflow in made)
         assembly = app.synth()
         return json.dumps(
             [
@@ -134,21 +144,30 @@ def test_a_whole_workflows_guard_rendered_in_python_writes_the_templates_the_cdk
     assert _synthesized(True, monkeypatch) == _synthesized(False, monkeypatch)
 
 
-def test_a_body_that_runs_bare_or_a_document_alone_keeps_the_cdks_states():
+def test_a_body_that_runs_bare_a_document_alone_or_a_chain_left_to_fail_the_execution_keeps_the_cdks_states():
     def build(scope: Stack) -> None:
         table = IdempotencyTable(scope, "Table")
-        bare = IdempotentStateMachine(
-            scope, "Bare", table=table, definition=sfn.Pass.jsonata(scope, "One").next(sfn.Pass.jsonata(scope, "Two"))
-        )
-        one_task = IdempotentStateMachine(
-            scope, "OneTask", table=table, definition=sfn.Parallel(scope, "Fan").branch(sfn.Pass(scope, "Left"))
-        )
-        kept = IdempotentStateMachine(
-            scope, "Kept", table=table, definition=_two_steps(scope), on_failure=FailurePolicy.KEEP_FOR_REDRIVE
-        )
-        assert bare.guard.renders_in_python
-        assert not one_task.guard.renders_in_python  # runs bare: the Parallel itself is the body
-        assert not kept.guard.renders_in_python  # the chain runs bare
+        document = {"StartAt": "Work", "States": {"Work": {"Type": "Pass", "End": True}}}
+        workflows = {
+            "two states": IdempotentStateMachine(scope, "Chain", table=table, definition=_two_steps(scope)),
+            "one Parallel": IdempotentStateMachine(
+                scope, "OneParallel", table=table, definition=sfn.Parallel(scope, "Fan").branch(sfn.Pass(scope, "Left"))
+            ),
+            "a document alone": IdempotentStateMachine(scope, "Document", table=table, definition_body=document),
+            "KEEP_FOR_REDRIVE": IdempotentStateMachine(
+                scope,
+                "Kept",
+                table=table,
+                definition=sfn.Pass(scope, "A").next(sfn.Pass(scope, "B")),
+                on_failure=FailurePolicy.KEEP_FOR_REDRIVE,
+            ),
+        }
+        assert {name: workflow.guard.states_in_python for name, workflow in workflows.items()} == {
+            "two states": True,
+            "one Parallel": False,  # runs bare: the Parallel itself is the body
+            "a document alone": False,  # the document is the body's branch itself
+            "KEEP_FOR_REDRIVE": False,  # the chain runs bare
+        }
 
     template(build)
 
@@ -156,7 +175,7 @@ def test_a_body_that_runs_bare_or_a_document_alone_keeps_the_cdks_states():
 def test_a_workflows_guard_rendered_in_python_still_answers_for_its_states():
     def build(scope: Stack) -> None:
         workflow = IdempotentStateMachine(scope, "Orders", table=IdempotencyTable(scope, "Table"), definition=_two_steps(scope))
-        assert workflow.guard.renders_in_python
+        assert workflow.guard.states_in_python
         assert workflow.guard.state_name("Body") == "Idempotency.Body"
         assert workflow.guard.body_entered == "ParallelStateEntered"
         assert [namespace for _, namespace in workflow.guard.records_in_its_graph()] == ["Test/Orders"]
