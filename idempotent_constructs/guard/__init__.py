@@ -135,7 +135,8 @@ class IdempotencyGuard(sfn.StateMachineFragment):
         path = read_once.child_path(scope, self, construct_id)
         config = GuardConfig(path, construct_id, {**found.values, "whole_workflow": scope in WHOLE_WORKFLOWS})
         found.extend(config.problems(found.wrong))
-        if found.typed("body"):
+        # A whole workflow's chain (not its document) was checked already, as the workflow resolved its options.
+        if found.typed("body") and not (config.whole_workflow and not isinstance(body, DocumentState)):
             found.extend(body_problems(config, body))
         found.raise_if_any()
         self._placement = config.placement = placement.Placement(config)
