@@ -9,7 +9,9 @@ watch, cdk-nag acknowledgments), its share of the table and the functions, and t
 
 And the same 20 with each guard cut to its body's Parallel alone, which registers the real guard's
 permissions as it joins the graph (``body``): what a guard whose other states were rendered in Python
-would leave to the CDK, short of the Python that renders them.
+would leave to the CDK, short of the Python that renders them. Since issue 56's eighth part the real guard is
+that guard (``guard.json_states``); the cuts are made of the CDK's states, so the real guard now makes fewer
+calls than the four-state cut, and about as many as the body cut.
 """
 
 from __future__ import annotations
