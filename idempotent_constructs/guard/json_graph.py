@@ -16,10 +16,10 @@ from typing import Any
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_stepfunctions as sfn
 
+from .._readers.asl import JSONATA, JSONPATH
 from .._synth import read_once
 
 ALL = "States.ALL"
-JSONATA, JSON_PATH = "JSONata", "JSONPath"
 
 
 class _Undefined:
@@ -55,7 +55,7 @@ def maybe(value: Any) -> Any:
 
 
 def language_of(language: sfn.QueryLanguage | None) -> str:
-    return JSONATA if language == sfn.QueryLanguage.JSONATA else JSON_PATH
+    return JSONATA if language == sfn.QueryLanguage.JSONATA else JSONPATH
 
 
 def _errors_last(items: list[Any], errors: Callable[[Any], list[str]]) -> list[Any]:
@@ -123,8 +123,6 @@ class Chain:
 
 class State:
     """``sfn.State``: a state's transitions, and its place in a graph."""
-
-    TYPE = ""
 
     def __init__(
         self,
@@ -238,11 +236,11 @@ class State:
 
     # --- as the CDK renders them -------------------------------------------------------------------------
     def _actual(self, top: str | None) -> str:
-        return self.query_language or top or JSON_PATH
+        return self.query_language or top or JSONPATH
 
     def _query_language(self, top: str | None) -> dict[str, Any]:
-        top = top or JSON_PATH
-        return {"QueryLanguage": JSONATA if top == JSON_PATH and self.query_language == JSONATA else UNDEFINED}
+        top = top or JSONPATH
+        return {"QueryLanguage": JSONATA if top == JSONPATH and self.query_language == JSONATA else UNDEFINED}
 
     def _next_end(self) -> dict[str, Any]:
         return {"Next": self._next.state_id} if self._next is not None else {"End": True}
@@ -256,13 +254,12 @@ class State:
             "Output": maybe(self.outputs),
         }
 
-    def _assign(self, top: str | None) -> dict[str, Any]:
+    def _assign(self) -> dict[str, Any]:
+        """A JSONata state's ``Assign`` (each here is one), as it is."""
         return {"Assign": maybe(self.assign)}
 
     def _retry_catch(self, top: str | None = None) -> dict[str, Any]:
         language = self._actual(top)
-        self.retries = _errors_last(self.retries, lambda retry: retry["ErrorEquals"])
-        self.catches = _errors_last(self.catches, lambda catch: catch["errors"])
 
         def catch(item: dict[str, Any]) -> dict[str, Any]:
             shaped = (
@@ -273,8 +270,8 @@ class State:
             return spread(shaped, {"ErrorEquals": item["errors"], "ResultPath": UNDEFINED, "Next": item["next"].state_id})
 
         return {
-            "Retry": [dict(retry) for retry in self.retries] if self.retries else UNDEFINED,
-            "Catch": [catch(item) for item in self.catches] if self.catches else UNDEFINED,
+            "Retry": [dict(retry) for retry in _errors_last(self.retries, lambda retry: retry["ErrorEquals"])] or UNDEFINED,
+            "Catch": [catch(item) for item in _errors_last(self.catches, lambda item: item["errors"])] or UNDEFINED,
         }
 
     def render(self, top: str | None) -> dict[str, Any]:
@@ -311,7 +308,7 @@ class Body(State):
 
     def to_state_json(self, query_language: str | None = None) -> Any:
         assert self.cdk_graph is not None, "rendered after it joined a graph"
-        language = {JSONATA: sfn.QueryLanguage.JSONATA, JSON_PATH: sfn.QueryLanguage.JSON_PATH}.get(query_language or "")
+        language = {JSONATA: sfn.QueryLanguage.JSONATA, JSONPATH: sfn.QueryLanguage.JSON_PATH}.get(query_language or "")
         rendered = self.cdk_graph.to_graph_json(language)["States"][self.state_id]
         state: dict[str, Any] = {}
         for key, value in rendered.items():

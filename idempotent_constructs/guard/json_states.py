@@ -16,8 +16,9 @@ from typing import Any
 
 from aws_cdk import aws_iam as iam
 
+from .._readers.asl import JSONPATH
 from .._synth import read_once
-from .json_graph import JSON_PATH, UNDEFINED, Graph, State, maybe, seconds, spread
+from .json_graph import UNDEFINED, Graph, State, maybe, seconds, spread
 
 
 class _Factory:
@@ -38,7 +39,7 @@ class Pass(State):
             {"Comment": maybe(self.comment), "Result": UNDEFINED, "ResultPath": UNDEFINED},
             self._input_output(),
             self._next_end(),
-            self._assign(top),
+            self._assign(),
         )
 
 
@@ -106,7 +107,7 @@ class Choice(State):
             {"Comment": maybe(self.comment)},
             self._input_output(),
             {"Choices": choices or UNDEFINED, "Default": UNDEFINED if self.default is None else self.default.state_id},
-            self._assign(top),
+            self._assign(),
         )
 
 
@@ -144,7 +145,7 @@ class Wait(State):
             self.time.json,
             self._input_output(),
             self._next_end(),
-            self._assign(top),
+            self._assign(),
         )
 
 
@@ -174,7 +175,7 @@ class Parallel(State):
             self._retry_catch(),
             {"Branches": [branch.to_graph_json() for branch in self.branches]},
             {"ResultSelector": UNDEFINED},
-            self._assign(top),
+            self._assign(),
         )
 
 
@@ -215,7 +216,7 @@ class Map(State):
             self._retry_catch(),
             {"Items": UNDEFINED if self.items is None else self.items.items},
             {"ItemProcessor": maybe(processor)},
-            self._assign(top),
+            self._assign(),
         )
 
 
@@ -223,10 +224,6 @@ class Task(State):
     """``sfn.TaskStateBase``: its permissions registered as it joins a graph (``task_policies``)."""
 
     task_policies: Sequence[iam.PolicyStatement] = ()
-
-    def __init__(self, scope: Any, construct_id: str, *, arguments: Any = None, **props: Any) -> None:
-        super().__init__(scope, construct_id, **props)
-        self.arguments = arguments
 
     def when_bound(self, graph: Graph) -> None:
         super().when_bound(graph)
@@ -251,10 +248,10 @@ class Task(State):
             "Output": maybe(self.outputs),
             "ResultSelector": UNDEFINED,
         }
-        return spread(self._query_language(top), self._next_end(), self._retry_catch(), base, self._assign(top), self._task(top))
+        return spread(self._query_language(top), self._next_end(), self._retry_catch(), base, self._assign(), self._task(top))
 
     def _arguments(self, value: Any, top: str | None) -> dict[str, Any]:
-        json_path = self._actual(top) == JSON_PATH
+        json_path = self._actual(top) == JSONPATH
         return {"Parameters": value if json_path else UNDEFINED, "Arguments": UNDEFINED if json_path else value}
 
 

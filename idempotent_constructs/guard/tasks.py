@@ -179,9 +179,16 @@ class _OnItems:
                 catcher["Output"] = output
         return self.rendering(state)
 
-    def _register(self, graph: Any, joined: object) -> None:
-        """Its statements registered in ``graph`` (known by ``joined``), where no task of its guard and action has
-        registered them there yet: again, they would be a duplicate, which the policy drops, its first kept in place."""
+    def _join(self, graph: Any, joined: object, bind: Callable[[Any], None]) -> None:
+        """Join ``graph`` (known by ``joined``) with ``bind``, the first time only (the CDK binds a state again from each
+        of its neighbours, also while its first binding still traverses them, where its own call would return at once);
+        and register its statements then, at the first call back or at the end of its own traversal, where no task of
+        its guard and action has registered them in that graph yet: again, they would be a duplicate, which the policy
+        drops, its first kept in place."""
+        if joined is None or joined != self._joined:
+            self._joined = joined
+            with self.joining():
+                bind(graph)
         registered = _REGISTERED.setdefault(self._config, set())
         if joined is None or (joined, self._action) not in registered:
             for statement in self.statements:
@@ -210,18 +217,10 @@ class ItemTask(_OnItems, sfn.CustomState):
         return self._rendered(dict(super().to_state_json(query_language)))
 
     def bind_to_graph(self, graph: sfn.StateGraph) -> None:
-        # Each call from the CDK is a callback into Python, once from each neighbour, also while its first binding
-        # still traverses them: then the CDK's own call would return at once, so it is not made (each is a call into
-        # jsii). Its permissions are registered where they always were: at the first neighbour's call back while its
-        # own traversal runs, or at its end (``_register``). The templates' order of a role's statements is that
-        # point: registered as it joins (whenBoundToGraph) or as its traversal ends (a one-callback hook), they
-        # change it (issue 56).
-        joined = reference(graph)
-        if joined is None or joined != self._joined:
-            self._joined = joined
-            with self.joining():
-                super().bind_to_graph(graph)
-        self._register(graph, joined)
+        # Each call from the CDK is a callback into Python, once from each neighbour (each call back into jsii, one more
+        # round trip: ``_join`` makes the first only). The templates' order of a role's statements is where they are
+        # registered: as it joins (whenBoundToGraph) or as its traversal ends (a one-callback hook), they change it.
+        self._join(graph, reference(graph), super().bind_to_graph)
         self.graph = graph
 
 
@@ -237,11 +236,7 @@ class JsonItemTask(_OnItems, json_states.Custom):
         return self._rendered(super().to_state_json(query_language))
 
     def bind(self, graph: json_graph.Graph) -> None:
-        if graph is not self._joined:
-            self._joined = graph
-            with self.joining():
-                super().bind(graph)
-        self._register(graph, ("graph", id(graph)))
+        self._join(graph, ("graph", id(graph)), super().bind)
 
 
 def item_task(scope: Any, construct_id: str, **props: Any) -> GuardState:
